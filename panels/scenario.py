@@ -1,0 +1,202 @@
+"""Scenario data: what an author writes for one decision problem.
+
+A family module (``panels/families/<family>.py``) defines ``SCENARIOS``, a
+tuple of fifteen :class:`Scenario` values.  Each scenario carries
+
+* its **numbers** (``values``) — the one structure shared by all four
+  rewording types of the family: options, probabilities and payoffs, set so
+  the two options have exactly equal expected value;
+* its **positive-control numbers** (``c_values``) — the same keys with
+  exactly one value changed so that the option a reader of A would *not*
+  pick by default strictly dominates (higher expected value by at least
+  :data:`MIN_C_ADVANTAGE`);
+* its **wording**, as templates in the :mod:`panels.template` language, with
+  enough interchangeable phrasings that two seeds rarely share a phrase.
+
+The family rules below turn numbers into the derived quantities the wording
+may quote and into *lotteries* (per role, a list of ``(numerator,
+denominator, payoff)``), which gate 1 (:mod:`measure.invariants`) checks.
+
+Families and their roles
+------------------------
+``risky_choice_framing`` — roles ``sure`` and ``gamble``.
+    values ``total`` (how many are at stake), ``sure`` (saved for certain),
+    ``p_pct`` (chance that all ``total`` are saved; otherwise none).
+    Equal EV: ``sure · 100 = total · p_pct``.  Derived: ``q_pct = 100 − p_pct``,
+    ``sure_lost = total − sure``.  Option templates per role and frame:
+    ``options = {"sure": {"gain": …, "loss": …}, "gamble": {"gain": …, "loss": …}}``;
+    the loss frame describes the same outcomes as losses (``sure_lost`` of
+    ``total`` lost; ``p_pct`` % chance none lost, ``q_pct`` % chance all lost).
+    C lowers ``sure``: the gamble dominates (a gain-frame reader's default is
+    the sure option).
+``sunk_cost_fallacy`` — roles ``stop`` and ``finish``.
+    values ``spent`` (money already spent, quoted in the context of every
+    version), ``stop_value`` (recovered for certain by stopping), ``win`` and
+    ``p_pct`` (finishing pays ``win`` with chance ``p_pct`` %, else nothing).
+    Equal EV: ``stop_value · 100 = win · p_pct``.  Derived: ``q_pct``.
+    ``options = {"stop": …, "finish": …}``; the ``stop`` template contains the
+    marker ``[[SUNK]]`` exactly once, where the ``wording`` type's B inserts
+    ``, giving up the €S already spent,`` (S = ``spent``); A renders it empty.
+    C raises ``stop_value``: stopping dominates (the sunk-cost default is to
+    finish).
+``base_rate_neglect`` — roles ``case`` and ``clear``.
+    values ``population``, ``base_pct`` (true cases), ``sens_pct`` (share of
+    true cases the check flags), ``fpr_pct`` (share of the others it flags),
+    ``pay_case`` (won by betting "true case" if it is one), ``pay_clear``
+    (won by betting "not a true case" if it is not).  Derived, each required
+    to be a whole number: ``true_n``, ``flagged_true``, ``others``,
+    ``flagged_false``, ``flagged_n``.  Equal EV:
+    ``flagged_true · pay_case = flagged_false · pay_clear``.
+    ``options = {"case": …, "clear": …}`` plus two rate paragraphs,
+    ``rates_pct`` (quotes ``base_pct``, ``sens_pct``, ``fpr_pct``) and
+    ``rates_freq`` (quotes ``population``, ``true_n``, ``flagged_true``,
+    ``others``, ``flagged_false`` as natural frequencies), inserted into the
+    context at index ``rates_at``.  C raises ``pay_clear``: betting "not a
+    true case" dominates (neglecting the base rate favours "true case").
+
+Which role is printed as option ``A`` is set per scenario by ``letters``, so
+the letter ``A`` is not always the same kind of option across a panel.
+"""
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Mapping
+
+FAMILIES = ("risky_choice_framing", "sunk_cost_fallacy", "base_rate_neglect")
+ROLES = {
+    "risky_choice_framing": ("sure", "gamble"),
+    "sunk_cost_fallacy": ("stop", "finish"),
+    "base_rate_neglect": ("case", "clear"),
+}
+VALUE_KEYS = {
+    "risky_choice_framing": ("total", "sure", "p_pct"),
+    "sunk_cost_fallacy": ("spent", "stop_value", "win", "p_pct"),
+    "base_rate_neglect": ("population", "base_pct", "sens_pct", "fpr_pct", "pay_case", "pay_clear"),
+}
+# The option a reader of A would not choose by default; C makes it dominate.
+C_DOMINANT_ROLE = {
+    "risky_choice_framing": "gamble",
+    "sunk_cost_fallacy": "stop",
+    "base_rate_neglect": "clear",
+}
+C_CHANGED_KEY = {
+    "risky_choice_framing": "sure",
+    "sunk_cost_fallacy": "stop_value",
+    "base_rate_neglect": "pay_clear",
+}
+MIN_C_ADVANTAGE = Fraction(6, 5)  # dominant EV ≥ 1.2 × the other option's EV
+SUNK_MARK = "SUNK"
+
+
+class ScenarioError(ValueError):
+    """A scenario whose numbers or wording break its family's rules."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One decision problem of one family, as its author wrote it."""
+
+    item_id: str
+    title: str
+    values: Mapping[str, int]
+    c_values: Mapping[str, int]
+    letters: Mapping[str, str]
+    context: tuple[str, ...]
+    question: str
+    options: Mapping[str, object]
+    names: Mapping[str, str] = field(default_factory=dict)
+    rates_pct: str = ""
+    rates_freq: str = ""
+    rates_at: int = 0
+
+
+def _whole(numerator: int, denominator: int, what: str, item: str) -> int:
+    if (numerator % denominator) != 0:
+        raise ScenarioError(f"{item}: {what} = {numerator}/{denominator} is not a whole number")
+    return numerator // denominator
+
+
+def derived(family: str, values: Mapping[str, int], item: str = "?") -> dict[str, int]:
+    """Quantities the wording may quote, computed from the numbers."""
+    if family in ("risky_choice_framing", "sunk_cost_fallacy"):
+        out = {"q_pct": 100 - values["p_pct"]}
+        if family == "risky_choice_framing":
+            out["sure_lost"] = values["total"] - values["sure"]
+        return out
+    if family == "base_rate_neglect":
+        population = values["population"]
+        true_n = _whole(population * values["base_pct"], 100, "true_n", item)
+        flagged_true = _whole(true_n * values["sens_pct"], 100, "flagged_true", item)
+        others = population - true_n
+        flagged_false = _whole(others * values["fpr_pct"], 100, "flagged_false", item)
+        return {
+            "true_n": true_n,
+            "flagged_true": flagged_true,
+            "others": others,
+            "flagged_false": flagged_false,
+            "flagged_n": flagged_true + flagged_false,
+        }
+    raise ScenarioError(f"unknown family {family!r}")
+
+
+def lotteries(family: str, values: Mapping[str, int], item: str = "?") -> dict[str, list[list[int]]]:
+    """Per role, the outcomes as ``[numerator, denominator, payoff]`` rows."""
+    d = derived(family, values, item)
+    if family == "risky_choice_framing":
+        return {
+            "sure": [[1, 1, values["sure"]]],
+            "gamble": [[values["p_pct"], 100, values["total"]], [d["q_pct"], 100, 0]],
+        }
+    if family == "sunk_cost_fallacy":
+        return {
+            "stop": [[1, 1, values["stop_value"]]],
+            "finish": [[values["p_pct"], 100, values["win"]], [d["q_pct"], 100, 0]],
+        }
+    flagged = d["flagged_n"]
+    return {
+        "case": [[d["flagged_true"], flagged, values["pay_case"]], [d["flagged_false"], flagged, 0]],
+        "clear": [[d["flagged_false"], flagged, values["pay_clear"]], [d["flagged_true"], flagged, 0]],
+    }
+
+
+def expected_value(rows: list[list[int]]) -> Fraction:
+    """Exact expected value of one lottery."""
+    return sum((Fraction(num, den) * payoff for num, den, payoff in rows), Fraction(0))
+
+
+def check_numbers(family: str, scenario: Scenario) -> None:
+    """Raise :class:`ScenarioError` unless the numbers follow the family's rules."""
+    item = f"{family}/{scenario.item_id}"
+    keys = VALUE_KEYS[family]
+    for label, values in (("values", scenario.values), ("c_values", scenario.c_values)):
+        if tuple(sorted(values)) != tuple(sorted(keys)):
+            raise ScenarioError(f"{item}: {label} must have exactly the keys {keys}, got {sorted(values)}")
+        for key, value in values.items():
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ScenarioError(f"{item}: {label}[{key!r}] must be a positive int, got {value!r}")
+        for key in ("p_pct", "base_pct", "sens_pct", "fpr_pct"):
+            if key in values and not 0 < values[key] < 100:
+                raise ScenarioError(f"{item}: {label}[{key!r}] must be strictly between 0 and 100")
+    changed = [k for k in keys if scenario.values[k] != scenario.c_values[k]]
+    if changed != [C_CHANGED_KEY[family]]:
+        raise ScenarioError(
+            f"{item}: C must change exactly {C_CHANGED_KEY[family]!r}; changed keys: {changed}"
+        )
+    base = lotteries(family, scenario.values, item)
+    evs = {role: expected_value(rows) for role, rows in base.items()}
+    if len(set(evs.values())) != 1:
+        raise ScenarioError(f"{item}: options must have equal expected value, got {evs}")
+    c = lotteries(family, scenario.c_values, item)
+    c_evs = {role: expected_value(rows) for role, rows in c.items()}
+    dominant = C_DOMINANT_ROLE[family]
+    other = [r for r in ROLES[family] if r != dominant][0]
+    if c_evs[dominant] < MIN_C_ADVANTAGE * c_evs[other]:
+        raise ScenarioError(
+            f"{item}: in C, {dominant!r} must beat {other!r} by at least "
+            f"{MIN_C_ADVANTAGE} × in expected value, got {c_evs}"
+        )
+    if sorted(scenario.letters) != ["A", "B"] or sorted(scenario.letters.values()) != sorted(ROLES[family]):
+        raise ScenarioError(f"{item}: letters must map A and B onto the roles {ROLES[family]}")
+    if family == "base_rate_neglect":
+        derived(family, scenario.c_values, item)
+        if not 0 <= scenario.rates_at <= len(scenario.context):
+            raise ScenarioError(f"{item}: rates_at must index into the context paragraphs")
