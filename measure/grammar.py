@@ -47,7 +47,9 @@ Rules this module had to decide, each pinned by a golden vector:
 * **The colon is part of the keyword.**  ``DECISION : B`` and ``DECISION B``
   are not decision lines; ``DECISION:B`` is.
 * **Only trailing punctuation goes.**  ``DECISION: (B)`` keeps its opening
-  parenthesis, so its token is ``(b`` and it is not an option.
+  parenthesis, so its token is ``(b`` and it is not an option.  A line with
+  nothing after the colon (``DECISION:``) loses the colon itself to step 5
+  and so is not a decision line at all.
 * **Options are normalised with the same steps**, and two options that
   normalise to the same string make the option list invalid (``ValueError``).
 

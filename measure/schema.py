@@ -1,0 +1,231 @@
+"""The record schema: record types, measurement fields and their units.
+
+``SCHEMA_SHA256`` is the SHA-256 of the canonical JSON of the schema version,
+the record types, the measurement fields and the outcome fields (names and
+type labels only — the human descriptions below can be reworded without
+breaking the citation chain).  Every measurement carries it.
+
+Type labels
+-----------
+``pct``            a number on 0–100 (every such field's name contains ``_pct``)
+``unit_interval``  a number on 0–1
+``int``            an integer identifier or setting
+``count``          a non-negative number of responses
+``bool``           true / false
+``text``           a string
+``json``           a structured value, one JSON cell in the CSV
+
+Additive evolution, three rules: a field is only ever *added* (never renamed,
+retyped or removed); an added field is appended at the end of its list;
+every addition bumps ``SCHEMA_VERSION``.  (Version 2 added ``twin_id``.)
+
+Two words mean two things here and are kept apart: a measurement's
+``series`` is SPEC §4's track (``commercial`` or ``open_weights``); a
+protocol's ``series`` is its protocol series (``v0`` or ``v1``), which is
+also the suffix of its ``protocol_id``.
+"""
+from measure.canonical import canonical_sha256
+
+SCHEMA_VERSION = 2
+
+RECORD_TYPES = (
+    "protocol",
+    "experiment_run",
+    "trial",
+    "measurement",
+    "coverage_gap",
+    "render_manifest",
+    "status",
+    "subject_model",
+    "generation_bridge",
+    "bridge_incomplete",
+    "series_closed",
+    "needs_review",
+    "comparison_point",
+)
+
+TYPE_LABELS = ("pct", "unit_interval", "int", "count", "bool", "text", "json")
+
+VERSIONS = ("A", "A_prime", "B", "C")
+VERSION_SUFFIX = {"A": "a", "A_prime": "a_prime", "B": "b", "C": "c"}
+PAIRS = {"ab": ("A", "B"), "aa": ("A", "A_prime"), "ac": ("A", "C")}
+
+# Every outcome a trial can have; only "valid" carries a token.
+OUTCOMES = ("valid", "unparseable", "refused", "blocked_upstream", "truncated", "empty", "off_format")
+SERIES = ("commercial", "open_weights")
+LANES = ("open", "guard", "sealed")
+FLAGS = (
+    "below_surface_noise",
+    "not_reading",
+    "degenerate_candidate",
+    "drop_confounded",
+    "asymmetric_missingness",
+    "below_drop_bound",
+    "scenario_dominated",
+    "instrument_suspect",
+    "exploratory",
+)
+GAP_CAUSES = (
+    "before_archive_start",
+    "budget_halted",
+    "dormant",
+    "provider_outage",
+    "protocol_confounded",
+    "human_absent",
+    "generation_retired_early",
+    "generation_bridge",
+)
+
+MEASUREMENT_FIELDS = (
+    ("record_type", "text"),
+    ("schema_version", "int"),
+    ("run_id", "text"),
+    ("run_date", "text"),
+    ("protocol_id", "text"),
+    ("rewording_type", "text"),
+    ("subject_model_id", "text"),
+    ("stability_pct", "pct"),
+    ("ci_low_pct", "pct"),
+    ("ci_high_pct", "pct"),
+    ("gap_pct", "pct"),
+    ("gap_null_pct", "pct"),
+    ("gap_positive_pct", "pct"),
+    ("null_floor_pct", "pct"),
+    ("at_noise_floor", "bool"),
+    ("n", "count"),
+    ("n_valid", "json"),
+    ("item_id", "json"),
+    ("n_items", "count"),
+    ("k", "count"),
+    ("entropy_a", "unit_interval"),
+    ("entropy_b", "unit_interval"),
+    ("u_a", "unit_interval"),
+    ("u_a_prime", "unit_interval"),
+    ("u_b", "unit_interval"),
+    ("u_c", "unit_interval"),
+    ("drop_bound_pct_ab", "pct"),
+    ("drop_bound_pct_aa", "pct"),
+    ("drop_bound_pct_ac", "pct"),
+    ("drop_asymmetry_pct_ab", "pct"),
+    ("drop_asymmetry_pct_aa", "pct"),
+    ("drop_asymmetry_pct_ac", "pct"),
+    ("scenario_gaps_pct", "json"),
+    ("scenario_spread_pct", "json"),
+    ("scenario_concentration_pct", "pct"),
+    ("outcomes", "json"),
+    ("decisions", "json"),
+    ("flags", "json"),
+    ("flag_reasons", "json"),
+    ("gates", "json"),
+    ("on_curve", "bool"),
+    ("protocol_status", "text"),
+    ("panel_sha256", "text"),
+    ("protocol_sha256", "text"),
+    ("extractor_sha", "text"),
+    ("analysis_code_sha", "text"),
+    ("schema_sha256", "text"),
+    ("grammar_version", "int"),
+    ("series", "text"),
+    ("lane", "text"),
+    ("twin_id", "text"),
+    ("model_family", "text"),
+    ("returned_model_id", "text"),
+    ("api_surface_sha", "text"),
+    ("condition_profile", "text"),
+    ("replicate_index", "int"),
+    ("bootstrap_seed", "text"),
+    ("bootstrap_b", "count"),
+)
+
+OUTCOME_FIELDS = (
+    ("run_id", "text"),
+    ("version", "text"),
+    ("outcome", "text"),
+    ("count", "count"),
+)
+
+MEASUREMENT_FIELD_NAMES = tuple(name for name, _ in MEASUREMENT_FIELDS)
+OUTCOME_FIELD_NAMES = tuple(name for name, _ in OUTCOME_FIELDS)
+
+SCHEMA_SHA256 = canonical_sha256({
+    "schema_version": SCHEMA_VERSION,
+    "record_types": list(RECORD_TYPES),
+    "measurement_fields": [list(f) for f in MEASUREMENT_FIELDS],
+    "outcome_fields": [list(f) for f in OUTCOME_FIELDS],
+})
+
+# Text-free fields of a protocol: what a measurement needs and what may be
+# published for every lane (the panel's wording is never among them).
+PROTOCOL_HEADER_FIELDS = (
+    "protocol_id", "series", "family", "rewording_type", "options", "n", "n_per_scenario", "n_items",
+    "item_ids", "grammar_version", "theta_positive_pct", "scenario_dominated_share_pct", "generation",
+    "panel_sha256", "protocol_sha256", "status", "lane", "twin_id",
+)
+
+FIELD_DESCRIPTIONS = {
+    "record_type": "Always 'measurement' in this table; one value of the closed list of record types.",
+    "schema_version": "Version of the record schema the row was written under.",
+    "run_id": "Identifier of the experiment run whose trials produced this measurement.",
+    "run_date": "UTC calendar date (YYYY-MM-DD) the run was made; part of the bootstrap seed.",
+    "protocol_id": "The frozen protocol measured: family, rewording type and protocol series.",
+    "rewording_type": "Which change B makes: wording, anchoring, order or default.",
+    "subject_model_id": "Model id requested from the provider (or the reference model's file name).",
+    "stability_pct": "100 minus gap_pct: how little the decision distribution moved between A and B (0-100).",
+    "ci_low_pct": "Low end of the 95% bootstrap interval of stability_pct, conditional on this panel.",
+    "ci_high_pct": "High end of the 95% bootstrap interval of stability_pct, conditional on this panel.",
+    "gap_pct": "Total variation distance between the valid decisions of A and B, times 100.",
+    "gap_null_pct": "The same distance between A and A-prime (whitespace and punctuation only).",
+    "gap_positive_pct": "The same distance between A and C (the positive control, where the right answer flips).",
+    "null_floor_pct": "Average A-B gap that sampling alone produces at these counts (permutation, exact).",
+    "at_noise_floor": "True when stability_pct is at least 100 minus null_floor_pct: indistinguishable from perfect invariance.",
+    "n": "Frozen number of calls per version.",
+    "n_valid": "Valid decisions per version (JSON object keyed A, A_prime, B, C).",
+    "item_id": "The panel's scenario ids covered by the trials (JSON list).",
+    "n_items": "Number of scenarios in the panel (15).",
+    "k": "Number of options a response may choose from.",
+    "entropy_a": "Normalised entropy of A's decisions: 0 always the same answer, 1 fully spread.",
+    "entropy_b": "Normalised entropy of B's decisions.",
+    "u_a": "Share of A's calls that produced no valid decision (0-1).",
+    "u_a_prime": "Share of A-prime's calls that produced no valid decision (0-1).",
+    "u_b": "Share of B's calls that produced no valid decision (0-1).",
+    "u_c": "Share of C's calls that produced no valid decision (0-1).",
+    "drop_bound_pct_ab": "Worst-case error of the A-B gap from lost responses: 100 x (u_a + u_b).",
+    "drop_bound_pct_aa": "Worst-case error of the A-A-prime gap from lost responses.",
+    "drop_bound_pct_ac": "Worst-case error of the A-C gap from lost responses.",
+    "drop_asymmetry_pct_ab": "How differently A and B lost responses: 100 x |u_a - u_b|.",
+    "drop_asymmetry_pct_aa": "How differently A and A-prime lost responses.",
+    "drop_asymmetry_pct_ac": "How differently A and C lost responses.",
+    "scenario_gaps_pct": "The A-B gap of each scenario on its own (JSON object keyed by item_id; null when a side has no valid decision).",
+    "scenario_spread_pct": "Minimum, maximum, median and interquartile range of the per-scenario gaps (JSON).",
+    "scenario_concentration_pct": "Share of the summed per-scenario gaps produced by the two largest.",
+    "outcomes": "Every outcome of every call, counted per version (JSON).",
+    "decisions": "Valid decisions counted per version and option (JSON).",
+    "flags": "Checks this measurement failed (JSON list); any flag takes it off the main curve.",
+    "flag_reasons": "For each flag, the reason in words (JSON object).",
+    "gates": "Every check with its inputs, threshold and result (JSON list).",
+    "on_curve": "True when no flag is set and the protocol was admitted: the measurement may be drawn on the main curve.",
+    "protocol_status": "The protocol's status when measured: candidate or admitted.",
+    "panel_sha256": "SHA-256 of the panel (scenarios and their four versions) in canonical JSON.",
+    "protocol_sha256": "SHA-256 of the whole protocol definition except status, lane and twin.",
+    "extractor_sha": "SHA-256 identifying the decision grammar's source files.",
+    "analysis_code_sha": "SHA-256 identifying every source file of the estimator (measure/).",
+    "schema_sha256": "SHA-256 of this schema's record types and field lists.",
+    "grammar_version": "Decision grammar version the protocol declares.",
+    "series": "commercial (the archive) or open_weights (the control experiment); never drawn on one chart.",
+    "lane": "How public the protocol is: open, guard or sealed.",
+    "twin_id": "The protocol this one is paired with across the open/guard lanes, if any.",
+    "model_family": "The product family a curve follows; a curve never crosses families.",
+    "returned_model_id": "Model id the provider reported back (the most frequent one over the run).",
+    "api_surface_sha": "SHA-256 of the request the subject sent, minus the prompt.",
+    "condition_profile": "Name of the frozen request configuration (for example thinking disabled, no system prompt).",
+    "replicate_index": "0 for the first measurement of this protocol, model and date; 1, 2... for repeats.",
+    "bootstrap_seed": "The bootstrap's 64-bit seed as 16 hex digits (first 8 bytes of SHA-256 of protocol_id|run_date|subject_model_id).",
+    "bootstrap_b": "Number of bootstrap replicates (10,000).",
+}
+
+OUTCOME_FIELD_DESCRIPTIONS = {
+    "run_id": "Identifier of the experiment run.",
+    "version": "A, A_prime, B or C.",
+    "outcome": "valid, unparseable, refused, blocked_upstream, truncated, empty or off_format.",
+    "count": "Number of calls of that version with that outcome.",
+}

@@ -1,0 +1,435 @@
+"""The estimator and its checks (SPEC §6), in exact arithmetic where it matters.
+
+Inputs are *count maps* ``{token: count}`` of the valid responses of one
+version; tokens missing from a map count zero.  Everything returned is in
+published units: ``_pct`` values run 0–100.
+
+Design notes
+------------
+* **Exact where a threshold is applied.**  Gaps, drop bounds and the noise
+  floor are computed as fractions from integer counts, so a value that sits
+  exactly on a threshold (a drop bound of exactly 2.0) is judged exactly,
+  not by the luck of a binary rounding.
+* **Bootstrap by inverse CDF on counts.**  SPEC's bootstrap draws ``n``
+  responses with replacement from a version and recomputes the gap.  Only
+  the per-token counts of such a draw matter, and those counts follow a
+  multinomial distribution.  We draw them directly: a multinomial is a chain
+  of conditional binomials (token *j* gets ``Binomial(remaining draws,
+  c_j / (c_j + … + c_k))``), and each binomial is drawn by inverting its
+  CDF.  The CDF thresholds are computed *exactly* as integers scaled to
+  ``2⁶⁴`` (``T_i = ⌊2⁶⁴ · P(X ≤ i)⌋``), and one 64-bit output ``x`` of
+  :mod:`measure.rng` selects the count ``i`` with ``T_{i−1} ≤ x < T_i``.  The
+  probability of each count therefore equals the true binomial probability
+  to within ``2⁻⁶⁴`` — the same distribution as drawing ``n`` individual
+  responses, at the cost of one random word per token instead of ``n``.
+  ``tests/test_stats.py`` checks the thresholds against the binomial pmf
+  exactly and compares draws from both methods.
+* **Percentile rule.**  A bootstrap interval's endpoints are the 2.5th and
+  97.5th percentiles of the ``B`` replicate values, by linear interpolation
+  between order statistics (position ``h = (B − 1)·q`` in the sorted list,
+  0-based; the value is ``v[⌊h⌋] + (h − ⌊h⌋)·(v[⌊h⌋+1] − v[⌊h⌋])``).
+"""
+import bisect
+import hashlib
+import math
+from fractions import Fraction
+from math import comb
+from typing import Iterable, Mapping, Optional, Sequence
+
+from measure.rng import Stream
+
+Counts = Mapping[str, int]
+
+B_DEFAULT = 10_000
+CI_LEVEL_LOW = 0.025
+CI_LEVEL_HIGH = 0.975
+# The noise floor is exact while the number of ways to split the pool stays
+# below this; beyond it a Monte Carlo estimate with a stated error is used.
+EXACT_FLOOR_LIMIT = 2_000_000
+FLOOR_MC_TOLERANCE_PCT = 0.05
+
+_TWO64 = 1 << 64
+
+
+# --------------------------------------------------------------------------
+# counts
+# --------------------------------------------------------------------------
+
+def _check_counts(counts: Counts, name: str) -> None:
+    for token, count in counts.items():
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise ValueError(f"{name}[{token!r}] must be a non-negative int, got {count!r}")
+
+
+def _tokens(*maps: Counts) -> list[str]:
+    return sorted(set().union(*[set(m) for m in maps]))
+
+
+def total(counts: Counts) -> int:
+    """Number of responses in a count map."""
+    return sum(counts.values())
+
+
+# --------------------------------------------------------------------------
+# the estimator
+# --------------------------------------------------------------------------
+
+def gap_fraction(counts_x: Counts, counts_y: Counts) -> Fraction:
+    """Total variation distance of two empirical distributions, exactly."""
+    _check_counts(counts_x, "counts_x")
+    _check_counts(counts_y, "counts_y")
+    nx, ny = total(counts_x), total(counts_y)
+    if nx == 0 or ny == 0:
+        raise ValueError("gap is undefined when a version has no valid response")
+    diff = sum(abs(counts_x.get(t, 0) * ny - counts_y.get(t, 0) * nx) for t in _tokens(counts_x, counts_y))
+    return Fraction(diff, 2 * nx * ny)
+
+
+def gap_pct(counts_x: Counts, counts_y: Counts) -> float:
+    """100 × total variation distance of the valid-response frequencies."""
+    return float(100 * gap_fraction(counts_x, counts_y))
+
+
+def entropy_norm(counts: Counts, k: int) -> float:
+    """Shannon entropy of the frequencies divided by ``log k`` (0 … 1).
+
+    ``k`` is the number of options the protocol offers, not the number of
+    tokens observed, so a version that never uses one option is less spread
+    out than one that uses both.
+    """
+    _check_counts(counts, "counts")
+    if not isinstance(k, int) or k < 2:
+        raise ValueError(f"k must be an int of at least 2, got {k!r}")
+    n = total(counts)
+    if n == 0:
+        raise ValueError("entropy is undefined when a version has no valid response")
+    if len([c for c in counts.values() if c > 0]) > k:
+        raise ValueError(f"counts use more than k={k} tokens")
+    h = -sum((c / n) * math.log(c / n) for c in counts.values() if c > 0)
+    return min(1.0, max(0.0, h / math.log(k)))
+
+
+def drop_bound_pct(u_x: float, u_y: float) -> float:
+    """Worst-case error of a gap from lost responses: ``100 · (u_x + u_y)``."""
+    for name, u in (("u_x", u_x), ("u_y", u_y)):
+        if not 0 <= u <= 1:
+            raise ValueError(f"{name} must lie in [0, 1], got {u!r}")
+    return float(100 * (Fraction(u_x) + Fraction(u_y)))
+
+
+# --------------------------------------------------------------------------
+# the noise floor
+# --------------------------------------------------------------------------
+
+def _split_gap_numerator(x: Sequence[int], pool: Sequence[int], nx: int, ny: int) -> int:
+    return sum(abs(xi * ny - (ci - xi) * nx) for xi, ci in zip(x, pool))
+
+
+def _compositions(pool: Sequence[int], draws: int):
+    """Every way of taking ``draws`` items from categories of sizes ``pool``."""
+    if len(pool) == 1:
+        if draws <= pool[0]:
+            yield (draws,)
+        return
+    rest = sum(pool[1:])
+    for first in range(max(0, draws - rest), min(pool[0], draws) + 1):
+        for tail in _compositions(pool[1:], draws - first):
+            yield (first,) + tail
+
+
+def _split_count(pool: Sequence[int], draws: int) -> int:
+    ways = 1
+    for c in pool:
+        ways *= min(c, draws) + 1
+    return ways
+
+
+def null_floor_exact(counts_x: Counts, counts_y: Counts) -> Fraction:
+    """Expected permutation gap, exactly (multivariate hypergeometric sum)."""
+    tokens = _tokens(counts_x, counts_y)
+    pool = [counts_x.get(t, 0) + counts_y.get(t, 0) for t in tokens]
+    nx, ny = total(counts_x), total(counts_y)
+    numerator = 0
+    for x in _compositions(pool, nx):
+        weight = 1
+        for xi, ci in zip(x, pool):
+            weight *= comb(ci, xi)
+        numerator += weight * _split_gap_numerator(x, pool, nx, ny)
+    return Fraction(numerator, comb(nx + ny, nx) * 2 * nx * ny)
+
+
+def null_floor_monte_carlo(counts_x: Counts, counts_y: Counts, seed: int) -> tuple[Fraction, int]:
+    """Permutation floor by simulation, run until 3 standard errors < 0.05 points.
+
+    Returns the estimate and the number of permutations used.
+    """
+    tokens = _tokens(counts_x, counts_y)
+    bag = [i for i, t in enumerate(tokens) for _ in range(counts_x.get(t, 0) + counts_y.get(t, 0))]
+    nx, ny = total(counts_x), total(counts_y)
+    pool = [0] * len(tokens)
+    for i in bag:
+        pool[i] += 1
+    stream = Stream(seed)
+    values: list[int] = []
+    sum_v = sum_sq = 0
+    denominator = 2 * nx * ny
+    while True:
+        for _ in range(1000):
+            # Partial Fisher–Yates: the first nx positions are sample X.
+            work = list(bag)
+            x = [0] * len(tokens)
+            for i in range(nx):
+                j = i + stream.below(len(work) - i)
+                work[i], work[j] = work[j], work[i]
+                x[work[i]] += 1
+            v = _split_gap_numerator(x, pool, nx, ny)
+            values.append(v)
+            sum_v += v
+            sum_sq += v * v
+        m = len(values)
+        mean = sum_v / m
+        var = max(0.0, sum_sq / m - mean * mean) * m / (m - 1)
+        se_pct = 100 * math.sqrt(var / m) / denominator
+        if 3 * se_pct < FLOOR_MC_TOLERANCE_PCT and m >= 10_000:
+            return Fraction(sum_v, m * denominator), m
+
+
+def null_floor_pct(counts_x: Counts, counts_y: Counts, seed: Optional[int] = None) -> float:
+    """SPEC §6's permutation noise floor, in points.
+
+    Pool the valid responses of both versions, split the pool at random into
+    samples of the two versions' sizes (without replacement), take the gap,
+    and average over all splits.  The average is computed exactly when the
+    number of distinct splits is manageable (always, for two options) and
+    otherwise by Monte Carlo with three standard errors below 0.05 points,
+    seeded by ``seed`` (required then).
+    """
+    _check_counts(counts_x, "counts_x")
+    _check_counts(counts_y, "counts_y")
+    if total(counts_x) == 0 or total(counts_y) == 0:
+        raise ValueError("the noise floor is undefined when a version has no valid response")
+    tokens = _tokens(counts_x, counts_y)
+    pool = [counts_x.get(t, 0) + counts_y.get(t, 0) for t in tokens]
+    if _split_count(pool, total(counts_x)) <= EXACT_FLOOR_LIMIT:
+        return float(100 * null_floor_exact(counts_x, counts_y))
+    if seed is None:
+        raise ValueError("a Monte Carlo noise floor needs a recorded seed")
+    return float(100 * null_floor_monte_carlo(counts_x, counts_y, seed)[0])
+
+
+# --------------------------------------------------------------------------
+# the bootstrap
+# --------------------------------------------------------------------------
+
+def bootstrap_seed(protocol_id: str, run_date: str, subject_model_id: str) -> int:
+    """First 8 bytes, big-endian, of ``sha256(f"{protocol_id}|{run_date}|{subject_model_id}")``."""
+    text = f"{protocol_id}|{run_date}|{subject_model_id}"
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
+
+
+def binomial_thresholds(trials: int, successes: int, population: int) -> list[int]:
+    """``T_i = ⌊2⁶⁴ · P(X ≤ i)⌋`` for ``X ~ Binomial(trials, successes/population)``.
+
+    Computed with integers only: ``P(X ≤ i) = Σ_{j≤i} C(trials, j) · s^j ·
+    (population − s)^(trials − j) / population^trials``.  The last threshold
+    is exactly ``2⁶⁴``.
+    """
+    if not 0 <= successes <= population or population <= 0 or trials < 0:
+        raise ValueError("need 0 ≤ successes ≤ population, population > 0, trials ≥ 0")
+    s, f = successes, population - successes
+    denominator = population ** trials
+    thresholds = []
+    cumulative = 0
+    for j in range(trials + 1):
+        cumulative += comb(trials, j) * s ** j * f ** (trials - j)
+        thresholds.append((cumulative << 64) // denominator)
+    return thresholds
+
+
+class MultinomialSampler:
+    """Draws resampled count vectors of one version by conditional binomials.
+
+    ``counts`` are the observed valid counts (in a fixed token order);
+    :meth:`draw` returns the counts of ``n = sum(counts)`` draws with
+    replacement.  Every draw consumes exactly one random word per token
+    except the last — also when a token's count is certain (zero draws
+    left, or a token nobody chose) — so the position of every word in the
+    stream depends only on the number of tokens, which keeps a port simple.
+    """
+
+    def __init__(self, counts: Sequence[int]) -> None:
+        self.counts = list(counts)
+        self.n = sum(self.counts)
+        # remaining[j] = c_j + … + c_k: the population the j-th binomial sees.
+        self.remaining = [sum(self.counts[j:]) for j in range(len(self.counts))]
+        self._tables: dict[tuple[int, int], list[int]] = {}
+
+    def table(self, j: int, draws: int) -> list[int]:
+        key = (j, draws)
+        table = self._tables.get(key)
+        if table is None:
+            table = binomial_thresholds(draws, self.counts[j], self.remaining[j])
+            self._tables[key] = table
+        return table
+
+    def draw_with(self, words: Iterable[int]) -> list[int]:
+        """One resample, using the given random words in order."""
+        out = []
+        left = self.n
+        it = iter(words)
+        last = len(self.counts) - 1
+        for j in range(last):
+            word = next(it)
+            if left == 0 or self.counts[j] == 0:
+                x = 0
+            elif self.counts[j] == self.remaining[j]:
+                x = left
+            else:
+                x = bisect.bisect_right(self.table(j, left), word)
+            out.append(x)
+            left -= x
+        out.append(left)
+        return out
+
+    def draw(self, stream: Stream) -> list[int]:
+        """One resample, drawing words from ``stream`` as needed."""
+        return self.draw_with(iter(stream.next_u64, None))
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """Linear interpolation between order statistics, ``h = (len − 1)·q``."""
+    if not sorted_values:
+        raise ValueError("percentile of an empty list")
+    h = (len(sorted_values) - 1) * q
+    lo = math.floor(h)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (h - lo) * (sorted_values[hi] - sorted_values[lo])
+
+
+def bootstrap_gaps(counts_x: Counts, counts_y: Counts, seed: int, B: int = B_DEFAULT) -> list[Fraction]:
+    """The ``B`` bootstrap replicate gaps as exact fractions, in draw order.
+
+    Each replicate resamples version X then version Y; the words come from
+    one stream seeded by ``seed``.  Tokens are the sorted union of both
+    maps' keys — pass every option, with zero counts, so that the stream's
+    use does not depend on which options happened to be chosen.  With
+    ``k`` tokens a replicate uses ``k − 1`` words per version.
+    """
+    _check_counts(counts_x, "counts_x")
+    _check_counts(counts_y, "counts_y")
+    if B < 1:
+        raise ValueError(f"B must be positive, got {B}")
+    tokens = _tokens(counts_x, counts_y)
+    cx = [counts_x.get(t, 0) for t in tokens]
+    cy = [counts_y.get(t, 0) for t in tokens]
+    nx, ny = sum(cx), sum(cy)
+    if nx == 0 or ny == 0:
+        raise ValueError("the bootstrap is undefined when a version has no valid response")
+    sx, sy = MultinomialSampler(cx), MultinomialSampler(cy)
+    stream = Stream(seed)
+    denominator = 2 * nx * ny
+    if len(tokens) == 2:
+        # Fast path: one word per version; the second count is n minus the first.
+        tx = sx.table(0, nx) if 0 < cx[0] < nx else None
+        ty = sy.table(0, ny) if 0 < cy[0] < ny else None
+        words = stream.u64s(2 * B)
+        out = []
+        for r in range(B):
+            ax = bisect.bisect_right(tx, words[2 * r]) if tx is not None else cx[0]
+            ay = bisect.bisect_right(ty, words[2 * r + 1]) if ty is not None else cy[0]
+            out.append(Fraction(2 * abs(ax * ny - ay * nx), denominator))
+        return out
+    out = []
+    for _ in range(B):
+        x = sx.draw(stream)
+        y = sy.draw(stream)
+        out.append(Fraction(sum(abs(a * ny - b * nx) for a, b in zip(x, y)), denominator))
+    return out
+
+
+def bootstrap_ci_pct(counts_x: Counts, counts_y: Counts, seed: int, B: int = B_DEFAULT) -> tuple[float, float]:
+    """95 % bootstrap interval of ``stability_pct``: ``(ci_low_pct, ci_high_pct)``.
+
+    The low end of the stability interval is ``100`` minus the 97.5th
+    percentile of the replicate gaps, the high end ``100`` minus the 2.5th.
+    """
+    gaps = sorted(100 * float(g) for g in bootstrap_gaps(counts_x, counts_y, seed, B))
+    return 100 - percentile(gaps, CI_LEVEL_HIGH), 100 - percentile(gaps, CI_LEVEL_LOW)
+
+
+def aggregate_mean_pct(pairs: Sequence[tuple[Counts, Counts]], seed: int, B: int = B_DEFAULT) -> dict:
+    """Mean ``stability_pct`` of ``m`` measurements with its own bootstrap interval.
+
+    Each replicate resamples every measurement's two versions (the same
+    resampling as :func:`bootstrap_ci_pct`) and averages the ``m``
+    stabilities; the interval is the 2.5th/97.5th percentile of those means.
+    The ``CI/√m`` shortcut is never used: it assumes an independence between
+    measurements that nothing here establishes.
+    """
+    if not pairs:
+        raise ValueError("an aggregate needs at least one measurement")
+    point = sum(100 - gap_pct(x, y) for x, y in pairs) / len(pairs)
+    stream = Stream(seed)
+    samplers = []
+    for x, y in pairs:
+        tokens = _tokens(x, y)
+        samplers.append((
+            MultinomialSampler([x.get(t, 0) for t in tokens]),
+            MultinomialSampler([y.get(t, 0) for t in tokens]),
+        ))
+        if total(x) == 0 or total(y) == 0:
+            raise ValueError("every measurement in an aggregate needs valid responses in both versions")
+    means = []
+    for _ in range(B):
+        s = 0.0
+        for sx, sy in samplers:
+            a, b = sx.draw(stream), sy.draw(stream)
+            gap = Fraction(sum(abs(p * sy.n - q * sx.n) for p, q in zip(a, b)), 2 * sx.n * sy.n)
+            s += 100 - 100 * float(gap)
+        means.append(s / len(samplers))
+    means.sort()
+    return {
+        "m": len(pairs),
+        "mean_stability_pct": point,
+        "ci_low_pct": percentile(means, CI_LEVEL_LOW),
+        "ci_high_pct": percentile(means, CI_LEVEL_HIGH),
+        "B": B,
+        "seed": seed,
+    }
+
+
+# --------------------------------------------------------------------------
+# the change rule
+# --------------------------------------------------------------------------
+
+def _field(record: Mapping, name: str, label: str) -> float:
+    value = record.get(name)
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"measurement {label} has no numeric {name!r} (got {value!r})")
+    return float(value)
+
+
+def compare(x: Mapping, y: Mapping) -> str:
+    """``improved`` / ``regressed`` / ``flat`` for measurement ``y`` against ``x``.
+
+    ``Δ = stability(y) − stability(x)``; random error ``bound =
+    √(hw(x)² + hw(y)²)`` with ``hw`` half the CI width; systematic error ``cap
+    = drop_bound_ab(x) + drop_bound_ab(y)``.  A change is called only when
+    ``|Δ| ≥ bound`` **and** ``|Δ| > cap``.
+    """
+    sx, sy = _field(x, "stability_pct", "x"), _field(y, "stability_pct", "y")
+    hx = (_field(x, "ci_high_pct", "x") - _field(x, "ci_low_pct", "x")) / 2
+    hy = (_field(y, "ci_high_pct", "y") - _field(y, "ci_low_pct", "y")) / 2
+    cap = _field(x, "drop_bound_pct_ab", "x") + _field(y, "drop_bound_pct_ab", "y")
+    delta = sy - sx
+    bound = math.sqrt(hx * hx + hy * hy)
+    if abs(delta) >= bound and abs(delta) > cap:
+        return "improved" if delta > 0 else "regressed"
+    return "flat"
+
+
+__all__ = [
+    "B_DEFAULT", "MultinomialSampler", "aggregate_mean_pct", "binomial_thresholds", "bootstrap_ci_pct",
+    "bootstrap_gaps", "bootstrap_seed", "compare", "drop_bound_pct", "entropy_norm", "gap_fraction",
+    "gap_pct", "null_floor_exact", "null_floor_pct", "percentile",
+]
