@@ -306,15 +306,8 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[lo] + (h - lo) * (sorted_values[hi] - sorted_values[lo])
 
 
-def bootstrap_gaps(counts_x: Counts, counts_y: Counts, seed: int, B: int = B_DEFAULT) -> list[Fraction]:
-    """The ``B`` bootstrap replicate gaps as exact fractions, in draw order.
-
-    Each replicate resamples version X then version Y; the words come from
-    one stream seeded by ``seed``.  Tokens are the sorted union of both
-    maps' keys — pass every option, with zero counts, so that the stream's
-    use does not depend on which options happened to be chosen.  With
-    ``k`` tokens a replicate uses ``k − 1`` words per version.
-    """
+def _bootstrap_numerators(counts_x: Counts, counts_y: Counts, seed: int, B: int) -> tuple[list[int], int]:
+    """Replicate gaps as integer numerators over one common denominator."""
     _check_counts(counts_x, "counts_x")
     _check_counts(counts_y, "counts_y")
     if B < 1:
@@ -329,22 +322,34 @@ def bootstrap_gaps(counts_x: Counts, counts_y: Counts, seed: int, B: int = B_DEF
     stream = Stream(seed)
     denominator = 2 * nx * ny
     if len(tokens) == 2:
-        # Fast path: one word per version; the second count is n minus the first.
+        # Fast path: one word per version; the second count is n minus the first,
+        # so the gap numerator is 2·|a·ny − b·nx|.
         tx = sx.table(0, nx) if 0 < cx[0] < nx else None
         ty = sy.table(0, ny) if 0 < cy[0] < ny else None
         words = stream.u64s(2 * B)
-        out = []
-        for r in range(B):
-            ax = bisect.bisect_right(tx, words[2 * r]) if tx is not None else cx[0]
-            ay = bisect.bisect_right(ty, words[2 * r + 1]) if ty is not None else cy[0]
-            out.append(Fraction(2 * abs(ax * ny - ay * nx), denominator))
-        return out
+        wx, wy = words[0::2], words[1::2]
+        ax = [bisect.bisect_right(tx, w) for w in wx] if tx is not None else [cx[0]] * B
+        ay = [bisect.bisect_right(ty, w) for w in wy] if ty is not None else [cy[0]] * B
+        return [2 * abs(a * ny - b * nx) for a, b in zip(ax, ay)], denominator
     out = []
     for _ in range(B):
         x = sx.draw(stream)
         y = sy.draw(stream)
-        out.append(Fraction(sum(abs(a * ny - b * nx) for a, b in zip(x, y)), denominator))
-    return out
+        out.append(sum(abs(a * ny - b * nx) for a, b in zip(x, y)))
+    return out, denominator
+
+
+def bootstrap_gaps(counts_x: Counts, counts_y: Counts, seed: int, B: int = B_DEFAULT) -> list[Fraction]:
+    """The ``B`` bootstrap replicate gaps as exact fractions, in draw order.
+
+    Each replicate resamples version X then version Y; the words come from
+    one stream seeded by ``seed``.  Tokens are the sorted union of both
+    maps' keys — pass every option, with zero counts, so that the stream's
+    use does not depend on which options happened to be chosen.  With
+    ``k`` tokens a replicate uses ``k − 1`` words per version.
+    """
+    numerators, denominator = _bootstrap_numerators(counts_x, counts_y, seed, B)
+    return [Fraction(v, denominator) for v in numerators]
 
 
 def bootstrap_ci_pct(counts_x: Counts, counts_y: Counts, seed: int, B: int = B_DEFAULT) -> tuple[float, float]:
@@ -353,7 +358,10 @@ def bootstrap_ci_pct(counts_x: Counts, counts_y: Counts, seed: int, B: int = B_D
     The low end of the stability interval is ``100`` minus the 97.5th
     percentile of the replicate gaps, the high end ``100`` minus the 2.5th.
     """
-    gaps = sorted(100 * float(g) for g in bootstrap_gaps(counts_x, counts_y, seed, B))
+    numerators, denominator = _bootstrap_numerators(counts_x, counts_y, seed, B)
+    numerators.sort()
+    scale = 100 / denominator
+    gaps = [v * scale for v in numerators]
     return 100 - percentile(gaps, CI_LEVEL_HIGH), 100 - percentile(gaps, CI_LEVEL_LOW)
 
 

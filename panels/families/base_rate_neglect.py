@@ -27,7 +27,8 @@ SCENARIOS = (
             "the {cargo ships|freighters|container ships}. {Some of those crates|A share of them|A number of such "
             "crates} {hold|contain|are packed with} {counterfeit|fake|forged} {watches|timepieces} "
             "{bearing|carrying|stamped with} {copied|imitation|stolen} {brand marks|logos|trademarks}.",
-            "{Before|Ahead of the hand search, before} {any crate is opened|a crate is opened by hand|a crate is unsealed}, "
+            "{Before|Ahead of the hand search, before} {any crate is opened|a crate is opened by hand|a crate "
+            "is unsealed}, "
             "{it is rolled|it passes|it is wheeled} through an {X-ray|imaging} scanner {that|which} "
             "{looks for|searches for|is tuned to spot} the {internal shapes|tell-tale outlines|metal patterns} "
             "of {cheap|low-grade|imitation} {movements|watch mechanisms}. {This morning|Earlier today|An hour ago}, "
@@ -35,8 +36,9 @@ SCENARIOS = (
             "{freighter|container ship} {chartered by|belonging to|operated by} ${firm}. {Nothing else is known "
             "about this crate.|No other information singles it out.|Apart from the alert, nothing sets it apart.}",
             "{While|As} the crate {waits|sits|stands} {in the inspection bay|for a hand search|unopened}, the "
-            "{shift supervisor|senior officer|team leader} {offers|proposes} {you|you and the other recruits|you and the other trainees} a "
-            "{small|friendly} {training|practice} {wager|bet} {paid from|funded by|backed by} the "
+            "{shift supervisor|senior officer|team leader} {sets up|organises|runs} a {small|friendly} "
+            "{training|practice} {wager|bet} for {you|you and the other recruits|the trainees, you included}, "
+            "{paid from|funded by|backed by} the "
             "{team's|office's} {prize fund|training budget}. {You may|Each person may|You can} "
             "{place|make|choose} {only one|just one|a single} {bet|wager} {on|about} "
             "{what is inside|the crate's contents|what the crate holds}.",
@@ -46,14 +48,14 @@ SCENARIOS = (
             "{watch crates|crates of watches} {arriving here|landing at this port|coming through this port} "
             "{hold|contain} {counterfeits|fake watches}. {The scanner|This scanner} flags ${sens_pct}% of "
             "{the crates that do hold fakes|crates that really contain fakes|crates with counterfeits inside}, "
-            "{and it also|but it also|and it} flags ${fpr_pct}% of {the crates that hold none|crates with only "
+            "{and it also|but it also|yet it also} flags ${fpr_pct}% of {the crates that hold none|crates with only "
             "genuine watches|crates that are entirely genuine}."
         ),
         rates_freq=(
             "{Port records|The customs records|Years of records} {show|indicate} that {out of every|of every|for "
             "every} ${population} {watch crates|crates of watches} {arriving here|landing at this port|coming "
             "through this port}, ${true_n} {hold|contain} {counterfeits|fake watches}. {The scanner|This scanner} "
-            "flags ${flagged_true} of {those|these} ${true_n} {crates|}, {and it also|but it also|and it} flags "
+            "flags ${flagged_true} of {those|these} ${true_n} {crates|}, {and it also|but it also|yet it also} flags "
             "${flagged_false} of the {other|remaining} ${others}, {which hold none|whose watches are all "
             "genuine|which contain no fakes}."
         ),
@@ -62,13 +64,13 @@ SCENARIOS = (
                  "{ on the flagged crate| on that crate|}?",
         options={
             "case": "{Bet that|Wager that} {the flagged crate|this crate|the crate} {does hold|really contains|is "
-                    "full of} {counterfeit|fake} watches: {you win|you are paid|it pays} €${pay_case} if {it "
-                    "does|fakes are found|that proves true}, {and|but} nothing {if it does not|otherwise|if the "
+                    "full of} {counterfeit|fake} watches: {you win|you are paid|it pays} €${pay_case} if {so|fakes "
+                    "are found|that proves true}, {and|but} nothing {if it holds none|otherwise|if the "
                     "watches are genuine}.",
             "clear": "{Bet that|Wager that} {the flagged crate|this crate|the crate} {holds only genuine "
-                     "watches|contains no fakes|is clean}: {you win|you are paid|it pays} €${pay_clear} if {it "
-                     "is|no fakes are found|that proves true}, {and|but} nothing {if it is not|otherwise|if fakes "
-                     "turn up}.",
+                     "watches|contains no fakes|is clean}: {you win|you are paid|it pays} €${pay_clear} if {the "
+                     "watches prove genuine|no fakes are found|that proves true}, {and|but} nothing {if any fakes are "
+                     "found|otherwise|if fakes turn up}.",
         },
     ),
     Scenario(
@@ -89,7 +91,7 @@ SCENARIOS = (
             "germinate|would fail in the field|would sprout poorly if sown}.",
             "{A full|The proper|A reliable} {grow-out|germination trial} {takes|needs|lasts} {several|three|a "
             "few} weeks, so the lab {first runs|begins with|starts by using} a {quick|rapid|same-day} {dye "
-            "test|stain test|chemical test} {that colours|that stains|which tints} {living|healthy} {seed "
+            "test|colour test|chemical test} {that colours|which tints|that dyes} {living|healthy} {seed "
             "tissue|embryos}. {Yesterday|This week|On Monday}, {that quick test|the rapid test|the dye test} "
             "{flagged|marked|picked out} {one particular|a single|one} batch as {a likely dud|probably dead|a "
             "poor germinator}. {Beyond that result, nobody knows anything unusual about it.|Apart from the flag, "
@@ -97,8 +99,8 @@ SCENARIOS = (
             "{At|During} the {lab's|staff's} {quarterly|seasonal|end-of-month} {prediction game|guessing "
             "game|quiz}, {the manager|the head technician|the lab's director} {invites you to place|lets you "
             "place|asks you to make} {one bet|a single bet|one wager} on {the outcome|the result} of {that "
-            "batch's|the flagged batch's} {grow-out|full trial}, {with prize money|with a prize|funded} "
-            "{from the social fund|paid from the staff fund|out of the coffee-club savings}.",
+            "batch's|the flagged batch's} {grow-out|full trial}, {with prize money from the social "
+            "fund|with a prize paid from the staff fund|funded out of the coffee-club savings}.",
         ),
         rates_pct=(
             "{Over the years|Across past seasons|From long experience}, ${base_pct}% of {the batches|seed lots} "
@@ -155,7 +157,7 @@ SCENARIOS = (
             "to|meant for} the {office manager|senior partner|accounts clerk}. {Nothing in it stands out beyond "
             "the filter's flag.|No detail of the header gives anything away.|Apart from the software's verdict, "
             "nothing is known about it.}",
-            "{Before|Until} {anyone|a member of staff} {opens|examines} {it|the message} "
+            "{Before|Even before} {anyone|a member of staff} {opens|examines} {it|the message} "
             "{properly|by hand|safely}, the {IT contractor|outside IT adviser|firm's technician}, {who is "
             "running|running} a {security awareness|cyber-safety|phishing awareness} {morning|session|day} "
             "{for the staff|at the office|}, {offers|puts up} {a small cash prize|prize money} for "
@@ -201,24 +203,26 @@ SCENARIOS = (
         letters={"A": "clear", "B": "case"},
         names={"winery": "org", "hill": "place"},
         context=(
-            "{The|A small} {winery|wine estate} ${winery}, {on|up on} the {slopes|hillsides} {above|near|outside} "
+            "{The winery|The wine estate|A small winery called|A small wine estate named} ${winery}, {on|up on} "
+            "the {slopes|hillsides} {above|near|outside} "
             "${hill}, {buys|orders|imports} {natural|bark} corks {by the sack|in large sacks|in bulk}. {A "
-            "share|Some|A fraction} of {such corks|natural corks|these corks} {carry|are spoiled by|harbour} a "
-            "{musty|mouldy|damp-cardboard} {taint|off-odour} {that can|which will} {ruin|spoil} {any|whichever} "
-            "{bottle|wine} {it seals|they close}.",
+            "share of such corks|Some natural corks|A fraction of these corks} {carry|are spoiled by|harbour} a "
+            "{musty|mouldy|damp-cardboard} {taint|off-odour} {that can|which will} {ruin|spoil} {the wine in any "
+            "bottle it touches|any bottle sealed with such a cork}.",
             "{To catch them|To weed them out|To find the tainted ones}, {the cellar team|the cellar hands|the "
             "winemakers} {soak|steep} {each cork|every cork} {in a jar|in a small jar|in a glass} {of water|of "
             "warm water} {overnight|for a day} and {test the water with|check each sample on|run the water through} a "
             "{handheld|portable|bench} {vapour|odour|chemical} {sensor|analyser|sniffer}. {Today|This "
-            "afternoon|At the end of the day} {it|the device} {beeped|gave an alarm|signalled} {on|for} {one "
+            "afternoon|At the end of the day} {it|the device} {beeped on|gave an alarm for|signalled a problem "
+            "with} {one "
             "particular|a single|one} cork {taken|drawn|pulled} {at random|} from a {fresh|new|newly opened} "
             "sack. {There is no other clue about that cork.|Nothing else is known about it.|No further evidence "
             "about it exists.}",
-            "{A visiting|A guest|The estate's visiting} {wine merchant|sommelier|importer} {and|together with} "
+            "{A visiting|A guest|The estate's visiting} {wine merchant|sommelier|importer} and "
             "the {cellar master|head winemaker|estate manager} {agree to|decide to|plan to} {settle|test} {a "
             "friendly argument|a disagreement|the matter} {with|by means of|using} a {lab analysis|laboratory "
-            "test|proper lab test}, {and|so} they {ask|invite} you to {pick|choose|place} {one|a single} "
-            "{side|bet} {first|beforehand|before the result comes back}. {The estate|The winery|The estate itself} "
+            "test|proper lab test}, {and|so} they {ask|invite} you to {pick one side|choose a side|place one bet} "
+            "{first|beforehand|before the result comes back}. {The estate|The winery|The estate itself} "
             "{pays out|covers|funds} {the winnings|the prize|any winnings}.",
         ),
         rates_pct=(
@@ -226,7 +230,7 @@ SCENARIOS = (
             "{records|figures|data}, ${base_pct}% of {corks|the corks} {from|in} {these sacks|this supplier's "
             "sacks|sacks like these} are {tainted|spoiled|musty}. The {sensor|analyser|sniffer} {sounds|beeps|"
             "raises the alarm} {for|on} ${sens_pct}% of {tainted corks|the spoiled ones|corks that really are "
-            "musty}, and {it|also} {sounds|beeps|raises the alarm} {for|on} ${fpr_pct}% of {clean corks|the "
+            "musty}, and {it also|also} {sounds|beeps|raises the alarm} {for|on} ${fpr_pct}% of {clean corks|the "
             "sound ones|corks that are perfectly fine}."
         ),
         rates_freq=(
@@ -234,7 +238,7 @@ SCENARIOS = (
             "{records|figures|data}, {out of every|for every|in a typical batch of} ${population} corks "
             "{from|in} {these sacks|this supplier's sacks|sacks like these}, ${true_n} are {tainted|spoiled|"
             "musty}. The {sensor|analyser|sniffer} {sounds|beeps|raises the alarm} {for|on} ${flagged_true} of "
-            "{those|these} ${true_n}, and {it|also} {sounds|beeps|raises the alarm} {for|on} ${flagged_false} of "
+            "{those|these} ${true_n}, and {it also|also} {sounds|beeps|raises the alarm} {for|on} ${flagged_false} of "
             "the {other|remaining} ${others} {clean corks|corks, which are sound|corks, which are perfectly fine}."
         ),
         rates_at=2,
@@ -264,7 +268,7 @@ SCENARIOS = (
             "handles} {a great many|countless|hundreds upon hundreds of} {oil paintings|old canvases|paintings} "
             "{each year|every year} from {private sellers|estates|house clearances}. {Among them|Mixed in with "
             "them|Hidden among these} are {some|a few|occasional} {forgeries|fakes|skilful copies passed off as "
-            "originals}, {painted|produced|made} {much later|decades later|recently} and {aged|made to look "
+            "originals}, {painted|produced|created} {much later|decades later|recently} and {aged|made to look "
             "old} {on purpose|deliberately|by their makers}.",
             "{Every|Each} {canvas|painting|picture} {goes through|is put through} a {quick|rapid|portable} "
             "{pigment scan|paint analysis|spectral scan} {that looks for|that hunts for|which detects} "
@@ -323,15 +327,15 @@ SCENARIOS = (
         names={"depot": "place", "courier": "org"},
         context=(
             "{A delivery lorry|A lorry|A heavy lorry} {belonging to|run by|operated by} the {courier firm|parcel "
-            "carrier} ${courier} {skidded|slid|went} {off|across} {an icy road|a wet road|the road} "
+            "carrier} ${courier} {skidded off|slid off|left} {an icy road|a wet road|the road} "
             "{near|outside|just before} ${depot} and {tipped onto its side|rolled over|overturned} {in a "
             "ditch|on the verge|into a field}. {Nobody was hurt|The driver walked away unhurt|No one was "
             "injured}, but {the load was thrown about|its cargo was shaken badly|the parcels inside were tossed "
             "around}, and {many|plenty of|a good number of} {parcels|boxes} {now|probably} {contain|hold} "
-            "{broken|cracked|damaged} {goods|items|contents}.",
+            "{broken|cracked|damaged} {goods|items|crockery}.",
             "{At the depot|Back at the depot|Once recovered}, {every|each} parcel {from the lorry|from the "
             "crash|from that load} {rolls|travels|moves} {along|down} a {conveyor|belt} {under|beneath|past} a "
-            "{camera|camera system|imaging unit} {that|which} {looks for|checks for|searches for} {dents|crushed "
+            "{camera|camera system|scanning camera} {that|which} {looks for|checks for|searches for} {dents|crushed "
             "corners|signs of crushing} and {rattling|loose|shifted} {contents|items}. {Shortly before "
             "closing|This evening|Late in the shift}, it {pushed|diverted|kicked} {one particular|a single|one} "
             "{parcel|box} {onto|into} the {damage lane|side chute|inspection bay}. {Nothing else marks it "
@@ -345,17 +349,17 @@ SCENARIOS = (
             "with {one|a single} bet.",
         ),
         rates_pct=(
-            "{Experience with|Past records of|Figures from} {crashes like this|earlier accidents|similar "
+            "{Records of|Figures from|Reports on} {crashes like this|earlier accidents|similar "
             "crashes} {suggest|show|indicate} that ${base_pct}% of the parcels {on such a lorry|in a load like "
-            "this|on board} {end up|are} {damaged inside|broken inside|with broken contents}. The depot's "
+            "this|on board} {end up damaged inside|are broken inside|end up with broken contents}. The depot's "
             "{camera|imaging} {system|unit} {flags|diverts|catches} ${sens_pct}% of {the damaged "
             "parcels|parcels that really are damaged|those broken parcels} and {also flags|also diverts|wrongly "
             "catches} ${fpr_pct}% of {the undamaged ones|parcels whose contents are fine|intact parcels}."
         ),
         rates_freq=(
-            "{Experience with|Past records of|Figures from} {crashes like this|earlier accidents|similar "
+            "{Records of|Figures from|Reports on} {crashes like this|earlier accidents|similar "
             "crashes} {suggest|show|indicate} that {out of|of|among} ${population} parcels {on such a lorry|in "
-            "a load like this|on board}, ${true_n} {end up|are} {damaged inside|broken inside|with broken "
+            "a load like this|on board}, ${true_n} {end up damaged inside|are broken inside|end up with broken "
             "contents}. The depot's {camera|imaging} {system|unit} {flags|diverts|catches} ${flagged_true} of "
             "{those|these} ${true_n} and {also flags|also diverts|wrongly catches} ${flagged_false} of the "
             "{other|remaining} ${others}, {whose contents are fine|which are undamaged|which are intact}."
@@ -364,11 +368,11 @@ SCENARIOS = (
         question="{Which|Which one} of the two {bets|sweepstake bets|entries} {do you put your name to|do you "
                  "enter|do you choose}?",
         options={
-            "case": "{Bet that|Enter the bet that|Predict that} {the diverted parcel|that box|the flagged box} "
+            "case": "{Bet that|Enter the bet that|Predict that} {the diverted parcel|the box|the flagged box} "
                     "{holds|contains} {broken|damaged|smashed} {goods|contents}: {you take|you win|the prize is} "
                     "€${pay_case} if {it does|that is what the owner finds|the contents are damaged}, {and|but} "
                     "nothing {if everything inside is intact|otherwise|if the contents are fine}.",
-            "clear": "{Bet that|Enter the bet that|Predict that} {the diverted parcel|that box|the flagged box} "
+            "clear": "{Bet that|Enter the bet that|Predict that} {the diverted parcel|the box|the flagged box} "
                      "{holds|contains} {undamaged|intact|unbroken} {goods|contents}: {you take|you win|the prize "
                      "is} €${pay_clear} if {it does|that is what the owner finds|nothing inside is broken}, "
                      "{and|but} nothing {if anything inside is broken|otherwise|if the contents are damaged}.",
@@ -393,16 +397,17 @@ SCENARIOS = (
             "{Every|Each} coin {dropped into|fed into|put into} a machine {passes|goes past|runs through} an "
             "{electronic|old electronic|ageing} {coin checker|coin validator|coin tester} {that weighs it|that "
             "measures its weight|which measures its size and weight}. {Coins it rejects drop|Coins it "
-            "distrusts fall|Any coin it doubts rolls} {into|down to} a {separate|small} {tray|cup|box}. {When "
+            "distrusts fall|Any coin it doubts rolls} {into|down to} a {separate|small} {tray|reject tray}. {When "
             "emptying the machines|At closing time|During the evening count}, the owner {finds|"
             "notices|picks out} {a single|one} coin {in that tray|in the reject tray|among the rejects}. "
             "{Nothing else is known about it.|No other detail can be said about this coin.|Nothing more about "
             "it stands out.}",
-            "{The owner|The arcade's owner} {and|along with} {a friend|an old friend|a regular} who "
+            "{The owner|The arcade's owner} and {a friend|an old friend|a regular} who "
             "{collects coins|is a coin collector|deals in old coins} {will|plan to|are going to} "
             "{test|check} {it|the coin} {properly|later|tomorrow} {with|on|using} {a jeweller's|an "
             "accurate|a precise} {scale|balance}. {Over a cup of tea|Over coffee|While they wait}, {the "
-            "owner|the arcade owner} {offers you a bet|proposes a bet to you|offers you a wager} {on the outcome|on the result|on what "
+            "owner|the arcade owner} {offers you a bet|proposes a bet to you|offers you a wager} {on the "
+            "outcome|on the result|on what "
             "they will find}, {and you may take|and you can choose|letting you pick} {only one side|one "
             "side|a single side}.",
         ),
@@ -410,8 +415,8 @@ SCENARIOS = (
             "{Going by|Judging by|According to} the {owner's|arcade's} {long experience|years of "
             "counting|records}, ${base_pct}% of {the coins|all coins} {fed into|put into|dropped into} {the "
             "machines|these machines} are {fakes|counterfeit|forged}. The {checker|validator|tester} "
-            "{rejects|turns away|sends to the tray} ${sens_pct}% of {fake coins|counterfeits|the forged ones}, "
-            "{but it also|and it also|yet it also} {rejects|turns away|sends to the tray} ${fpr_pct}% of "
+            "{rejects|turns away|drops} ${sens_pct}% of {fake coins|counterfeits|the forged ones}, "
+            "{but it also|and it also|yet it also} {rejects|turns away|drops} ${fpr_pct}% of "
             "{genuine coins|real coins|perfectly good coins}, {since it is old|as it is worn and fussy|because "
             "it is out of adjustment}."
         ),
@@ -419,8 +424,8 @@ SCENARIOS = (
             "{Going by|Judging by|According to} the {owner's|arcade's} {long experience|years of "
             "counting|records}, {out of|of|among} ${population} coins {fed into|put into|dropped into} {the "
             "machines|these machines}, ${true_n} are {fakes|counterfeit|forged}. The {checker|validator|tester} "
-            "{rejects|turns away|sends to the tray} ${flagged_true} of {those|these} ${true_n}, {but it "
-            "also|and it also|yet it also} {rejects|turns away|sends to the tray} ${flagged_false} of the "
+            "{rejects|turns away|drops} ${flagged_true} of {those|these} ${true_n}, {but it "
+            "also|and it also|yet it also} {rejects|turns away|drops} ${flagged_false} of the "
             "{other|remaining} ${others}, {which are genuine|all real coins|though they are perfectly good}, "
             "{since it is old|as it is worn and fussy|because it is out of adjustment}."
         ),
@@ -454,10 +459,11 @@ SCENARIOS = (
             "{some|a few|a small share} of them {work loose|corrode inside|crack out of sight} {where|in places "
             "where} {no inspector|nobody|no one} can {see|spot} {it|the damage} {with the naked eye|from "
             "outside|by eye}.",
-            "{The engineering consultancy|An engineering firm|The consulting firm} ${firm} {has "
+            "{The engineering consultancy|An engineering firm called|The consulting firm} ${firm} {has "
             "fitted|has installed|installed} {acoustic sensors|listening sensors|vibration sensors} "
             "{that|which} {listen for|pick up|register} the {faint|tiny|small} {rattles|clicks|ringing noises} "
-            "of {a loose|a failing|a damaged} bolt {when|as} {traffic|lorries} {cross|pass over}. {Last "
+            "of {a loose|a failing|a damaged} bolt {when traffic crosses|as lorries pass over|as traffic rolls "
+            "over}. {Last "
             "night|Overnight|During the night shift}, {the system|the sensor network|the monitoring software} "
             "{flagged|listed|highlighted} {one particular|a single|one} bolt {on|at|near} {the north tower|a "
             "main cable clamp|the eastern deck}. {Nothing else singles it out.|No other reading marks it as "
@@ -513,14 +519,14 @@ SCENARIOS = (
         names={"fair": "place", "dealer": "org"},
         context=(
             "{At|During} the {yearly|annual|autumn} {fossil fair|rock and fossil fair|mineral fair} {in|at} "
-            "${fair}, a {dealer|trader|stallholder} {trading as|who calls the business|operating under the "
+            "${fair}, a dealer {trading as|who calls the business|operating under the "
             "name} ${dealer} {sells|offers|displays} {trilobites|fossil fish|ammonites} {bought|sourced|"
             "purchased} {from|through} {quarries|diggers|middlemen} {abroad|overseas|far away}. {Some|A fair "
-            "number|A share} of {such|these|these imported} {specimens|pieces|fossils} are {fakes|doctored|not "
-            "what they seem}: {resin casts|carved stone|parts glued together} {painted|coloured|stained} to "
+            "number|A share} of {these|these imported|the imported} {specimens|pieces|fossils} are {fakes|doctored|not "
+            "what they seem}: {resin casts|carved stone|patched-up fragments} {painted|coloured|stained} to "
             "{look|pass as} {real|genuine|ancient}.",
-            "The {dealer|trader|stallholder} {owns|keeps|uses} a {small|portable|handheld} {ultraviolet|UV} "
-            "lamp {under which|in whose light} {glue and resin|filler and paint|modern resin} {glow|shine|"
+            "The dealer {owns|keeps|uses} a {small|portable|handheld} {ultraviolet|UV} "
+            "lamp {under which|in whose light} {glue and resin|filler and paint|modern resins} {glow|shine|"
             "fluoresce} {differently from|unlike} {real|natural} {rock|stone}. {That morning|On the first "
             "morning|Before the doors opened}, the lamp {showed|revealed|picked out} {a suspicious glow|a telltale "
             "patch|an odd glow} on {one particular|a single|one} {specimen|fossil|piece} {from|in} a "
@@ -529,7 +535,7 @@ SCENARIOS = (
             "{A visiting|A friendly} {museum preparator|fossil preparator|fossil expert} {will|has "
             "offered to} {examine|inspect} {it|the piece} {under|with} a {microscope|proper microscope} {at the "
             "end of the fair|after the fair|on Sunday}. {Until then|Meanwhile|In the meantime}, the "
-            "dealer, {who enjoys|who loves} a {gamble|flutter|wager}, {offers|puts to} {you|a regular "
+            "dealer, {who enjoys|who loves} a {gamble|flutter|bit of risk}, offers {you|a regular "
             "customer like you} {a bet|a small bet|a wager} {on|about} {it|the piece|the specimen}, {and you may "
             "take|and you can choose|letting you pick} {either side|one side only|just one side}.",
         ),
@@ -556,7 +562,7 @@ SCENARIOS = (
         question="{Which side|Which bet|Which of the two bets} {do you take|do you choose|do you accept}?",
         options={
             "case": "{Bet that|Wager that|Back the idea that} {the glowing piece|the specimen|this fossil} "
-                    "{is|really is|turns out to be} {a fake|doctored|not genuine}: {you win|the dealer pays "
+                    "{is|really is|turns out to be} {a fake|doctored|a forgery}: {you win|the dealer pays "
                     "you|you collect} €${pay_case} if {the microscope|the preparator|the examination} {shows "
                     "it|confirms it|proves it}, {and|but} nothing {if it is genuine|otherwise|if it proves real}.",
             "clear": "{Bet that|Wager that|Back the idea that} {the glowing piece|the specimen|this fossil} "
@@ -613,7 +619,7 @@ SCENARIOS = (
             "{which are sound|which have no crack|which are free of cracks}."
         ),
         rates_at=2,
-        question="{Which bet|Which one of the two bets|Which one} {do you place|do you make|will you choose}?",
+        question="{Which bet|Which one of the two bets|Which of the bets} {do you place|do you make|will you choose}?",
         options={
             "case": "{Bet that|Wager that|Stake your bet on the idea that} {the flagged seam|the seam|this "
                     "weld} {is cracked|really has a crack|hides a crack}: {you win|you receive|it pays} "
@@ -621,7 +627,7 @@ SCENARIOS = (
                     "{and|but} nothing {if it is sound|otherwise|if no crack is found}.",
             "clear": "{Bet that|Wager that|Stake your bet on the idea that} {the flagged seam|the seam|this "
                      "weld} {is sound|has no crack|is free of cracks}: {you win|you receive|it pays} "
-                     "€${pay_clear} if {no crack is found|the cut shows clean steel|the inspection finds none}, "
+                     "€${pay_clear} if {no crack is found|the cut shows clean steel|the inspection finds no crack}, "
                      "{and|but} nothing {if it is cracked|otherwise|if a crack turns up}.",
         },
     ),
@@ -644,7 +650,8 @@ SCENARIOS = (
             "{Going through|Listening to|Sorting} {the recordings|hours of sound|all that audio} {by ear|by "
             "hand} {would take|would need} {far too long|months|ages}, so {a computer program|recognition "
             "software|an automatic recogniser} {sorts|screens|checks} {each|every} {recording|clip} and "
-            "{tags|marks|labels} {those|any} {it thinks|it judges} {contain|hold} the {rare owl|rare call|scarce "
+            "{tags|marks|labels} {those|any} {it thinks contain|it judges to contain|it believes hold} the "
+            "{rare owl|rare call|scarce "
             "owl}. {This week|On Thursday|Last night} it {tagged|marked|labelled} {one particular|a single|one} "
             "{recording|clip}. {Nothing else is known about that clip.|No other detail about it stands "
             "out.|Nothing else sets that clip apart.}",
@@ -653,7 +660,7 @@ SCENARIOS = (
             "{properly|in full|on good speakers}, {the treasurer|the club secretary|the chair} "
             "{suggests|proposes} a {light-hearted|friendly} {bet|wager}, {with|using} {prize money|winnings} "
             "{from|out of} the {raffle|club's raffle takings|cake-sale takings}. {You|Every member} {may|can} "
-            "{back|place} {one|a single} {side|bet}.",
+            "{back one side|place a single bet|back a single side}.",
         ),
         rates_pct=(
             "{From|Going by|On the evidence of} {earlier seasons|past years|last year's survey}, ${base_pct}% "
@@ -674,7 +681,8 @@ SCENARIOS = (
             "fooled by|often misled by|confused by} {foxes|other owls|distant dogs|barking deer}."
         ),
         rates_at=2,
-        question="{Which bet|Which side|Which of the two bets} {do you back|do you choose|will you place}?",
+        question="{Which bet do you place|Which side do you back|Which of the two bets do you choose}{ on the "
+                 "clip| on that recording|}?",
         options={
             "case": "{Bet that|Back the claim that|Wager that} {the tagged clip|the recording|this clip} "
                     "{really holds|does contain|truly captures} the rare owl: {you win|you collect|the club "
@@ -701,7 +709,7 @@ SCENARIOS = (
             "{A respiratory|A mild respiratory|A coughing} {virus|infection} {has been going round|is spreading "
             "through|has reached} the {hen houses|barns|flock} {at|of} ${farm} Farm, {a large|a busy|a "
             "free-range} {egg farm|poultry farm}. {Infected|Sick} {hens|birds} {lay fewer eggs|go off lay|lay "
-            "poorly} {for|over} {a while|some weeks|a few weeks}, {so|and so} the {farmer|farm "
+            "poorly} {for a while|for some weeks|over a few weeks}, {so|and so} the {farmer|farm "
             "manager|stockkeeper} {wants to|hopes to|needs to} {find|identify} {them|the infected birds} "
             "{early|quickly|in good time}.",
             "{Students|A group of students|Trainees} from ${college} {agricultural college|farming college} "
@@ -739,7 +747,7 @@ SCENARIOS = (
             "healthy|which are free of it|the uninfected ones}."
         ),
         rates_at=2,
-        question="{Which bet|Which of the two bets|Which one} {do you place|do you make|will you "
+        question="{Which bet|Which of the two bets|Which of the bets} {do you place|do you make|will you "
                  "choose}{ as a student| in the exercise|}?",
         options={
             "case": "{Bet that|Predict that|Wager that} {the hen|this hen|the tested hen} {is infected|really "
@@ -766,11 +774,11 @@ SCENARIOS = (
             "{gathers|collects|buys} {jars|pots} of honey {from|made by} {dozens of|many|scores of} "
             "{small|hobby|village} beekeepers {across|around|in} the ${valley} {hills|valley|district}. {Once "
             "in a while|Very occasionally|Now and again}, {a supplier|someone|a dishonest supplier} "
-            "{stretches|thins|pads out} {the|a} honey {with|by adding} {cheap|sugar} syrup, {and honey like "
+            "{stretches|thins|pads out} {their|the} honey {with|by adding} {cheap|sugar} syrup, {and honey like "
             "that|and such honey} {cannot|must not} {be sold|go out} {as pure honey|under the cooperative's "
-            "label|as honey}.",
+            "label}.",
             "{Before|Prior to} {labelling|bottling|sale}, {each|every} jar {is checked|gets tested|is screened} "
-            "{with|on} a {bench|small|simple} {refractometer|sugar meter|optical meter} and {a quick|a simple} "
+            "{with|on} a {bench|small|simple} {refractometer|sugar meter|optical meter} and {a quick|a rapid} "
             "{sugar|chemical} {test|check} {that|which} {picks up|detects|signals} {added|foreign} syrup. "
             "{Yesterday|This week|On Friday}, {that check|the test|the screening} {flagged|queried|marked} {one "
             "particular|a single|one} jar {from|in} a {large|mixed|new} {delivery|batch}. {Nothing else is "
@@ -797,8 +805,9 @@ SCENARIOS = (
             "${population} jars {delivered to|received by|sent to} the {cooperative|co-op}, ${true_n} "
             "{contain|hold|have} {added|foreign} syrup. The {co-op's|cooperative's} {syrup|sugar} {check|test} "
             "{flags|queries|catches} ${flagged_true} of {those|these} ${true_n}, {and|but} {it also|also} "
-            "{flags|queries|catches} ${flagged_false} of the {other|remaining} ${others}, {which are pure|all "
-            "pure honey|honest jars}, {often|usually|mostly} {because|as} {some flowers|certain blossoms|some "
+            "{flags|queries|catches} ${flagged_false} of the {other|remaining} ${others}, {which are pure|all of "
+            "them pure honey|which are honest jars}, {often|usually|mostly} {because|as} {some flowers|certain "
+            "blossoms|some "
             "nectars} {give|produce|yield} {unusual|odd|strange} {readings|sugars}."
         ),
         rates_at=2,
@@ -827,17 +836,18 @@ SCENARIOS = (
             "{In|Deep in} the {oak woods|beech woods|oak and hazel woods} {near|around|outside} ${wood}, {a "
             "small|a family} estate {known as|called} ${estate} {harvests|digs|gathers} {black|winter|summer} "
             "truffles {that|which} {grow|hide|form} {underground|beneath the soil|below the leaf litter} "
-            "{among|around|near} the {tree roots|roots}. {Only|Just} {some|a share} of the {likely-looking|"
+            "{among|around|near} the {tree roots|roots}. {Only some|Only a share|Just some} of the {likely-looking|"
             "promising|candidate} spots {actually|really} {hold|contain|yield} a truffle.",
             "{The estate's|Their} {new|young|latest} {dog|truffle dog|hound}, {an eager|a lively|a keen} "
-            "{spaniel|terrier|retriever}, is {still|} {learning|in training|being trained} to {sniff out|find|"
-            "locate} {them|truffles}: {when|whenever} it {smells|detects|scents} one, it {sits|stops and "
+            "{spaniel|terrier|retriever}, is {still|} {learning|in training|being trained} to {sniff them "
+            "out|find truffles|"
+            "locate truffles}: {when|whenever} it {smells|detects|scents} one, it {sits|stops and "
             "sits|settles} {on|at|beside} the spot. {This morning|On today's walk|Early today} the dog {sat "
             "down|stopped and sat|settled} {at|by|next to} {one particular|a single|one} spot {under|beneath|"
             "near} {an old|an ancient|a tall} oak. {Nothing else hints at what lies below.|There is no other clue "
             "about what is underneath.|No other sign tells what is in the ground.}",
             "{Before|Just before} the {digging|dig} {starts|begins}, {the owner|the estate owner}, "
-            "{who enjoys|who likes} {a wager|a bet|a little gamble}, {offers|proposes} {you|each visitor|the "
+            "{who enjoys|who likes} {a wager|a bet|a little gamble}, offers {you|each visitor|the "
             "guests} {a choice of|one of} two bets {on|about} {the spot|what lies below|the outcome}; {you|as a "
             "guest you} {may|can} {take|choose|accept} {only one|just one|a single one}.",
         ),
@@ -858,13 +868,14 @@ SCENARIOS = (
             "empty ones}, {distracted|misled|led astray} {by|by the smell of} {mice|fungi|buried acorns}."
         ),
         rates_at=2,
-        question="{Which bet|Which of the two bets|Which one} {do you take|do you accept|do you choose}?",
+        question="{Which bet|Which of the two bets|Which of the bets} {do you take|do you accept|do you choose}?",
         options={
             "case": "{Bet that|Wager that|Predict that} {the spot|the chosen spot|the dog's spot} {holds|hides|has} a "
                     "truffle: {the owner pays you|you win|you receive} €${pay_case} if {one is dug up|digging "
                     "turns one up|a truffle is found}, {and|but} nothing {if the hole is empty|otherwise|if "
                     "no truffle is there}.",
-            "clear": "{Bet that|Wager that|Predict that} {the spot|the chosen spot|the dog's spot} {holds|hides|has} no "
+            "clear": "{Bet that|Wager that|Predict that} {the spot|the chosen spot|the dog's spot} "
+                     "{holds|hides|has} no "
                      "truffle: {the owner pays you|you win|you receive} €${pay_clear} if {the hole is "
                      "empty|digging turns up nothing|no truffle is found}, {and|but} nothing {if one is dug "
                      "up|otherwise|if a truffle is there}.",
@@ -881,14 +892,14 @@ SCENARIOS = (
         names={"town": "place"},
         context=(
             "The {town archive|municipal archive|local records office} {of|in} ${town} {stores|keeps|holds} "
-            "{old|ancient|centuries-old} {ledgers|record books|bound registers} {on|along} {long|tall|metal} "
+            "{old|ancient|centuries-old} {ledgers|record books|bound registers} on {long|tall|metal} "
             "{shelves|racks} {in|down in} a {basement|cellar|vault}. {After|Following} {a wet winter|a burst "
             "pipe|a damp spell}, {some|a few|certain} {books|volumes} {may|might|could} {carry|harbour|have "
-            "picked up} {mould spores|mould|a mould infection} {that|which} {could|would} {spread|creep|move} "
+            "picked up} {mould spores|mould|a mould infection} {that|which} {might then|would} {spread|creep|move} "
             "{to|into} {their neighbours|nearby volumes|the rest of the shelf}.",
             "{A conservator|A specialist conservator|The archive's conservator} {has brought|has borrowed|has "
             "hired} a {handheld|portable} {air sampler|spore sensor|mould detector} {that|which} {sniffs|tests|"
-            "samples} the air {inside|between} {the pages|each cover|every volume}. {Working|Going} {shelf by "
+            "samples} the air {between the pages|inside each cover|inside every volume}. {Working|Going} {shelf by "
             "shelf|row by row|along the racks}, {the conservator|the team} {got|had|received} {an alert|a "
             "warning|a positive reading} {on|for|from} {one particular|a single|one} {ledger|volume|book} {this "
             "afternoon|this morning|today}. {Nothing else is known about it.|Nothing else sets this volume "
@@ -902,7 +913,7 @@ SCENARIOS = (
             "are invited to place|you can make} {one bet|a single bet|just one bet}.",
         ),
         rates_pct=(
-            "{Surveys|Earlier checks|A survey} {of|in} {archives like this|damp basements of this kind|this "
+            "{Surveys|Earlier checks|Past surveys} {of|in} {archives like this|damp basements of this kind|this "
             "basement} {suggest|show|indicate} that ${base_pct}% of {the volumes|books|ledgers} "
             "{stored|kept|shelved} {there|in such conditions} {carry|harbour|have} {mould|live mould}. The "
             "{sampler|sensor|detector} {raises an alert on|gives a positive reading for|reacts to} "
@@ -912,7 +923,7 @@ SCENARIOS = (
             "{dust|old glue|ordinary dust}."
         ),
         rates_freq=(
-            "{Surveys|Earlier checks|A survey} {of|in} {archives like this|damp basements of this kind|this "
+            "{Surveys|Earlier checks|Past surveys} {of|in} {archives like this|damp basements of this kind|this "
             "basement} {suggest|show|indicate} that {out of|of|among} ${population} {volumes|books|ledgers} "
             "{stored|kept|shelved} {there|in such conditions}, ${true_n} {carry|harbour|have} {mould|live "
             "mould}. The {sampler|sensor|detector} {raises an alert on|gives a positive reading for|reacts to} "
