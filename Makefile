@@ -32,14 +32,18 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/llmarchive measure --sample
 
+# The browser test drives Debian's chromium: installed when missing (CI runs as root).
 test: $(STAMP)
+	@test -x /usr/bin/chromium || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 	$(PY) -m pytest
 
 bench: $(STAMP)
 	@for script in bench/*_bench.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
+# Datasette on 127.0.0.1, the database opened immutable, with the explicit SQL time limit and row cap of
+# publish/datasette_meta.py (SETTINGS); the site is served at /site/index.html. Needs `make demo` first.
 serve: $(STAMP)
-	@echo "nothing is published yet: run make demo first"
+	$(PY) -m llmarchive serve
 
 clean-var:
 	rm -rf var

@@ -53,6 +53,12 @@ KINDS: dict[str, tuple[str, ...]] = {
     "bridge_incomplete": ("date", "model_family", "old_model_id", "new_model_id", "reason"),
     # A third party's run on an open panel, recomputed by our own estimator.
     "comparison_point": ("date", "protocol_id", "model_id", "submitted_by", "measurement"),
+    # Added with the instrument and succession (issue 6); bookkeeping outside SPEC's list.
+    # The model watch's bridge alarm, repeated once a day until the old and the new
+    # model's bridge runs exist; "notified" says whether the webhook took it.
+    "bridge_alarm": ("date", "model_family", "old_model_id", "new_model_id", "message", "notified"),
+    # A lease-on-life check that found the archive in any state but "alive" (SPEC §8).
+    "lease": ("date", "state", "hours_since_cycle", "days_since_run", "reason"),
 }
 
 

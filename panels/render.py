@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from panels.scenario import SUNK_MARK, Scenario, derived
-from panels.template import make_name, render, replace_marks, stream_for
+from panels.template import REAL_NAMES, make_name, render, replace_marks, stream_for
 
 SUNK_PHRASE = ", giving up the €{spent} already spent,"
 
@@ -50,7 +50,7 @@ def generated_names(scenario: Scenario, seed_text: str, protocol_key: str) -> di
     for placeholder in sorted(scenario.names):
         for _ in range(100):
             candidate = make_name(stream, scenario.names[placeholder])
-            if candidate not in names.values():
+            if candidate not in names.values() and candidate.casefold() not in REAL_NAMES:
                 break
         names[placeholder] = candidate
     return names

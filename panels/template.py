@@ -26,6 +26,7 @@ Choices are drawn from :class:`measure.rng.Stream` seeded per protocol and
 per item, so rendering is deterministic for a given seed.  Runs of spaces
 are collapsed and the result is stripped, so alternatives may be empty.
 """
+import functools
 import re
 from typing import Mapping, Optional, Union
 
@@ -114,14 +115,30 @@ def _parse(text: str, pos: int, depth: int, where: str) -> tuple[list, int]:
     return nodes, pos
 
 
-def parse(template: str, where: str = "template") -> list:
-    """Parse a template into nodes, raising :class:`TemplateError` on bad syntax."""
-    if not isinstance(template, str):
-        raise TemplateError(f"{where}: template must be a string")
+def _parse_checked(template: str, where: str) -> list:
     nodes, pos = _parse(template, 0, 0, where)
     if pos != len(template):
         raise TemplateError(f"{where}: unexpected {template[pos]!r} at offset {pos}")
     return nodes
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_cached(template: str) -> list:
+    return _parse_checked(template, "template")
+
+
+def parse(template: str, where: str = "template") -> list:
+    """Parse a template into nodes, raising :class:`TemplateError` on bad syntax.
+
+    Parsed templates are cached (a panel build renders each one many
+    times); the node lists are shared, so callers must not modify them.
+    """
+    if not isinstance(template, str):
+        raise TemplateError(f"{where}: template must be a string")
+    try:
+        return _parse_cached(template)
+    except TemplateError:
+        return _parse_checked(template, where)  # raises again, naming ``where``
 
 
 def _render_nodes(
@@ -235,17 +252,37 @@ _ONSETS = ("B", "C", "D", "F", "G", "H", "K", "L", "M", "N", "P", "R", "S", "T",
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ea", "ou", "ie", "y")
 _CODAS = ("", "n", "r", "l", "s", "th", "nd", "rk", "m", "x", "lt", "st")
 _PLACE_ENDINGS = ("ford", "wick", "mere", "holt", "by", "stead", "mouth", "dale", "ton", "brook", "haven", "gate")
+_MIDDLE_ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z")
+_MIDDLE_VOWELS = ("a", "e", "i", "o", "u")
+_ORG_CODAS = ("n", "r", "l", "s", "m", "x", "v")
 _ORG_ENDINGS = ("ex", "ora", "ium", "is", "a", "on", "ell", "ix", "ara", "enne")
 NAME_KINDS = ("place", "org")
+# Real names the generator could still spell; a generated name equal to one
+# of these (case-insensitive) is drawn again.
+REAL_NAMES = frozenset(name.casefold() for name in (
+    "Dyson", "Lexus", "Nokia", "Sony", "Rolex", "Kodak", "Tesla", "Nikon", "Xerox", "Intel", "Oracle",
+    "Canon", "Bosch", "Toyota", "Mazda", "Honda", "Fanta", "Lego", "Zara", "Prada", "Gucci", "Nivea",
+    "Milford", "Bradford", "Stratford", "Salford", "Watford", "Oxford", "Hereford", "Guildford",
+    "Warwick", "Norwick", "Berwick", "Keswick", "Windermere", "Whitby", "Selby", "Derby", "Grimsby",
+    "Plymouth", "Dartmouth", "Portsmouth", "Bournemouth", "Falmouth", "Exmouth", "Weymouth",
+    "Kendal", "Ashton", "Boston", "Preston", "Kingston", "Brighton", "Taunton", "Paignton",
+))
 
 
 def make_name(stream: Stream, kind: str) -> str:
-    """A pronounceable fictional name of the given kind (``place`` or ``org``)."""
-    core = stream.choice(_ONSETS) + stream.choice(_VOWELS) + stream.choice(_CODAS)
+    """A pronounceable fictional name of the given kind (``place`` or ``org``).
+
+    Three parts (a syllable, a linking syllable, an ending) rather than two:
+    two-part names too often spell a real brand or town (an early build
+    produced "Dyson"), and the scenarios must name no real organisation or
+    place.  Names in :data:`REAL_NAMES` are refused by the caller.
+    """
+    core = (stream.choice(_ONSETS) + stream.choice(_VOWELS)
+            + stream.choice(_MIDDLE_ONSETS) + stream.choice(_MIDDLE_VOWELS))
     if kind == "place":
         return core + stream.choice(_PLACE_ENDINGS)
     if kind == "org":
-        return core + stream.choice(_ORG_ENDINGS)
+        return core + stream.choice(_ORG_CODAS) + stream.choice(_ORG_ENDINGS)
     raise TemplateError(f"unknown name kind {kind!r}; known kinds: {NAME_KINDS}")
 
 

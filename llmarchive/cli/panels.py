@@ -1,0 +1,221 @@
+"""``llmarchive panels …``: build, list, show, check and admit protocols.
+
+``build`` writes the 24 protocol files under ``private/protocols/``;
+``list`` prints their text-free headers (``--json`` for one object per
+protocol); ``show`` prints one whole file, text included — a private-side
+command; ``check`` runs gate 1, gate 1b with its self-test, the twin-pairing
+check and the 12-word leak check, and exits 1 naming protocol, item and rule
+on any failure; ``promote`` is the human admission (gate 4); ``seal``
+records a sealed protocol by its two hashes; ``init-seed`` writes a secret
+guard seed.
+"""
+import argparse
+import json
+import sys
+import time
+
+from llmarchive.cli import CommandError, archive
+from measure import invariants
+from panels import conformance, lanes, leak, registry
+from panels.build import BuildError, build_protocols
+from panels.seeds import SeedError, guard_seed, init_secret_seed, public_seed
+
+ORDER = 20
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("panels", help="build, list, show, check and promote the protocols",
+                              description=__doc__.split("\n\n")[1])
+    sub = p.add_subparsers(dest="panels_command", metavar="ACTION")
+
+    b = sub.add_parser("build", help="build every protocol file under private/protocols/ (idempotent)")
+    b.set_defaults(func=cmd_build)
+
+    ls = sub.add_parser("list", help="one line (or JSON object) per protocol: ids, lane, status, hashes — no text")
+    ls.add_argument("--json", action="store_true", help="print a JSON list of protocol headers")
+    ls.set_defaults(func=cmd_list)
+
+    show = sub.add_parser("show", help="print one protocol file, text included (private side only)")
+    show.add_argument("protocol", metavar="PROTOCOL")
+    show.set_defaults(func=cmd_show)
+
+    check = sub.add_parser("check", help="gates 1 and 1b (+ self-test), twin pairing and the 12-word leak check")
+    check.add_argument("--json", action="store_true", help="print the failures as a JSON list")
+    check.set_defaults(func=cmd_check)
+
+    pr = sub.add_parser("promote", help="admit a protocol to a lane (the human gate 4)",
+                        description="Admit a candidate protocol to its lane. Requires --human-reviewed, unless a "
+                                    "protocol with the identical panel_sha256 was reviewed before (v1 inherits v0).")
+    pr.add_argument("protocol", metavar="PROTOCOL")
+    pr.add_argument("--lane", required=True, choices=("open", "guard"))
+    pr.add_argument("--twin", metavar="ID", help="the twin protocol (must be the one SPEC's lane rule names)")
+    pr.add_argument("--human-reviewed", action="store_true",
+                    help="I reviewed it against the gate-4 checklist: gates 1 and 1b pass, every phrase B adds or "
+                         "changes is in the catalogue, the blind reader's verdict is recorded")
+    pr.add_argument("--reviewer", metavar="NAME", help="who reviewed it (default: your login name)")
+    pr.add_argument("--allow-development-seed", action="store_true",
+                    help="admit a guard protocol built from the public development seed (demo archives only)")
+    pr.set_defaults(func=cmd_promote)
+
+    seal = sub.add_parser("seal", help="register a sealed protocol by its two hashes (no text ever)")
+    seal.add_argument("protocol", metavar="PROTOCOL_ID")
+    seal.add_argument("--panel-sha256", required=True)
+    seal.add_argument("--protocol-sha256", required=True)
+    seal.add_argument("--human-reviewed", action="store_true", help="its review happened in the sealed repository")
+    seal.add_argument("--reviewer", metavar="NAME")
+    seal.set_defaults(func=cmd_seal)
+
+    seed = sub.add_parser("init-seed", help="write a fresh secret guard seed to private/panel_seed")
+    seed.set_defaults(func=cmd_init_seed)
+
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _load_all(paths):
+    try:
+        return registry.load_all(paths)
+    except (BuildError, SeedError, registry.ProtocolFileError) as exc:
+        raise CommandError(str(exc)) from None
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    paths = archive(args)
+    started = time.perf_counter()
+    try:
+        protocols = registry.build_all(paths)
+    except (BuildError, SeedError) as exc:
+        raise CommandError(str(exc)) from None
+    for p in protocols:
+        print(f"{p['protocol_id']:42} seed={p['wording_seed']:11} panel={p['panel_sha256'][:12]} "
+              f"protocol={p['protocol_sha256'][:12]} {p['status']}")
+    print(f"built {len(protocols)} protocols in {paths.protocols} ({time.perf_counter() - started:.1f} s)")
+    if guard_seed(paths).label == "development":
+        print("note: guard panels were built from the public DEVELOPMENT seed; they guard nothing. "
+              "Set $LLMARCHIVE_PANEL_SEED or run `llmarchive panels init-seed`, then rebuild.", file=sys.stderr)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    paths = archive(args)
+    try:
+        headers = registry.list_protocols(paths)
+    except (BuildError, SeedError, registry.ProtocolFileError) as exc:
+        raise CommandError(str(exc)) from None
+    if args.json:
+        keys = ("protocol_id", "series", "family", "rewording_type", "lane", "twin_id", "status",
+                "panel_sha256", "protocol_sha256")
+        print(json.dumps([{k: h.get(k) for k in keys} for h in headers], indent=1, ensure_ascii=False))
+        return 0
+    for h in headers:
+        print(f"{h['protocol_id']:42} {h['status'] or '-':9} {h['lane'] or '-':6} {h['twin_id'] or '-':42} "
+              f"{(h['panel_sha256'] or '')[:12]} {(h['protocol_sha256'] or '')[:12]}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    paths = archive(args)
+    try:
+        protocol = registry.load_protocol(paths, args.protocol)
+    except registry.UnknownProtocol as exc:
+        raise CommandError(str(exc)) from None
+    except (BuildError, SeedError, registry.ProtocolFileError) as exc:
+        raise CommandError(str(exc)) from None
+    print(json.dumps(protocol, indent=1, sort_keys=True, ensure_ascii=False))
+    return 0
+
+
+def run_checks(protocols: list[dict], headers: list[dict]) -> list:
+    """Every check ``panels check`` runs, in order; a list of Failures."""
+    return (invariants.check_all(protocols)
+            + conformance.self_test_failures(protocols)
+            + conformance.check_all(protocols)
+            + lanes.twin_failures(headers)
+            + leak.check(protocols))
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    paths = archive(args)
+    started = time.perf_counter()
+    protocols = _load_all(paths)
+    headers = [registry.header(p) for p in protocols] + [registry.header(r) for r in registry.sealed_records(paths)]
+    failures = run_checks(protocols, headers)
+    stale = _stale(paths, protocols)
+    if stale:
+        print(f"note: {len(stale)} protocol file(s) differ from what the builder makes now ({', '.join(stale[:3])}"
+              f"{', …' if len(stale) > 3 else ''}); the checks above ran on the files — run `llmarchive panels "
+              f"build` to refresh them", file=sys.stderr)
+    if args.json:
+        print(json.dumps([f.__dict__ for f in failures], indent=1))
+    else:
+        for failure in failures:
+            print(f"FAIL {failure}")
+        items = sum(len(p["panel"]) for p in protocols)
+        print(f"{'FAILED' if failures else 'OK'}: {len(protocols)} protocols, {items} items — gate 1, gate 1b "
+              f"(self-test: {len(conformance.CATALOGUE)} rules), twin pairing, {leak.LEAK_WORDS}-word leak; "
+              f"{len(failures)} failure(s) in {time.perf_counter() - started:.1f} s")
+    return 1 if failures else 0
+
+
+def _stale(paths, protocols: list[dict]) -> list[str]:
+    """Ids whose file no longer matches a fresh in-memory build with the same seed label."""
+    try:
+        fresh = {p["protocol_id"]: p for p in build_protocols(public_seed(), guard_seed(paths))}
+    except (BuildError, SeedError):
+        return []
+    return [p["protocol_id"] for p in protocols
+            if p["protocol_id"] in fresh and fresh[p["protocol_id"]]["wording_seed"] == p["wording_seed"]
+            and fresh[p["protocol_id"]]["protocol_sha256"] != p["protocol_sha256"]]
+
+
+def cmd_promote(args: argparse.Namespace) -> int:
+    paths = archive(args)
+    try:
+        protocol = registry.load_protocol(paths, args.protocol)
+    except registry.UnknownProtocol as exc:
+        raise CommandError(str(exc)) from None
+    if protocol.get("lane") == "sealed" or "panel" not in protocol:
+        raise CommandError(f"{args.protocol} is a sealed, hash-only record; it was admitted when it was registered")
+    failures = invariants.check_protocol(protocol) + conformance.check_protocol(protocol)
+    if failures:
+        for failure in failures:
+            print(f"FAIL {failure}", file=sys.stderr)
+        raise CommandError(f"{args.protocol} fails gate 1 or gate 1b; it cannot be admitted")
+    try:
+        row = lanes.promote(paths, protocol, args.lane, twin_id=args.twin, human_reviewed=args.human_reviewed,
+                            reviewer=args.reviewer, allow_development_seed=args.allow_development_seed,
+                            known_ids=registry.known_ids(paths))
+    except lanes.PromotionError as exc:
+        raise CommandError(str(exc)) from None
+    how = "human review" if row["review"] == "human" else f"review inherited from {row['inherited_from']}"
+    print(f"admitted {row['protocol_id']} to lane {row['lane']}"
+          f"{' with twin ' + row['twin_id'] if row['twin_id'] else ''} ({how}; by {row['reviewer']} at "
+          f"{row['reviewed_at']})")
+    if row["twin_id"]:
+        twin = registry.load_protocol(paths, row["twin_id"])
+        if twin.get("twin_id") != row["protocol_id"]:
+            print(f"note: the pair is one-sided until {row['twin_id']} is promoted too; "
+                  f"`llmarchive panels check` fails until then", file=sys.stderr)
+    return 0
+
+
+def cmd_seal(args: argparse.Namespace) -> int:
+    paths = archive(args)
+    try:
+        record = registry.register_sealed(paths, args.protocol, args.panel_sha256, args.protocol_sha256,
+                                          reviewer=args.reviewer, human_reviewed=args.human_reviewed)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    print(f"registered sealed protocol {record['protocol_id']} (panel {record['panel_sha256'][:12]}, "
+          f"protocol {record['protocol_sha256'][:12]}); no text is held here")
+    return 0
+
+
+def cmd_init_seed(args: argparse.Namespace) -> int:
+    paths = archive(args)
+    try:
+        file = init_secret_seed(paths)
+    except SeedError as exc:
+        raise CommandError(str(exc)) from None
+    print(f"wrote a new secret guard seed to {file} (mode 0600); keep it out of every repository and back it up "
+          f"privately. Rebuild with `llmarchive panels build`.")
+    return 0

@@ -1,0 +1,120 @@
+"""``llmarchive publish``, ``llmarchive release`` and ``llmarchive serve``.
+
+``publish`` regenerates everything under ``$LLMARCHIVE_HOME/public/`` from
+the records (see :mod:`publish`); ``release`` assembles a release folder and
+prints what stays a human decision; ``serve`` runs Datasette on the public
+database, read-only, with the explicit time limit and row cap of
+:data:`publish.datasette_meta.SETTINGS`.
+"""
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from llmarchive.cli import CommandError, archive
+
+ORDER = 90
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "publish",
+        help="regenerate the public files (CSVs, Croissant, open lane, database, site, status) from the records",
+        description=(
+            "Regenerate every file under $LLMARCHIVE_HOME/public/ from the archive's records: stability.csv, "
+            "outcomes.csv, coverage.csv, open-lane/<year>.jsonl, croissant.json, archive.db, index.html, "
+            "status.json and render_manifest.json. The leak guard checks every byte first; a refused build "
+            "leaves public/ as it was."
+        ),
+    )
+    p.add_argument("--build-time", help="the build time to record (ISO 8601, UTC, ending in Z); default: now")
+    p.add_argument("--metadata", metavar="PATH",
+                   help="instead of publishing, write the generated Datasette metadata to PATH (metadata.yml)")
+    p.set_defaults(func=run_publish)
+
+    r = subparsers.add_parser(
+        "release",
+        help="assemble a release folder (generated files, public code, spec) and print the human checklist",
+        description=(
+            "Rebuild the publication and assemble release VERSION into a folder: the generated files, the public "
+            "code, CITATION.cff and .zenodo.json for this version, and a copy of the specification. Never the "
+            "private folder, guard or sealed wording, budget data or git history. Prints what stays a human "
+            "decision."
+        ),
+    )
+    r.add_argument("version", help="release version, MAJOR.MINOR.PATCH")
+    r.add_argument("--out", help="release folder to create (default: $LLMARCHIVE_HOME/releases/llm-archive-VERSION)")
+    r.add_argument("--spec", help="the specification to ship as SPEC.md (default: SPEC.md at the repository root)")
+    r.add_argument("--date", help="release date YYYY-MM-DD (default: today, UTC)")
+    r.set_defaults(func=run_release)
+
+    s = subparsers.add_parser(
+        "serve",
+        help="serve the public database read-only with Datasette on 127.0.0.1",
+        description=(
+            "Run `datasette serve -i archive.db --metadata metadata.yml` on 127.0.0.1 with an explicit SQL time "
+            "limit and row cap; the published site is served under /site/index.html. Run `llmarchive publish` "
+            "first."
+        ),
+    )
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    s.add_argument("--port", type=int, default=8001, help="port (default 8001)")
+    s.add_argument("--print-command", action="store_true", help="print the datasette command instead of running it")
+    s.set_defaults(func=run_serve)
+
+
+def run_publish(args: argparse.Namespace) -> int:
+    from publish import PublishError, publish_all
+    from publish import datasette_meta
+
+    if args.metadata:
+        datasette_meta.write(Path(args.metadata))
+        print(f"wrote {args.metadata}")
+        return 0
+    paths = archive(args)
+    try:
+        manifest = publish_all(paths, build_time=args.build_time)
+    except PublishError as exc:
+        raise CommandError(str(exc)) from None
+    print(f"published to {paths.public} at {manifest['build_time']}")
+    for name, entry in manifest["files"].items():
+        print(f"  {name:<26} {entry['bytes']:>12,} bytes  sha256 {entry['sha256']}")
+    print(f"  render_manifest.json lists them; inputs sha256 {manifest['inputs_sha256']}")
+    return 0
+
+
+def run_release(args: argparse.Namespace) -> int:
+    from publish import PublishError
+    from publish.release import assemble
+
+    paths = archive(args)
+    out = Path(args.out) if args.out else paths.home / "releases" / f"llm-archive-{args.version}"
+    try:
+        release = assemble(paths, args.version, out, spec=Path(args.spec) if args.spec else None, date=args.date)
+    except PublishError as exc:
+        raise CommandError(str(exc)) from None
+    print(f"release {release.version} assembled in {release.folder} ({len(release.files)} files, leak-checked)")
+    print()
+    print(release.checklist)
+    return 0
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from publish.datasette_meta import DB_FILE, REPO_METADATA, serve_command
+
+    paths = archive(args)
+    db = paths.public / DB_FILE
+    if not db.exists():
+        raise CommandError(f"{db} does not exist; run `llmarchive publish` first")
+    if not REPO_METADATA.exists():
+        raise CommandError(f"{REPO_METADATA} is missing; run `llmarchive publish --metadata {REPO_METADATA}`")
+    command = serve_command(db, REPO_METADATA, host=args.host, port=args.port, static_dir=paths.public)
+    command = [sys.executable, "-m"] + command
+    if args.print_command:
+        print(" ".join(command))
+        return 0
+    print(f"serving {db} read-only on http://{args.host}:{args.port}/ (site: /site/index.html); Ctrl-C stops",
+          file=sys.stderr)
+    sys.stderr.flush()
+    os.execv(sys.executable, command)
+    return 0  # not reached: execv replaces this process

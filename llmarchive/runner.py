@@ -1,0 +1,605 @@
+"""Run one protocol against one subject: a durable, resumable trial log.
+
+A run is ``4 versions × n_items × n_per_scenario`` calls, each a fresh
+session.  Its folder (``private/experiments/<run_id>/``, see
+:mod:`llmarchive.paths`) holds ``run.json`` (the ``experiment_run`` record),
+``trials.jsonl`` (append-only, hash-chained) and, once every trial is in,
+``measurement.json`` from :func:`measure.measurement.build`.
+
+Durability.  A trial counts as done only once its record has been appended,
+flushed and fsynced; a SIGKILL therefore loses at most the calls in flight.
+Running the same ``run_id`` again verifies the chain, cuts a torn last line,
+and calls only what is missing — identity ``(item_id, version,
+replicate_index)`` — so no recorded trial is ever re-sent or re-billed, and
+nothing already written (trials, their tokens and timestamps, the run's
+first start) is rewritten.  A lock file stops two processes from working on
+one run at once.  There is no response cache: repeated samples are real calls.
+
+Order.  The schedule is deterministic and interleaved so that a drift
+during a run (provider load, a model swap, thermal throttling) cannot fall
+on one version: replicate by replicate, item by item, the four versions of
+each item in a rotating (Latin-square) order.  With ``concurrency`` > 1,
+calls start in schedule order and are recorded as they finish; the
+``trial_index`` keeps the schedule position.
+
+What a trial record carries: ``record_type`` "trial", ``schema_version``,
+``run_id``, ``protocol_id``, ``item_id``, ``n_items``, ``version``,
+``replicate_index``, ``trial_index``, ``prompt_sha256`` (sha256 of the prompt,
+UTF-8 — never the prompt itself, so no guard wording travels in a trial),
+``outcome``, ``token``, ``reason`` (why the outcome: the grammar's reason or
+the outcome table's), and the transport: ``response_text`` (the full trace,
+for every lane — SPEC §10), ``stop_reason``, ``returned_model_id``,
+``input_tokens``, ``output_tokens``, ``latency_ms``, ``attempts``,
+``retry_causes``, ``answered`` (did the provider answer, i.e. could it bill),
+``started_at``, ``finished_at``.  Never a key.
+"""
+import asyncio
+import contextlib
+import dataclasses
+import fcntl
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Optional, Union
+
+from llmarchive.budget import Authorization, Budget, SpendMeter, append_many
+from llmarchive.jsonio import ChainedLog, RecordFileError, read_json, read_jsonl, write_json
+from llmarchive.paths import ArchivePaths, check_id
+from llmarchive.records import utc_now
+from llmarchive.runs import measurement_run
+from llmarchive.subjects.base import CallResult, SubjectError, classify
+from measure.measurement import MeasurementError, build, extractor_sha
+from measure.chain import ChainError
+from measure.schema import OUTCOMES, PROTOCOL_HEADER_FIELDS, SCHEMA_VERSION, SERIES, VERSIONS
+
+MAX_CONCURRENCY = 64
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+class RunError(ValueError):
+    """A protocol or run folder the runner cannot use; the message says which and why."""
+
+
+class RunHalted(RuntimeError):
+    """The subject failed in a way no retry fixes; the trials recorded so far are kept."""
+
+
+# --------------------------------------------------------------------------
+# the protocol and the schedule
+# --------------------------------------------------------------------------
+
+def validate_protocol(protocol: Mapping) -> None:
+    """Refuse a protocol the runner cannot run, naming the field."""
+    pid = protocol.get("protocol_id", "<no protocol_id>")
+    where = f"protocol {pid}"
+
+    def need(cond: bool, message: str) -> None:
+        if not cond:
+            raise RunError(f"{where}: {message}")
+
+    need(isinstance(protocol.get("protocol_id"), str), "'protocol_id' must be a string")
+    for key in ("n", "n_per_scenario", "n_items", "grammar_version"):
+        value = protocol.get(key)
+        need(isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+             f"'{key}' must be a positive integer")
+    options = protocol.get("options")
+    need(isinstance(options, list) and len(options) >= 2 and all(isinstance(o, str) for o in options),
+         "'options' must be a list of at least two strings")
+    generation = protocol.get("generation")
+    need(isinstance(generation, dict), "'generation' must be an object")
+    max_tokens = generation.get("max_tokens")
+    need(isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens >= 1,
+         "'generation.max_tokens' must be a positive integer")
+    panel = protocol.get("panel")
+    need(isinstance(panel, list) and panel, "'panel' must be a non-empty list (a text-free header cannot be run)")
+    need(len(panel) == protocol["n_items"], f"'panel' has {len(panel)} items but 'n_items' is {protocol['n_items']}")
+    need(protocol["n"] == protocol["n_items"] * protocol["n_per_scenario"],
+         f"'n' ({protocol['n']}) must equal n_items × n_per_scenario")
+    seen = set()
+    for index, item in enumerate(panel):
+        at = f"panel[{index}]"
+        need(isinstance(item, dict) and isinstance(item.get("item_id"), str), f"{at} needs an 'item_id' string")
+        need(item["item_id"] not in seen, f"{at}: item_id {item['item_id']!r} appears twice")
+        seen.add(item["item_id"])
+        versions = item.get("versions")
+        need(isinstance(versions, dict), f"{at} ({item['item_id']}) needs a 'versions' object")
+        for version in VERSIONS:
+            text = versions.get(version)
+            need(isinstance(text, str) and text.strip() != "",
+                 f"{at} ({item['item_id']}): version {version} must be a non-empty prompt")
+
+
+def protocol_header(protocol: Mapping) -> dict:
+    """The text-free header (``measure.schema.PROTOCOL_HEADER_FIELDS``)."""
+    header = {k: protocol.get(k) for k in PROTOCOL_HEADER_FIELDS}
+    if header.get("item_ids") is None and isinstance(protocol.get("panel"), list):
+        header["item_ids"] = [item.get("item_id") for item in protocol["panel"]]
+    return header
+
+
+@dataclass(frozen=True)
+class PlannedTrial:
+    """One slot of the schedule."""
+
+    trial_index: int
+    item_id: str
+    version: str
+    replicate_index: int
+
+    @property
+    def identity(self) -> tuple[str, str, int]:
+        return (self.item_id, self.version, self.replicate_index)
+
+    @property
+    def key(self) -> str:
+        return f"{self.item_id}/{self.version}/{self.replicate_index}"
+
+
+def schedule(protocol: Mapping) -> list[PlannedTrial]:
+    """Every trial of a run, in the order they are sent.
+
+    Blocks of four calls, one block per (replicate, item) — replicate by
+    replicate, items in panel order.  Block ``b`` sends the item's versions
+    in the order ``VERSIONS[(b + j) mod 4]`` for ``j = 0..3``: every version
+    takes every position as often as the others (±1), each version is
+    spread over the whole run, and no two consecutive calls share a version.
+    """
+    items = [item["item_id"] for item in protocol["panel"]]
+    out: list[PlannedTrial] = []
+    block = 0
+    for r in range(protocol["n_per_scenario"]):
+        for item in items:
+            for j in range(len(VERSIONS)):
+                out.append(PlannedTrial(len(out), item, VERSIONS[(block + j) % len(VERSIONS)], r))
+            block += 1
+    return out
+
+
+def trial_key(trial: Mapping) -> str:
+    """The ledger/call key of a recorded trial (``item/version/replicate``)."""
+    return f"{trial.get('item_id')}/{trial.get('version')}/{trial.get('replicate_index')}"
+
+
+def default_model_family(model_id: str) -> str:
+    """A family name from a model id: version numbers and date stamps removed.
+
+    ``claude-sonnet-5-5-20270101`` → ``claude-sonnet``.  A curve never crosses
+    families (SPEC §4.1); pass ``model_family`` explicitly when this guess
+    is not the family you track.
+    """
+    parts = [p for p in re.split(r"[-_]", model_id.lower()) if p]
+    kept = [p for p in parts if not re.fullmatch(r"v?\d+(\.\d+)*|\d{8}|latest", p)]
+    return "-".join(kept) or model_id
+
+
+# --------------------------------------------------------------------------
+# the run
+# --------------------------------------------------------------------------
+
+@dataclass
+class RunSettings:
+    """What a caller decides about a run (everything else comes from protocol and subject)."""
+
+    run_id: str
+    run_date: Optional[str] = None          # YYYY-MM-DD; default: stored on resume, else today (UTC)
+    series: Optional[str] = None            # commercial | open_weights; default: the subject's
+    model_family: Optional[str] = None
+    concurrency: int = 1
+    replicate_index: int = 0
+    exploratory: Union[bool, str] = False
+    instrument_suspect: Union[bool, str] = False
+    allow_generation_override: bool = False  # subject's max_tokens may differ from the protocol's (→ exploratory)
+    extra: Mapping[str, Any] = field(default_factory=dict)   # more fields for run.json (e.g. preregistration)
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    run: dict
+    trials: list[dict]
+    measurement: Optional[dict]
+    called: int
+    already_recorded: int
+
+    @property
+    def complete(self) -> bool:
+        return self.measurement is not None
+
+
+Progress = Callable[[int, int, dict], None]
+
+
+@contextlib.contextmanager
+def _run_lock(folder: Path) -> Iterator[None]:
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "a") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunError(f"run {folder.name} is being worked on by another process") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def run_protocol(paths: ArchivePaths, protocol: Mapping, subject: Any, settings: RunSettings, *,
+                 authorization: Optional[Authorization] = None, budget: Optional[Budget] = None,
+                 progress: Optional[Progress] = None) -> RunResult:
+    """Run (or resume) ``protocol`` on ``subject``; build the measurement when complete.
+
+    ``authorization`` (from :func:`llmarchive.budget.authorize_run`) is
+    required for a paid subject and makes every recorded call one ledger
+    entry; the free reference subject takes none.  Raises
+    :class:`RunHalted` when the subject fails for good (a bad key, an unknown
+    model) — what was recorded stays, and the run can be resumed.
+    """
+    validate_protocol(protocol)
+    check_id(settings.run_id, "run_id")
+    if not 1 <= settings.concurrency <= MAX_CONCURRENCY:
+        raise RunError(f"concurrency must be between 1 and {MAX_CONCURRENCY}, got {settings.concurrency}")
+    if subject.billed and authorization is None:
+        raise RunError(f"the {subject.provider} subject is paid: a run needs a budget authorization")
+    generation = dict(protocol["generation"])
+    unsupported = sorted(set(generation) - {"max_tokens"})
+    if unsupported:
+        raise RunError(f"protocol {protocol['protocol_id']}: generation parameter(s) {', '.join(unsupported)} "
+                       "are not supported by the subjects; only max_tokens is sent besides the prompt")
+    if subject.max_tokens != generation["max_tokens"]:
+        if not settings.allow_generation_override:
+            raise RunError(f"the subject sends max_tokens {subject.max_tokens} but protocol "
+                           f"{protocol['protocol_id']} freezes generation.max_tokens {generation['max_tokens']}")
+        note = (f"generation override: max_tokens {subject.max_tokens} instead of the protocol's "
+                f"{generation['max_tokens']}")
+        settings = dataclasses.replace(
+            settings, exploratory="; ".join(x for x in (settings.exploratory or "", note) if x),
+            extra={**settings.extra, "generation_override": {"max_tokens": subject.max_tokens}})
+    folder = paths.run_dir(settings.run_id)
+    with _run_lock(folder):
+        run = _Run(paths, folder, protocol, subject, settings, authorization, budget, progress)
+        return run.execute()
+
+
+class _Run:
+    def __init__(self, paths: ArchivePaths, folder: Path, protocol: Mapping, subject: Any, settings: RunSettings,
+                 authorization: Optional[Authorization], budget: Optional[Budget],
+                 progress: Optional[Progress]) -> None:
+        self.paths, self.folder, self.protocol, self.subject = paths, folder, protocol, subject
+        self.settings, self.progress = settings, progress
+        self.header = protocol_header(protocol)
+        self.prompts = {item["item_id"]: item["versions"] for item in protocol["panel"]}
+        self.plan = schedule(protocol)
+        self.run_file = folder / "run.json"
+        self.previous = self._previous_run()
+        self.run_date = self._run_date()
+        try:
+            self.log = ChainedLog(folder / "trials.jsonl")
+        except (ChainError, RecordFileError) as exc:
+            raise RunError(f"{folder / 'trials.jsonl'}: the trial log does not verify ({exc}); "
+                           "refusing to add to it") from None
+        self.done = self._recorded_trials()
+        self.meter = None
+        if authorization is not None and subject.billed:
+            self.meter = SpendMeter(paths, authorization, settings.run_id, subject.provider,
+                                    subject.subject_model_id, budget)
+        self.authorization = authorization
+        self.called = 0
+
+    # -- checks on an existing folder ------------------------------------
+    def _previous_run(self) -> Optional[dict]:
+        if not self.run_file.exists():
+            return None
+        try:
+            previous = read_json(self.run_file)
+        except RecordFileError as exc:
+            raise RunError(str(exc)) from None
+        mine = {
+            "protocol_id": self.protocol["protocol_id"],
+            "protocol_sha256": self.protocol.get("protocol_sha256"),
+            "panel_sha256": self.protocol.get("panel_sha256"),
+            "subject_kind": self.subject.config().get("kind"),
+            "subject_model_id": self.subject.subject_model_id,
+            "api_surface_sha": self.subject.api_surface_sha,
+        }
+        theirs = dict(previous)
+        theirs["subject_kind"] = (previous.get("subject") or {}).get("kind")
+        for key, value in mine.items():
+            if theirs.get(key) != value:
+                raise RunError(f"run {self.settings.run_id} was started with {key} {theirs.get(key)!r}, "
+                               f"this one has {value!r}; resume with the same protocol and subject, "
+                               "or choose a new --run-id")
+        return previous
+
+    def _run_date(self) -> str:
+        stored = (self.previous or {}).get("run_date")
+        given = self.settings.run_date
+        if given is not None and not _DATE.match(given):
+            raise RunError(f"run_date must be YYYY-MM-DD, got {given!r}")
+        if stored and given and stored != given:
+            raise RunError(f"run {self.settings.run_id} has run_date {stored}; it cannot be resumed as {given}")
+        return stored or given or datetime.now(timezone.utc).strftime("%Y-%m-%d")
+
+    def _recorded_trials(self) -> dict[tuple, dict]:
+        planned = {p.identity: p for p in self.plan}
+        done: dict[tuple, dict] = {}
+        for index, trial in enumerate(self.log.records):
+            where = f"{self.log.path}, record #{index}"
+            if trial.get("record_type") != "trial" or trial.get("run_id") != self.settings.run_id:
+                raise RunError(f"{where} is not a trial of run {self.settings.run_id}")
+            identity = (trial.get("item_id"), trial.get("version"), trial.get("replicate_index"))
+            if identity not in planned:
+                raise RunError(f"{where}: trial {identity} is not in this protocol's schedule")
+            if identity in done:
+                raise RunError(f"{where}: trial {identity} is recorded twice")
+            done[identity] = trial
+        return done
+
+    # -- recording ------------------------------------------------------------
+    def _record(self, batch: list[tuple[PlannedTrial, CallResult]]) -> list[dict]:
+        """Make trials durable (one fsync for the whole batch) and report them."""
+        written = append_many(self.log, [self._trial(planned, result) for planned, result in batch])
+        for (planned, _), trial in zip(batch, written):
+            self.done[planned.identity] = trial
+        self.called += len(written)
+        if self.progress:
+            for trial in written:
+                self.progress(len(self.done), len(self.plan), trial)
+        return written
+
+    def _charge(self, written: list[dict]) -> None:
+        """Ledger entries for recorded trials (derivable from the trial log, see reconcile)."""
+        if self.meter is not None:
+            self.meter.record_many([(trial_key(trial), trial) for trial in written])
+
+    def _trial(self, planned: PlannedTrial, result: CallResult) -> dict:
+        decided = classify(result, self.protocol["options"], self.protocol["grammar_version"])
+        prompt = self.prompts[planned.item_id][planned.version]
+        trial = {
+            "record_type": "trial",
+            "schema_version": SCHEMA_VERSION,
+            "run_id": self.settings.run_id,
+            "protocol_id": self.protocol["protocol_id"],
+            "item_id": planned.item_id,
+            "n_items": self.protocol["n_items"],
+            "version": planned.version,
+            "replicate_index": planned.replicate_index,
+            "trial_index": planned.trial_index,
+            "prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
+            "outcome": decided.outcome,
+            "token": decided.token,
+            "reason": decided.reason,
+            "response_text": result.text,
+            "stop_reason": result.stop_reason,
+            "returned_model_id": result.returned_model_id,
+            "input_tokens": result.input_tokens,
+            "output_tokens": result.output_tokens,
+            "latency_ms": result.latency_ms,
+            "attempts": result.attempts,
+            "retry_causes": list(result.retry_causes),
+            "answered": result.answered,
+            "started_at": result.started_at,
+            "finished_at": result.finished_at,
+        }
+        return trial
+
+    def _prompt(self, planned: PlannedTrial) -> str:
+        return self.prompts[planned.item_id][planned.version]
+
+    def _call_key(self, planned: PlannedTrial) -> str:
+        return f"{self.settings.run_id}/{planned.key}"
+
+    def _execute_sync(self, remaining: list[PlannedTrial]) -> None:
+        for planned in remaining:
+            self._charge(self._record([(planned, self.subject.call(self._prompt(planned),
+                                                                  self._call_key(planned)))]))
+
+    async def _execute_async(self, remaining: list[PlannedTrial]) -> None:
+        """Workers make the calls; one writer makes their trials durable.
+
+        A worker hands its result to the writer and waits until the trial is
+        fsynced before it takes the next trial, so at most ``concurrency``
+        calls are ever unrecorded.  The writer takes every result waiting
+        at that moment and writes them with one fsync (group commit), in a
+        thread, so the event loop keeps the other calls moving meanwhile.
+        Ledger entries follow off the critical path: the trial log is the
+        record of what was called, and a missing entry is added from it by
+        the next reconcile, so they never delay a call.
+        """
+        pending = iter(remaining)
+        fatal: list[BaseException] = []
+        queue: asyncio.Queue = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+
+        async def writer() -> None:
+            charging: Optional[asyncio.Future] = None
+            try:
+                while True:
+                    batch = [await queue.get()]
+                    while not queue.empty():
+                        batch.append(queue.get_nowait())
+                    stop = any(item is None for item in batch)
+                    batch = [item for item in batch if item is not None]
+                    if batch:
+                        try:
+                            written = await asyncio.to_thread(self._record, [(p, r) for p, r, _ in batch])
+                        except Exception as exc:  # the workers re-raise it
+                            for *_, done in batch:
+                                done.set_exception(exc)
+                            if stop:
+                                return
+                            continue
+                        for *_, done in batch:
+                            done.set_result(None)
+                        if charging is not None:
+                            await charging
+                        charging = asyncio.ensure_future(asyncio.to_thread(self._charge, written))
+                    if stop:
+                        return
+            finally:
+                if charging is not None:
+                    await charging
+
+        async def worker() -> None:
+            for planned in pending:          # one shared iterator: calls start in schedule order
+                if fatal:
+                    return
+                try:
+                    result = await self.subject.acall(self._prompt(planned), self._call_key(planned))
+                except SubjectError as exc:
+                    fatal.append(exc)
+                    return
+                durable = loop.create_future()
+                queue.put_nowait((planned, result, durable))
+                await durable
+
+        workers = min(self.settings.concurrency, len(remaining))
+        writing = asyncio.create_task(writer())
+        try:
+            async with self.subject.connect(workers):
+                await asyncio.gather(*(worker() for _ in range(workers)))
+        finally:
+            queue.put_nowait(None)
+            await writing
+        if fatal:
+            raise fatal[0]
+
+    # -- the whole run -----------------------------------------------------------
+    def execute(self) -> RunResult:
+        already = len(self.done)
+        if self.meter is not None:
+            self.meter.reconcile(self.done.values(), trial_key)
+        finished = self.folder / "measurement.json"
+        if (already == len(self.plan) and self.previous and self.previous.get("status") == "complete"
+                and finished.exists()):
+            # Nothing to do: a complete run is returned as it stands, nothing rewritten.
+            return RunResult(self.folder, self.previous, self._ordered_trials(), read_json(finished), 0, already)
+        session = {"started_at": utc_now(), "ended_at": None, "recorded_before": already, "called": 0,
+                   "outcome": "running"}
+        sessions = list((self.previous or {}).get("sessions", [])) + [session]
+        self._write_run("running", sessions)
+        remaining = [p for p in self.plan if p.identity not in self.done]
+        status, error = "complete", None
+        try:
+            if remaining:
+                if self.subject.is_async:
+                    asyncio.run(self._execute_async(remaining))
+                else:
+                    self._execute_sync(remaining)
+        except SubjectError as exc:
+            status, error = "halted", str(exc)
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        finally:
+            if status == "complete" and len(self.done) < len(self.plan):
+                status = "interrupted"
+            session.update(ended_at=utc_now(), called=self.called, outcome=status)
+            if error:
+                session["error"] = error
+            run = self._write_run(status, sessions)
+        measurement = None
+        if status == "complete":
+            measurement = self._measure(run)
+        trials = self._ordered_trials()
+        if status == "halted":
+            raise RunHalted(f"run {self.settings.run_id} stopped after {len(self.done)} of {len(self.plan)} trials: "
+                            f"{error}; fix the cause and run the same --run-id again to resume")
+        return RunResult(self.folder, run, trials, measurement, self.called, already)
+
+    def _ordered_trials(self) -> list[dict]:
+        return sorted(self.done.values(), key=lambda t: t["trial_index"])
+
+    def _measure(self, run: dict) -> dict:
+        try:
+            record = build(self.header, self._ordered_trials(), measurement_run(run))
+        except MeasurementError as exc:
+            raise RunError(f"run {self.settings.run_id} is complete but cannot be measured: {exc}") from None
+        write_json(self.folder / "measurement.json", record)
+        return record
+
+    def _write_run(self, status: str, sessions: list[dict]) -> dict:
+        trials = list(self.done.values())
+        subject, previous = self.subject, self.previous or {}
+        returned = Counter(t.get("returned_model_id") for t in trials if t.get("returned_model_id"))
+        outcomes = {v: {o: 0 for o in OUTCOMES} for v in VERSIONS}
+        for t in trials:
+            outcomes[t["version"]][t["outcome"]] += 1
+        series = self.settings.series or previous.get("series") or subject.default_series
+        if series not in SERIES:
+            raise RunError(f"series must be one of {SERIES}, got {series!r}")
+        family = (self.settings.model_family or previous.get("model_family")
+                  or default_model_family(getattr(subject, "name", None) or subject.subject_model_id))
+        cost = 0.0 if not subject.billed else (self.meter.run_cost() if self.meter else None)
+
+        def total(key: str) -> int:
+            return sum(t.get(key) or 0 for t in trials)
+
+        run = {
+            "record_type": "experiment_run",
+            "schema_version": SCHEMA_VERSION,
+            "run_id": self.settings.run_id,
+            "run_date": self.run_date,
+            "protocol_id": self.protocol["protocol_id"],
+            "protocol_header": self.header,
+            "panel_sha256": self.protocol.get("panel_sha256"),
+            "protocol_sha256": self.protocol.get("protocol_sha256"),
+            "lane": self.protocol.get("lane"),
+            "grammar_version": self.protocol["grammar_version"],
+            "extractor_sha": extractor_sha(self.protocol["grammar_version"]),
+            "series": series,
+            "model_family": family,
+            "subject_model_id": subject.subject_model_id,
+            "returned_model_id": ",".join(sorted(returned)) if returned else None,
+            "returned_model_ids": dict(sorted(returned.items())),
+            "api_surface_sha": subject.api_surface_sha,
+            "condition_profile": subject.condition_profile,
+            "explicitly_set": subject.explicitly_set,
+            "subject": subject.config(),
+            "runtime": subject.runtime(),
+            "replicate_index": self.settings.replicate_index,
+            "instrument_suspect": self.settings.instrument_suspect or previous.get("instrument_suspect", False),
+            "exploratory": self.settings.exploratory or previous.get("exploratory", False),
+            "budget": None if self.authorization is None else self.authorization.to_json(),
+            "concurrency": self.settings.concurrency,
+            "status": status,
+            "started_at": previous.get("started_at") or sessions[0]["started_at"],
+            "finished_at": utc_now() if status == "complete" else None,
+            "sessions": sessions,
+            "n_trials_planned": len(self.plan),
+            "n_trials_recorded": len(trials),
+            "outcomes": outcomes,
+            "input_tokens": total("input_tokens"),
+            "output_tokens": total("output_tokens"),
+            "attempts": total("attempts"),
+            "latency_ms": total("latency_ms"),
+            "cost_eur": cost,
+            "trials_last_sha256": self.log.last_hash,
+        }
+        if previous.get("status") == "complete" and previous.get("finished_at"):
+            run["finished_at"] = previous["finished_at"]
+        run.update(self.settings.extra)
+        write_json(self.run_file, run)
+        self.previous = run
+        return run
+
+
+def recorded_trials(paths: ArchivePaths, run_id: str) -> int:
+    """How many trials a run folder already holds (0 for a new run)."""
+    log = paths.run_dir(run_id) / "trials.jsonl"
+    try:
+        return sum(1 for t in read_jsonl(log) if t.get("record_type") == "trial")
+    except RecordFileError as exc:
+        raise RunError(str(exc)) from None
+
+
+def preregistration(paths: ArchivePaths, protocol: Mapping) -> Optional[dict]:
+    """``{"listed": bool, "reason": str}`` from :mod:`llmarchive.prereg`, or None when it is not installed."""
+    try:
+        from llmarchive.prereg import is_preregistered
+    except ImportError:
+        return None
+    listed, reason = is_preregistered(paths, dict(protocol))
+    return {"listed": bool(listed), "reason": reason}

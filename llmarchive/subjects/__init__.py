@@ -1,0 +1,64 @@
+"""Subjects: whatever answers the prompts, behind one call contract.
+
+* :class:`~llmarchive.subjects.anthropic.AnthropicSubject` — the Messages API;
+* :class:`~llmarchive.subjects.openai_compat.OpenAICompatSubject` — any
+  OpenAI-compatible chat-completions server;
+* :class:`~llmarchive.subjects.reference.ReferenceSubject` — the pinned local
+  model through llama-cpp-python.
+
+Each returns a :class:`~llmarchive.subjects.base.CallResult` per call, and
+:func:`~llmarchive.subjects.base.classify` is the one place a result becomes
+an outcome.  :func:`make_subject` builds one from command-line style options.
+"""
+from typing import Any, Optional
+
+from llmarchive.subjects.base import CallResult, Classified, SubjectError, classify
+
+SUBJECT_KINDS = ("reference", "anthropic", "openai")
+
+__all__ = ["CallResult", "Classified", "SUBJECT_KINDS", "SubjectError", "classify", "list_models", "make_subject"]
+
+
+def make_subject(kind: str, *, max_tokens: int, model: Optional[str] = None, base_url: Optional[str] = None,
+                 model_path: Optional[str] = None, model_sha256: Optional[str] = None,
+                 max_attempts: int = 6, timeout_s: float = 120.0, n_threads: int = 1, n_batch: int = 512,
+                 retry_seed: int = 0) -> Any:
+    """A subject of ``kind`` for a protocol whose generation asks ``max_tokens``."""
+    if kind == "reference":
+        from llmarchive import models
+        from llmarchive.subjects.reference import ReferenceSettings, ReferenceSubject
+
+        if base_url:
+            raise SubjectError("--base-url applies to API subjects, not to the reference model")
+        return ReferenceSubject(max_tokens, model=model or models.DEFAULT_MODEL, model_path=model_path,
+                                model_sha256=model_sha256,
+                                settings=ReferenceSettings(n_threads=n_threads, n_batch=n_batch))
+    if kind in ("anthropic", "openai"):
+        from llmarchive.subjects.http import RetryPolicy
+
+        if model_path or model_sha256:
+            raise SubjectError("--model-path/--model-sha256 apply to the reference model only")
+        if not model:
+            raise SubjectError(f"the {kind} subject needs --model (the provider's model id)")
+        options = dict(base_url=base_url, timeout_s=timeout_s, retry=RetryPolicy(max_attempts=max_attempts),
+                       retry_seed=retry_seed)
+        if kind == "anthropic":
+            from llmarchive.subjects.anthropic import AnthropicSubject
+            return AnthropicSubject(model, max_tokens, **options)
+        from llmarchive.subjects.openai_compat import OpenAICompatSubject
+        return OpenAICompatSubject(model, max_tokens, **options)
+    raise SubjectError(f"unknown subject {kind!r}; known: {', '.join(SUBJECT_KINDS)}")
+
+
+def list_models(kind: str, base_url: Optional[str] = None, max_attempts: int = 6,
+                timeout_s: float = 30.0) -> list[dict]:
+    """Every model an API provider lists (``GET /v1/models``, all pages), as it describes them.
+
+    For the model watch: each entry is the provider's own object (it has at
+    least ``id``).  Raises :class:`SubjectError` when the list cannot be read.
+    """
+    if kind not in ("anthropic", "openai"):
+        raise SubjectError(f"only API subjects list models; got {kind!r}")
+    subject = make_subject(kind, max_tokens=1, model="models-list", base_url=base_url,
+                           max_attempts=max_attempts, timeout_s=timeout_s)
+    return subject.list_models()

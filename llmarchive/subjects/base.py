@@ -1,0 +1,165 @@
+"""What every subject returns per call, and how a call becomes an outcome.
+
+A *subject* is whatever answers the prompts: the commercial API, an
+OpenAI-compatible server, or the local reference model.  Each call is one
+fresh session (no history, no system prompt, no cache) and returns one
+:class:`CallResult`, whatever the provider.  The runner turns that result
+into a trial outcome with :func:`classify`, and nowhere else.
+
+The outcome table
+-----------------
+SPEC §6 lists seven outcomes.  ``valid`` and ``unparseable`` are the
+grammar's (:func:`measure.extract`); the other five are decided here, from
+what the provider said, *before* any text is read.  The rows are checked in
+this order and the first that applies wins:
+
+=================  ===========================================================
+outcome            when
+=================  ===========================================================
+blocked_upstream   no usable response: still failing after the bounded retries
+                   (429/529/5xx, timeouts, dropped connections, malformed
+                   JSON), or the provider blocked the request itself (an HTTP
+                   content-filter refusal, OpenAI ``finish_reason:
+                   content_filter``)
+refused            the provider says the model refused (Anthropic
+                   ``stop_reason: refusal``; OpenAI ``message.refusal`` set)
+off_format         the reply is not plain text: a non-text content block or a
+                   tool call (Anthropic ``tool_use`` / ``pause_turn``; OpenAI
+                   ``tool_calls`` / ``function_call``)
+truncated          generation stopped at the token limit (Anthropic
+                   ``max_tokens`` / ``model_context_window_exceeded``; OpenAI
+                   and llama.cpp ``length``) — even if a decision line was
+                   already written, because what came after it is unknown
+empty              the text is empty or only whitespace
+valid/unparseable  everything else: :func:`measure.extract` with the
+                   protocol's options and ``grammar_version``
+=================  ===========================================================
+
+Stop reasons the table does not name (``end_turn``, ``stop``,
+``stop_sequence`` and any value a provider adds later) go to the grammar;
+the stop reason is kept on the trial either way, so a new value can be
+audited and mapped in a later version of this table.
+"""
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Mapping, Optional, Sequence
+
+import measure
+
+# Provider stop reason → outcome.  ``None`` means "a normal end: read the text".
+STOP_REASONS: dict[str, dict[str, Optional[str]]] = {
+    "anthropic": {
+        "end_turn": None,
+        "stop_sequence": None,
+        "refusal": "refused",
+        "max_tokens": "truncated",
+        "model_context_window_exceeded": "truncated",
+        "tool_use": "off_format",
+        "pause_turn": "off_format",
+    },
+    "openai": {
+        "stop": None,
+        "length": "truncated",
+        "content_filter": "blocked_upstream",
+        "tool_calls": "off_format",
+        "function_call": "off_format",
+    },
+    "llama.cpp": {
+        "stop": None,
+        "length": "truncated",
+    },
+}
+
+# Precedence of the non-grammar outcomes (the table above, top to bottom).
+PRECEDENCE = ("blocked_upstream", "refused", "off_format", "truncated", "empty")
+
+
+class SubjectError(RuntimeError):
+    """A problem no retry can fix (bad key, unknown model, malformed request).
+
+    The runner stops on it without recording a trial, so the run can be
+    resumed once the configuration is fixed.  The message never contains a
+    secret.
+    """
+
+
+def utc_timestamp() -> str:
+    """Current UTC time, ISO 8601 with milliseconds and ``Z``."""
+    now = datetime.now(timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+@dataclass
+class CallResult:
+    """One call to a subject, as the provider answered it.
+
+    ``text`` is the concatenated text content (``None`` when there was no
+    response at all).  ``blocked``, ``refused`` and ``non_text`` are the
+    provider-level signals the subject read off the response, in the words
+    of the outcome table; ``stop_reason`` is the provider's own value,
+    unchanged.  ``latency_ms`` spans every attempt including back-off waits.
+    ``answered`` is true when the provider returned a response (the call can
+    have been billed).  ``retry_causes`` says why each failed attempt failed.
+    """
+
+    provider: str
+    text: Optional[str]
+    stop_reason: Optional[str]
+    returned_model_id: Optional[str]
+    input_tokens: Optional[int]
+    output_tokens: Optional[int]
+    latency_ms: int
+    attempts: int
+    explicitly_set: Mapping[str, Any]
+    started_at: str
+    finished_at: str
+    blocked: bool = False
+    refused: bool = False
+    non_text: bool = False
+    content_types: Sequence[str] = field(default_factory=tuple)
+    detail: Optional[str] = None
+    answered: bool = True
+    retry_causes: Sequence[str] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Classified:
+    """The outcome of one call: outcome, token (valid only) and why."""
+
+    outcome: str
+    token: Optional[str]
+    reason: Optional[str]
+
+
+def stop_outcome(provider: str, stop_reason: Optional[str]) -> Optional[str]:
+    """The outcome a provider's stop reason forces, or ``None`` to read the text."""
+    if stop_reason is None:
+        return None
+    return STOP_REASONS.get(provider, {}).get(stop_reason)
+
+
+def classify(result: CallResult, options: Sequence[str], grammar_version: int) -> Classified:
+    """Apply the outcome table to one call result."""
+    forced = stop_outcome(result.provider, result.stop_reason)
+    signals = {
+        "blocked_upstream": result.blocked or forced == "blocked_upstream",
+        "refused": result.refused or forced == "refused",
+        "off_format": result.non_text or forced == "off_format",
+        "truncated": forced == "truncated",
+        "empty": result.text is None or result.text.strip() == "",
+    }
+    for outcome in PRECEDENCE:
+        if signals[outcome]:
+            return Classified(outcome, None, _reason(outcome, result))
+    extraction = measure.extract(result.text, options, grammar_version)
+    return Classified(extraction.outcome, extraction.token, extraction.reason)
+
+
+def _reason(outcome: str, result: CallResult) -> str:
+    if result.detail:
+        return result.detail
+    if result.stop_reason is not None and outcome != "empty":
+        return f"stop_reason={result.stop_reason}"
+    if outcome == "off_format":
+        return "non-text content: " + ",".join(result.content_types)
+    return {"empty": "no text in the response", "blocked_upstream": "no response"}.get(outcome, outcome)

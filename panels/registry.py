@@ -1,0 +1,181 @@
+"""The protocol registry: the one API other parts of the archive call.
+
+Built protocol files live only under ``private/protocols/`` (text included,
+every lane); ``sealed`` protocols exist only as hash-only records under
+``private/protocols/sealed/``.  A file always holds the protocol as built —
+``status: candidate``, no lane, no twin — so rebuilding is byte-identical
+whatever has been admitted; the admissions log is merged in when a
+protocol is loaded.
+
+The functions below are a contract (``/tmp/protocol_contract.md`` in the
+issue that introduced them): the runner, publication, the instrument and the
+Dagster assets call exactly these.
+"""
+import json
+from pathlib import Path
+from typing import Mapping, Optional
+
+from llmarchive.jsonio import RecordFileError, read_json, write_json
+from llmarchive.paths import ArchivePaths, check_id
+from measure.canonical import canonical_sha256
+from measure.schema import PROTOCOL_HEADER_FIELDS, SCHEMA_VERSION
+from panels import lanes
+from panels.build import all_protocol_ids, build_protocols, protocol_hash
+from panels.seeds import guard_seed, public_seed
+
+_HEX64 = set("0123456789abcdef")
+
+
+class UnknownProtocol(ValueError):
+    """A protocol id that is neither built nor sealed; the message lists the known ids."""
+
+    def __init__(self, protocol_id: str, known: list[str]) -> None:
+        super().__init__(f"unknown protocol {protocol_id!r}; known protocols: {', '.join(known)}")
+        self.protocol_id = protocol_id
+
+
+class ProtocolFileError(ValueError):
+    """A protocol file whose content does not match its own hashes."""
+
+
+def _file_text(protocol: Mapping) -> str:
+    return json.dumps(protocol, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def build_all(paths: ArchivePaths) -> list[dict]:
+    """Build every protocol and write the files; return them with admissions merged.
+
+    Idempotent: a file whose bytes would not change is not rewritten.
+    """
+    protocols = build_protocols(public_seed(), guard_seed(paths))
+    paths.protocols.mkdir(parents=True, exist_ok=True)
+    for protocol in protocols:
+        file = paths.protocol_file(protocol["protocol_id"])
+        text = _file_text(protocol)
+        if not file.exists() or file.read_text(encoding="utf-8") != text:
+            write_json(file, protocol)
+    admissions = lanes.read_admissions(paths)
+    return [lanes.apply_admission(p, lanes.current_admission(admissions, p)) for p in protocols]
+
+
+def _ensure_built(paths: ArchivePaths) -> None:
+    if any(not paths.protocol_file(pid).exists() for pid in all_protocol_ids()):
+        build_all(paths)
+
+
+def _read_protocol_file(file: Path) -> dict:
+    try:
+        protocol = read_json(file)
+    except RecordFileError as exc:
+        raise ProtocolFileError(str(exc)) from None
+    if not isinstance(protocol, dict) or "panel" not in protocol:
+        raise ProtocolFileError(f"{file}: not a protocol file (no panel)")
+    if canonical_sha256(protocol["panel"]) != protocol.get("panel_sha256"):
+        raise ProtocolFileError(f"{file}: panel_sha256 does not match the panel; the file was edited — rebuild it "
+                                f"with `llmarchive panels build`")
+    if protocol_hash(protocol) != protocol.get("protocol_sha256"):
+        raise ProtocolFileError(f"{file}: protocol_sha256 does not match the protocol; the file was edited — "
+                                f"rebuild it with `llmarchive panels build`")
+    return protocol
+
+
+def sealed_records(paths: ArchivePaths) -> list[dict]:
+    """Hash-only records of sealed protocols, sorted by id."""
+    if not paths.sealed.exists():
+        return []
+    return [read_json(f) for f in sorted(paths.sealed.glob("*.json"))]
+
+
+def known_ids(paths: ArchivePaths) -> list[str]:
+    return all_protocol_ids() + [r["protocol_id"] for r in sealed_records(paths)]
+
+
+def load_protocol(paths: ArchivePaths, protocol_id: str) -> dict:
+    """The full protocol (text included for built ones) with its admission merged.
+
+    Builds every protocol first when a file is missing.  A sealed id gives
+    its hash-only record.  Raises :class:`UnknownProtocol` for any other id.
+    """
+    if protocol_id in all_protocol_ids():
+        _ensure_built(paths)
+        protocol = _read_protocol_file(paths.protocol_file(protocol_id))
+        return lanes.apply_admission(protocol, lanes.current_admission(lanes.read_admissions(paths), protocol))
+    for record in sealed_records(paths):
+        if record["protocol_id"] == protocol_id:
+            return dict(record)
+    raise UnknownProtocol(protocol_id, known_ids(paths))
+
+
+def load_all(paths: ArchivePaths) -> list[dict]:
+    """Every built protocol, text included, admissions merged (builds when missing)."""
+    _ensure_built(paths)
+    admissions = lanes.read_admissions(paths)
+    out = []
+    for pid in all_protocol_ids():
+        protocol = _read_protocol_file(paths.protocol_file(pid))
+        out.append(lanes.apply_admission(protocol, lanes.current_admission(admissions, protocol)))
+    return out
+
+
+def header(protocol: Mapping) -> dict:
+    """The text-free header: :data:`measure.schema.PROTOCOL_HEADER_FIELDS` only."""
+    return {key: protocol.get(key) for key in PROTOCOL_HEADER_FIELDS}
+
+
+def list_protocols(paths: ArchivePaths) -> list[dict]:
+    """Headers of every protocol, sealed ones included; never any text."""
+    return [header(p) for p in load_all(paths)] + [header(r) for r in sealed_records(paths)]
+
+
+def open_protocol_ids(paths: ArchivePaths) -> list[str]:
+    """Protocols whose current lane is ``open``."""
+    return [h["protocol_id"] for h in list_protocols(paths) if h["lane"] == "open"]
+
+
+def guard_protocol_ids(paths: ArchivePaths) -> list[str]:
+    """Protocols whose current lane is ``guard``."""
+    return [h["protocol_id"] for h in list_protocols(paths) if h["lane"] == "guard"]
+
+
+def _check_hash(value: str, name: str) -> str:
+    if not isinstance(value, str) or len(value) != 64 or set(value) - _HEX64:
+        raise ValueError(f"{name} must be 64 lowercase hexadecimal characters, got {value!r}")
+    return value
+
+
+def register_sealed(paths: ArchivePaths, protocol_id: str, panel_sha256: str, protocol_sha256: str,
+                    reviewer: Optional[str] = None, human_reviewed: bool = False) -> dict:
+    """Record a sealed protocol by its two hashes only (SPEC §10).
+
+    The text stays in the isolated sealed repository; what crosses is the id
+    and the two hashes, copied by hand, plus the fact that it was reviewed.
+    """
+    check_id(protocol_id, "protocol_id")
+    if protocol_id in all_protocol_ids():
+        raise ValueError(f"{protocol_id} is a built protocol of this repository, not a sealed one")
+    if not human_reviewed:
+        raise ValueError(f"{protocol_id}: registering a sealed protocol admits it; it needs --human-reviewed "
+                         f"(its review happened in the sealed repository)")
+    record = {key: None for key in PROTOCOL_HEADER_FIELDS}
+    record.update({
+        "record_type": "protocol",
+        "schema_version": SCHEMA_VERSION,
+        "protocol_id": protocol_id,
+        "panel_sha256": _check_hash(panel_sha256, "panel_sha256"),
+        "protocol_sha256": _check_hash(protocol_sha256, "protocol_sha256"),
+        "status": "admitted",
+        "lane": "sealed",
+        "twin_id": None,
+        "reviewed": True,
+        "reviewer": reviewer or lanes.default_reviewer(),
+        "registered_at": lanes.utc_now(),
+    })
+    file = paths.sealed / f"{protocol_id}.json"
+    if file.exists():
+        old = read_json(file)
+        if (old.get("panel_sha256"), old.get("protocol_sha256")) != (panel_sha256, protocol_sha256):
+            raise ValueError(f"{file} already records other hashes for {protocol_id}; a changed sealed protocol "
+                             f"is a new protocol with a new id")
+        return old
+    write_json(file, record)
+    return record

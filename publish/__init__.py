@@ -1,0 +1,144 @@
+"""Publication: every public file, generated from the archive's records.
+
+One entry point, :func:`publish_all`.  It reads the records once
+(:mod:`publish.sources`), renders every file into a staging folder beside
+``public/``, runs the leak guard over every byte of it
+(:mod:`publish.leak`) and only then swaps the staging folder into place.  A
+refused build leaves ``public/`` exactly as it was.
+
+What it writes into ``public/``::
+
+    stability.csv  outcomes.csv  coverage.csv  open-lane/<year>.jsonl
+    croissant.json  archive.db  index.html  status.json  render_manifest.json
+
+Nothing in ``public/`` is edited by hand; rebuilding from the same records
+gives the same bytes except where the build time is written (the site,
+``status.json`` and ``render_manifest.json``).
+"""
+import contextlib
+import fcntl
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Iterator, Optional
+
+from llmarchive.paths import ArchivePaths
+from llmarchive.records import utc_now
+from measure.canonical import sha256_hex
+from publish import croissant, csvs, database, open_lane, site, sources, status
+from publish.datasette_meta import DB_FILE
+from publish.errors import LeakError, PublishError, SiteError
+from publish.leak import LeakGuard
+
+BUILD_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+
+__all__ = ["publish_all", "PublishError", "LeakError", "SiteError", "leak_guard"]
+
+
+def _pretty(value) -> bytes:
+    import json
+
+    return (json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def leak_guard(inputs: sources.Inputs) -> LeakGuard:
+    """The guard for a build: guarded wording of non-open protocols; open wording and the instruction exempt."""
+    from panels.instruction import INSTRUCTION
+
+    public = [t.text for t in inputs.texts.public] + [INSTRUCTION]
+    return LeakGuard(inputs.texts.guarded, public)
+
+
+def _write(root: Path, name: str, data: bytes) -> None:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _swap(staging: Path, public: Path) -> None:
+    old = public.parent / f".public-old-{os.getpid()}"
+    if old.exists():
+        shutil.rmtree(old)
+    if public.exists():
+        os.replace(public, old)
+    os.replace(staging, public)
+    _fsync_dir(public.parent)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+@contextlib.contextmanager
+def _publish_lock(paths: ArchivePaths) -> Iterator[None]:
+    """One build at a time per archive home (the CLI and the Dagster asset may both be asked)."""
+    with open(paths.home / ".publish.lock", "a") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise PublishError(f"another publication of {paths.home} is running; try again when it ends") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def publish_all(paths: ArchivePaths, build_time: Optional[str] = None) -> dict:
+    """Build every public file from the records and move them into ``public/``; return the render manifest.
+
+    Raises :class:`PublishError` (bad input, naming the file; or another
+    build of the same home running), :class:`LeakError` (guarded wording
+    found; nothing written) or :class:`SiteError` (a site rule refused).
+    """
+    build_time = build_time or utc_now()
+    if not BUILD_TIME.match(build_time):
+        raise PublishError(f"build time {build_time!r} must be absolute UTC, YYYY-MM-DDTHH:MM:SSZ")
+    paths.ensure()
+    with _publish_lock(paths):
+        return _build(paths, build_time)
+
+
+def _build(paths: ArchivePaths, build_time: str) -> dict:
+    inputs = sources.gather(paths)
+    guard = leak_guard(inputs)
+
+    files: dict[str, bytes] = {}
+    files["stability.csv"] = csvs.stability_csv(inputs.measurements)
+    files["outcomes.csv"] = csvs.outcomes_csv(inputs.measurements)
+    coverage_rows = csvs.coverage_rows(inputs.by_kind("coverage"))
+    files["coverage.csv"] = csvs.coverage_csv(coverage_rows)
+    files.update(open_lane.files(inputs.open_runs))
+    latest = max((m["run_date"] for m in inputs.measurements), default=None)
+    files["croissant.json"] = _pretty(croissant.build(files, inputs.open_runs, latest))
+
+    staging = paths.home / f".publish-staging-{os.getpid()}"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    try:
+        database.build(staging / DB_FILE, inputs)
+        files[DB_FILE] = (staging / DB_FILE).read_bytes()
+        data_files = [(name, len(data), sha256_hex(data)) for name, data in sorted(files.items())]
+        files["index.html"] = site.render(site.SiteContext(inputs, coverage_rows, build_time, data_files)).encode("utf-8")
+        files[status.STATUS_FILE] = _pretty(status.status(inputs, coverage_rows, build_time))
+        manifest = status.manifest(files, inputs, build_time)
+        files[status.MANIFEST_FILE] = _pretty(manifest)
+        for name, data in files.items():
+            if name != DB_FILE:
+                _write(staging, name, data)
+        guard.check_tree(staging)
+        _swap(staging, paths.public)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    return manifest

@@ -1,0 +1,125 @@
+"""``croissant.json``: MLCommons Croissant 1.0 metadata for the published files.
+
+It describes ``stability.csv``, ``outcomes.csv`` and the ``open-lane/*.jsonl``
+file set: one ``cr:Field`` per column, its data type read off the type label
+the schema already carries (SPEC §10): ``pct`` / ``unit_interval`` (and a
+trial's ``number``) → ``sc:Float``, ``int`` / ``count`` → ``sc:Integer``,
+``bool`` → ``sc:Boolean``, a trial's timestamps → ``sc:DateTime``, everything
+else → ``sc:Text``.  File objects
+carry their sha256, so the metadata pins the exact bytes it describes.
+"""
+from typing import Optional
+
+from llmarchive import __version__
+from measure.canonical import sha256_hex
+from measure.schema import FIELD_DESCRIPTIONS, MEASUREMENT_FIELDS, OUTCOME_FIELD_DESCRIPTIONS, OUTCOME_FIELDS
+from publish import open_lane, wording
+from publish.sources import OpenRun
+
+CROISSANT_TYPES = {"pct": "sc:Float", "unit_interval": "sc:Float", "number": "sc:Float", "int": "sc:Integer",
+                   "count": "sc:Integer", "bool": "sc:Boolean", "datetime": "sc:DateTime"}
+
+CONTEXT = {
+    "@language": "en",
+    "@vocab": "https://schema.org/",
+    "citeAs": "cr:citeAs",
+    "column": "cr:column",
+    "conformsTo": "dct:conformsTo",
+    "cr": "http://mlcommons.org/croissant/",
+    "rai": "http://mlcommons.org/croissant/RAI/",
+    "data": {"@id": "cr:data", "@type": "@json"},
+    "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "dct": "http://purl.org/dc/terms/",
+    "equivalentProperty": "cr:equivalentProperty",
+    "examples": {"@id": "cr:examples", "@type": "@json"},
+    "extract": "cr:extract",
+    "field": "cr:field",
+    "fileProperty": "cr:fileProperty",
+    "fileObject": "cr:fileObject",
+    "fileSet": "cr:fileSet",
+    "format": "cr:format",
+    "includes": "cr:includes",
+    "isLiveDataset": "cr:isLiveDataset",
+    "jsonPath": "cr:jsonPath",
+    "key": "cr:key",
+    "md5": "cr:md5",
+    "parentField": "cr:parentField",
+    "path": "cr:path",
+    "recordSet": "cr:recordSet",
+    "references": "cr:references",
+    "regex": "cr:regex",
+    "repeated": "cr:repeated",
+    "replace": "cr:replace",
+    "samplingRate": "cr:samplingRate",
+    "sc": "https://schema.org/",
+    "separator": "cr:separator",
+    "source": "cr:source",
+    "subField": "cr:subField",
+    "transform": "cr:transform",
+}
+
+
+def data_type(label: str) -> str:
+    return CROISSANT_TYPES.get(label, "sc:Text")
+
+
+def _field(record_set: str, name: str, label: str, description: str, source: dict) -> dict:
+    return {
+        "@type": "cr:Field",
+        "@id": f"{record_set}/{name}",
+        "name": name,
+        "description": description,
+        "dataType": data_type(label),
+        "source": {**source, "extract": {"column": name}},
+    }
+
+
+def build(files: dict[str, bytes], open_runs: list[OpenRun], date_published: Optional[str]) -> dict:
+    """The Croissant document for ``files`` (which must hold the two CSVs and the open-lane files)."""
+    distribution = [
+        {"@type": "cr:FileObject", "@id": "stability.csv", "name": "stability.csv", "contentUrl": "stability.csv",
+         "encodingFormat": "text/csv", "sha256": sha256_hex(files["stability.csv"]),
+         "description": "One row per measurement, one column per MEASUREMENT_FIELDS key; both series."},
+        {"@type": "cr:FileObject", "@id": "outcomes.csv", "name": "outcomes.csv", "contentUrl": "outcomes.csv",
+         "encodingFormat": "text/csv", "sha256": sha256_hex(files["outcomes.csv"]),
+         "description": "Every measurement's outcome distribution: one row per run, version and outcome."},
+    ]
+    record_sets = [
+        {"@type": "cr:RecordSet", "@id": "stability", "name": "stability",
+         "description": "Measurements (stability.csv).",
+         "field": [_field("stability", n, label, FIELD_DESCRIPTIONS[n], {"fileObject": {"@id": "stability.csv"}})
+                   for n, label in MEASUREMENT_FIELDS]},
+        {"@type": "cr:RecordSet", "@id": "outcomes", "name": "outcomes",
+         "description": "Outcome counts (outcomes.csv).",
+         "field": [_field("outcomes", n, label, OUTCOME_FIELD_DESCRIPTIONS[n], {"fileObject": {"@id": "outcomes.csv"}})
+                   for n, label in OUTCOME_FIELDS]},
+    ]
+    lane_files = sorted(name for name in files if name.startswith("open-lane/"))
+    if lane_files:
+        distribution.append(
+            {"@type": "cr:FileSet", "@id": "open-lane", "name": "open-lane", "encodingFormat": "application/jsonlines",
+             "includes": "open-lane/*.jsonl",
+             "description": ("Every trial of every open-lane run, one JSON object per line, grouped by year: "
+                             + ", ".join(lane_files) + ".")})
+        record_sets.append(
+            {"@type": "cr:RecordSet", "@id": "open_lane_trials", "name": "open_lane_trials",
+             "description": "Open-lane trials (open-lane/<year>.jsonl), copied from the runs' trial logs.",
+             "field": [_field("open_lane_trials", n, label, open_lane.describe(n), {"fileSet": {"@id": "open-lane"}})
+                       for n, label in open_lane.trial_fields(open_runs)]})
+    data_licence = wording.LICENCES["data"]
+    document = {
+        "@context": CONTEXT,
+        "@type": "sc:Dataset",
+        "name": "llm-archive",
+        "description": f"{wording.ONE_SENTENCE} {wording.SCOPE} {wording.NOT_AN_EVALUATION}",
+        "conformsTo": "http://mlcommons.org/croissant/1.0",
+        "license": data_licence[1],
+        "url": "index.html",
+        "version": __version__,
+        "citeAs": "LLM-Archive contributors. LLM-Archive: a dated record of decision stability under rewording.",
+        "distribution": distribution,
+        "recordSet": record_sets,
+    }
+    if date_published:
+        document["datePublished"] = date_published
+    return document

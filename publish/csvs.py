@@ -1,0 +1,91 @@
+"""The three CSV files: stability.csv, outcomes.csv, coverage.csv (SPEC §10 "Files").
+
+One cell convention for all three, so a reader needs to learn it once:
+an absent value is an empty cell; a boolean is ``true`` / ``false``; a
+number is written as Python writes its shortest exact form; a structured
+value (the schema's ``json`` type) is one cell of canonical JSON.  Rows are
+sorted on stable keys and lines end in ``\\n``, so the same records always
+give the same bytes.
+"""
+import csv
+import io
+from typing import Any, Iterable, Sequence
+
+from llmarchive.records import KINDS
+from measure.canonical import canonical_json
+from measure.schema import MEASUREMENT_FIELDS, OUTCOME_FIELD_NAMES, OUTCOMES, VERSIONS
+
+COVERAGE_FIELDS = KINDS["coverage"] + ("recorded_at",)
+COVERAGE_DESCRIPTIONS = {
+    "period": "The scheduled period of the job (a date for daily jobs, a month for the monthly sweep).",
+    "job": "Which scheduled job this row is about (for example the monthly sweep or the daily fingerprint).",
+    "series": "commercial or open_weights; the coverage bar counts commercial only.",
+    "protocol_id": "The protocol the job was for, when it was for one protocol.",
+    "status": "ran, or gap when the job did not run.",
+    "cause": "For a gap, exactly one cause from the closed list; empty when the job ran.",
+    "run_id": "The run the job produced, when it ran.",
+    "detail": "What was observed, in words.",
+    "recorded_at": "When the row was recorded (UTC).",
+}
+
+
+def cell(value: Any, label: str = "text") -> str:
+    """One CSV cell under the convention above."""
+    if value is None:
+        return ""
+    if label == "json" or isinstance(value, (dict, list)):
+        return canonical_json(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def write_csv(header: Sequence[str], rows: Iterable[Sequence[str]]) -> bytes:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue().encode("utf-8")
+
+
+def stability_csv(measurements: Iterable[dict]) -> bytes:
+    """One row per measurement, one column per ``MEASUREMENT_FIELDS`` key, in schema order."""
+    header = [name for name, _ in MEASUREMENT_FIELDS]
+    rows = ([cell(m[name], label) for name, label in MEASUREMENT_FIELDS] for m in measurements)
+    return write_csv(header, rows)
+
+
+def outcome_rows(measurements: Iterable[dict]) -> list[tuple[str, str, str, int]]:
+    """The ``outcomes`` field unpacked: (run_id, version, outcome, count), zero counts included."""
+    out = []
+    for m in measurements:
+        table = m["outcomes"] or {}
+        for version in VERSIONS:
+            counts = table.get(version, {})
+            for outcome in OUTCOMES:
+                out.append((m["run_id"], version, outcome, int(counts.get(outcome, 0))))
+    return out
+
+
+def outcomes_csv(measurements: Iterable[dict]) -> bytes:
+    return write_csv(OUTCOME_FIELD_NAMES, ([cell(v) for v in row] for row in outcome_rows(measurements)))
+
+
+def coverage_rows(records: Iterable[dict]) -> list[dict]:
+    """One row per scheduled job: the latest record for each (period, job, series, protocol_id).
+
+    The log is append-only, so a job first recorded as a gap and later run
+    (or re-classified) has two records; the later one is what happened.
+    """
+    latest: dict[tuple, dict] = {}
+    for record in records:
+        key = (record.get("period"), record.get("job"), record.get("series"), record.get("protocol_id"))
+        latest[key] = {name: record.get(name) for name in COVERAGE_FIELDS}
+    return sorted(latest.values(), key=lambda r: (str(r["period"]), str(r["series"]), str(r["job"]),
+                                                  str(r["protocol_id"] or "")))
+
+
+def coverage_csv(rows: Iterable[dict]) -> bytes:
+    return write_csv(COVERAGE_FIELDS, ([cell(r[name]) for name in COVERAGE_FIELDS] for r in rows))

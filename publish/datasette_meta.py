@@ -1,0 +1,199 @@
+"""``metadata.yml``: Datasette's metadata, generated from the schema so it cannot drift.
+
+:func:`build_metadata` derives every table, view and column description
+from :mod:`publish.database` (whose ``measurements`` columns are
+``measure.schema.MEASUREMENT_FIELDS`` with the schema's descriptions) and
+adds the canned queries.  The committed ``metadata.yml`` at the repository
+root must equal :func:`render` — a test compares them — and
+``llmarchive publish --metadata metadata.yml`` rewrites it.
+
+The serving settings live here too (:data:`SETTINGS`), so ``make serve``,
+``llmarchive serve`` and the tests run Datasette the same way: read-only
+(immutable), with an explicit SQL time limit and row cap.
+"""
+from pathlib import Path
+
+import yaml
+
+from publish import database, wording
+
+DATABASE = "archive"
+DB_FILE = f"{DATABASE}.db"
+SETTINGS = {
+    "sql_time_limit_ms": 1000,
+    "max_returned_rows": 1000,
+    "facet_time_limit_ms": 200,
+    "allow_csv_stream": False,
+    "default_page_size": 100,
+}
+PLUGINS_DIR = Path(__file__).resolve().parent / "datasette_plugins"
+REPO_METADATA = Path(__file__).resolve().parent.parent / "metadata.yml"
+
+CANNED_QUERIES = {
+    "stability_over_time": {
+        "title": "Stability over time: one protocol, one model family, one series",
+        "description": (
+            "Every measurement of one protocol within one model family and one series, oldest first, with "
+            "entropy beside stability. Rows with on_curve = 0 are shown with their flags but are not part of "
+            "the curve. Parameters: protocol_id (for example risky_choice_framing__wording__v0), model_family, "
+            "series (commercial or open_weights). A curve never crosses model families or mixes series."
+        ),
+        "sql": (
+            "select run_date, series, model_family, subject_model_id, returned_model_id, stability_pct, "
+            "ci_low_pct, ci_high_pct, entropy_a, entropy_b, null_floor_pct, at_noise_floor, on_curve, flags, "
+            "run_id\nfrom measurements\nwhere protocol_id = :protocol_id and model_family = :model_family "
+            "and series = :series\norder by run_date, replicate_index"
+        ),
+    },
+    "latest_scan": {
+        "title": "The latest scan",
+        "description": (
+            "The most recent measurement of every protocol, per series and model family. A row that is off "
+            "the curve says why in flags and flag_reasons."
+        ),
+        "sql": (
+            "select m.series, m.model_family, m.protocol_id, m.rewording_type, m.lane, m.run_date, "
+            "m.returned_model_id, m.stability_pct, m.ci_low_pct, m.ci_high_pct, m.entropy_a, m.entropy_b, "
+            "m.null_floor_pct, m.on_curve, m.flags, m.run_id\nfrom measurements m\n"
+            "where m.run_date = (select max(x.run_date) from measurements x where x.protocol_id = m.protocol_id "
+            "and x.series = m.series and x.model_family is m.model_family)\n"
+            "order by m.series, m.model_family, m.protocol_id"
+        ),
+    },
+    "flagged_measurements": {
+        "title": "Measurements off the main curve, with their reasons",
+        "description": (
+            "Every measurement that is not on the main curve, newest first. Nothing is deleted for failing a "
+            "check: each one is published with its flags and, in flag_reasons, the reason in words. A "
+            "measurement of a protocol that is still a candidate is off the curve without a flag."
+        ),
+        "sql": (
+            "select run_date, series, model_family, protocol_id, returned_model_id, stability_pct, entropy_a, "
+            "entropy_b, protocol_status, flags, flag_reasons, run_id\nfrom measurements\nwhere on_curve = 0\n"
+            "order by run_date desc, series, protocol_id"
+        ),
+    },
+    "open_vs_guard_twin": {
+        "title": "Open protocol and its guard twin, side by side",
+        "description": (
+            "Each open-lane measurement next to its guard twin's measurement from the same month, series, "
+            "model and replicate. If only the open number moves, the public wording may have been learned; "
+            "if both move, the model changed."
+        ),
+        "sql": (
+            "select o.run_date, o.series, o.model_family, o.returned_model_id, o.protocol_id as open_protocol_id, "
+            "o.stability_pct as open_stability_pct, o.entropy_a as open_entropy_a, o.entropy_b as open_entropy_b, "
+            "o.on_curve as open_on_curve, g.protocol_id as guard_protocol_id, g.run_date as guard_run_date, "
+            "g.stability_pct as guard_stability_pct, g.entropy_a as guard_entropy_a, "
+            "g.entropy_b as guard_entropy_b, g.on_curve as guard_on_curve\n"
+            "from measurements o join measurements g on g.protocol_id = o.twin_id "
+            "and g.model_family = o.model_family and g.series = o.series "
+            "and g.run_date >= substr(o.run_date, 1, 7) || '-01' and g.run_date <= substr(o.run_date, 1, 7) || '-31' "
+            "and g.subject_model_id = o.subject_model_id and g.replicate_index = o.replicate_index\n"
+            "where o.lane = 'open'\norder by o.protocol_id, o.series, o.run_date"
+        ),
+    },
+    "coverage_gaps_by_cause": {
+        "title": "Coverage gaps by cause",
+        "description": (
+            "Scheduled jobs that did not run, counted by series and cause. Every gap carries exactly one "
+            "cause from the closed list; the coverage bar on the site counts the commercial series only."
+        ),
+        "sql": (
+            "select series, cause, count(*) as gaps, min(period) as first_period, max(period) as last_period\n"
+            "from coverage\nwhere status = 'gap'\ngroup by series, cause\norder by series, gaps desc, cause"
+        ),
+    },
+    "comparison_points_by_date": {
+        "title": "Comparison points (a separate context table)",
+        "description": (
+            "Runs by outside parties on an open panel, recomputed with this project's estimator, each with its "
+            "measurement date. Never on the main curve, never in an aggregate. "
+            + wording.NO_ONE_MAY_CONCLUDE
+        ),
+        "sql": (
+            "select run_date, protocol_id, model_id, submitted_by, stability_pct, ci_low_pct, ci_high_pct, "
+            "entropy_a, entropy_b, null_floor_pct, n, grammar_version, panel_sha256, flags\n"
+            "from comparison_points\norder by run_date, protocol_id, model_id"
+        ),
+    },
+}
+
+
+def _description() -> str:
+    data, prose, code = (wording.LICENCES[k] for k in ("data", "prose", "code"))
+    return (
+        f"{wording.ONE_SENTENCE} {wording.SCOPE} {wording.NOT_AN_EVALUATION} "
+        f"Licences: data {data[0]}, prose {prose[0]}, code {code[0]}. "
+        "This database is read-only; every table is regenerated from the archive's records by "
+        "`llmarchive publish`."
+    )
+
+
+def build_metadata() -> dict:
+    """The whole metadata document as a dict."""
+    tables: dict = {}
+    for table in database.TABLES:
+        entry = {"description": table.description,
+                 "columns": {c.name: c.description for c in table.columns}}
+        if "run_date" in table.column_names:
+            entry["sort_desc"] = "run_date"
+        tables[table.name] = entry
+    for view in database.VIEWS:
+        measurement_columns = {c.name: c.description for c in database.TABLE_BY_NAME["measurements"].columns}
+        tables[view.name] = {"description": view.description,
+                             "columns": {c: measurement_columns[c] for c in view.columns}}
+    data_licence = wording.LICENCES["data"]
+    return {
+        "title": wording.PROJECT,
+        "description": _description(),
+        "license": data_licence[0],
+        "license_url": data_licence[1],
+        "source": "The archive's own records, published by `llmarchive publish`",
+        "about": "Measurement schema: measure/schema.py (MEASUREMENT_FIELDS)",
+        "databases": {
+            DATABASE: {
+                "description": ("Measurements, outcomes, coverage, open-lane trials, protocols (headers only), "
+                                "runs, comparison points, instrument checks and succession events."),
+                "tables": tables,
+                "queries": {name: dict(q) for name, q in CANNED_QUERIES.items()},
+            }
+        },
+    }
+
+
+HEADER = ("# Generated by publish/datasette_meta.py from measure/schema.py and publish/database.py.\n"
+          "# Do not edit by hand: run `llmarchive publish --metadata metadata.yml` (a test compares them).\n")
+
+
+class _Dumper(yaml.SafeDumper):
+    """Writes multi-line strings (the SQL) as literal blocks, so the file reads like the queries."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str):
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def render() -> str:
+    """The YAML text of ``metadata.yml``."""
+    return HEADER + yaml.dump(build_metadata(), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def write(path: Path) -> None:
+    path.write_text(render(), encoding="utf-8")
+
+
+def serve_command(db_path: Path, metadata_path: Path, host: str = "127.0.0.1", port: int = 8001,
+                  static_dir: Path | None = None) -> list[str]:
+    """The ``datasette serve`` argument list: immutable, time limit and row cap set explicitly."""
+    command = ["datasette", "serve", "-i", str(db_path), "--metadata", str(metadata_path),
+               "--plugins-dir", str(PLUGINS_DIR), "--host", host, "--port", str(port)]
+    for name, value in SETTINGS.items():
+        command += ["--setting", name, ("on" if value else "off") if isinstance(value, bool) else str(value)]
+    if static_dir is not None:
+        command += ["--static", f"site:{static_dir}"]
+    return command

@@ -1,0 +1,305 @@
+"""The leak guard: no guard or sealed wording in any published byte.
+
+A ``guard`` protocol is only worth anything while its wording has never been
+public (SPEC §3, §10): once it is, it cannot tell contamination from real
+change any more.  So before a build is moved into ``public/``, every file it
+would publish is searched for the wording of every protocol that is not in
+the ``open`` lane (guard, sealed, and candidates without a lane), and the
+build is refused if any of it appears — whole, or as any run of
+:data:`WINDOW` consecutive words.
+
+Words are compared after the same normalisation on both sides: text is
+case-folded and split into ``\\w+`` runs, so punctuation, whitespace, HTML
+escaping and JSON quoting cannot hide a copy.  Files are read the way a
+reader would read them: JSON and JSONL by their string values, CSV by cell,
+HTML with entities decoded and its embedded JSON parsed, SQLite by every
+value of every table, anything else as UTF-8 text.
+
+Two kinds of text are exempt because they are public by design: the wording
+of ``open`` protocols, and the shared decision instruction.  A guarded run
+of words that occurs in them is not a leak.  The error message names the
+file, the protocol, the item and the version, and never quotes the words.
+
+How the search stays fast on a ten-year archive: a 12-word run in a
+published text always contains one 6-word window that starts at a multiple
+of 6, so only those windows are looked up (in an index of every guarded
+6-word window), and each hit is extended word by word in both directions to
+measure the real overlap.
+"""
+import csv
+import html
+import json
+import multiprocessing
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Optional
+
+from publish.errors import LeakError
+from publish.protocols import ProtocolText
+
+WINDOW = 12
+HALF = WINDOW // 2
+_WORD = re.compile(r"\w+")
+_TAG = re.compile(r"<[^>]*>")
+_JSON_SCRIPT = re.compile(r'<script type="application/json"[^>]*>(.*?)</script>', re.S)
+
+
+def words(text: str) -> list[str]:
+    """The normalised words of ``text``: case-folded ``\\w+`` runs."""
+    return _WORD.findall(text.casefold())
+
+
+@dataclass(frozen=True)
+class Leak:
+    where: str
+    protocol_id: str
+    item_id: str
+    version: str
+    run_length: int
+
+    def message(self) -> str:
+        return (f"{self.where}: contains {self.run_length} consecutive words of the wording of protocol "
+                f"{self.protocol_id}, item {self.item_id}, version {self.version} (lane is not open); "
+                "refusing to publish")
+
+
+class LeakGuard:
+    """An index of guarded wording that published text is searched against."""
+
+    def __init__(self, guarded: Iterable[ProtocolText], public: Iterable[str]) -> None:
+        public_words = [words(t) for t in public]
+        self._allowed: set[tuple[str, ...]] = set()
+        for w in public_words:
+            for i in range(len(w) - WINDOW + 1):
+                self._allowed.add(tuple(w[i:i + WINDOW]))
+        self._public_joined = [" " + " ".join(w) + " " for w in public_words]
+        streams: dict[tuple[str, ...], ProtocolText] = {}
+        for text in guarded:
+            streams.setdefault(tuple(words(text.text)), text)
+        self._streams: list[tuple[tuple[str, ...], ProtocolText]] = list(streams.items())
+        self._index: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+        self._short: list[tuple[str, ProtocolText]] = []
+        for number, (stream, text) in enumerate(self._streams):
+            if len(stream) < WINDOW:
+                phrase = " " + " ".join(stream) + " "
+                if stream and not any(phrase in p for p in self._public_joined):
+                    self._short.append((phrase, text))
+                continue
+            secret_windows = [tuple(stream[s:s + WINDOW]) not in self._allowed
+                              for s in range(len(stream) - WINDOW + 1)]
+            for j in range(len(stream) - HALF + 1):
+                # keep position j only if some 12-word window around it is not public
+                lo, hi = max(0, j + HALF - WINDOW), min(j, len(stream) - WINDOW)
+                if any(secret_windows[s] for s in range(lo, hi + 1)):
+                    self._index.setdefault(tuple(stream[j:j + HALF]), []).append((number, j))
+
+    @property
+    def empty(self) -> bool:
+        return not self._index and not self._short
+
+    def _extend(self, w: list[str], p: int, number: int, j: int) -> Optional[int]:
+        stream = self._streams[number][0]
+        left = 0
+        while p - left - 1 >= 0 and j - left - 1 >= 0 and w[p - left - 1] == stream[j - left - 1]:
+            left += 1
+        right = 0
+        while p + HALF + right < len(w) and j + HALF + right < len(stream) and \
+                w[p + HALF + right] == stream[j + HALF + right]:
+            right += 1
+        length = left + HALF + right
+        if length < WINDOW:
+            return None
+        start = j - left
+        for s in range(start, start + length - WINDOW + 1):
+            if tuple(stream[s:s + WINDOW]) not in self._allowed:
+                return length
+        return None
+
+    def scan_text(self, text: str, where: str) -> Optional[Leak]:
+        """The first leak in ``text``, or ``None``."""
+        if self.empty or not text:
+            return None
+        w = words(text)
+        index = self._index
+        # fast path, at C speed: the aligned 6-word windows of a clean text share nothing with the index
+        if index.keys().isdisjoint(zip(*(w[i::HALF] for i in range(HALF)))) and not self._short:
+            return None
+        for p in range(0, len(w) - HALF + 1, HALF):
+            hits = index.get(tuple(w[p:p + HALF]))
+            if not hits:
+                continue
+            for number, j in hits:
+                length = self._extend(w, p, number, j)
+                if length:
+                    t = self._streams[number][1]
+                    return Leak(where, t.protocol_id, t.item_id, t.version, length)
+        if self._short:
+            joined = " " + " ".join(w) + " "
+            for phrase, t in self._short:
+                if phrase in joined:
+                    return Leak(where, t.protocol_id, t.item_id, t.version, len(phrase.split()))
+        return None
+
+    def check_texts(self, texts: Iterable[tuple[str, str]]) -> None:
+        """Raise :class:`LeakError` on the first ``(where, text)`` that leaks."""
+        for where, text in texts:
+            leak = self.scan_text(text, where)
+            if leak:
+                raise LeakError(leak.message())
+
+    def check_file(self, path: Path, name: Optional[str] = None) -> None:
+        self.check_texts(file_texts(path, name or str(path)))
+
+    def check_tree(self, root: Path, workers: int = 2) -> None:
+        """Check every file under ``root`` (a build's staging folder or a release).
+
+        The files (and a database's tables) are independent, so they are
+        searched by ``workers`` forked processes sharing this index.
+        """
+        tasks = []
+        for path in sorted((p for p in root.rglob("*") if p.is_file()), key=lambda p: -p.stat().st_size):
+            name = str(path.relative_to(root))
+            if path.suffix.lower() in SQLITE_SUFFIXES:
+                tasks.extend((str(path), name, part) for part in _sqlite_parts(path))
+            else:
+                tasks.append((str(path), name, None))
+        if workers <= 1 or len(tasks) < 2:
+            for task in tasks:
+                message = _check_task(task, self)
+                if message:
+                    raise LeakError(message)
+            return
+        context = multiprocessing.get_context("fork")
+        with context.Pool(workers, initializer=_adopt, initargs=(self,)) as pool:
+            for message in pool.imap_unordered(_check_task, tasks):
+                if message:
+                    pool.terminate()
+                    raise LeakError(message)
+
+
+_WORKER_GUARD: Optional[LeakGuard] = None
+
+
+def _adopt(guard: "LeakGuard") -> None:
+    global _WORKER_GUARD
+    _WORKER_GUARD = guard
+
+
+def _check_task(task: tuple, guard: Optional[LeakGuard] = None) -> Optional[str]:
+    path, name, part = task
+    guard = guard or _WORKER_GUARD
+    texts = _sqlite_texts(Path(path), name, part) if part is not None else file_texts(Path(path), name)
+    for where, text in texts:
+        leak = guard.scan_text(text, where)
+        if leak:
+            return leak.message()
+    return None
+
+
+# --------------------------------------------------------------------------
+# reading files the way a reader would
+# --------------------------------------------------------------------------
+
+def _json_strings(value, where: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield where, key
+            yield from _json_strings(item, where)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _json_strings(item, where)
+
+
+def _text_of(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+_JSON_ESCAPE = re.compile(r'\\[nrtbf"\\/]')
+SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+def file_texts(path: Path, where: str) -> Iterator[tuple[str, str]]:
+    """Every piece of text a reader of ``path`` would see, with where it came from.
+
+    Values are searched in context, not one by one: a CSV row or a
+    database row is searched as its cells joined by spaces, a JSONL line as
+    the line itself with its JSON escapes (``\\n``, ``\\"``) turned into spaces,
+    so a run of words split across two adjacent fields is still one run.
+    HTML is searched as written, with its markup removed and entities
+    decoded, and its embedded JSON parsed.  Line-oriented formats are read
+    line by line so a large file never becomes one huge string.
+    """
+    suffix = path.suffix.lower()
+    if suffix in SQLITE_SUFFIXES:
+        for part in _sqlite_parts(path):
+            yield from _sqlite_texts(path, where, part)
+        return
+    if suffix == ".csv":
+        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+            for number, row in enumerate(csv.reader(fh), start=1):
+                yield f"{where}, row {number}", " ".join(row)
+        return
+    if suffix == ".jsonl":
+        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+            for number, line in enumerate(fh, start=1):
+                if "\\u" in line:
+                    try:
+                        yield f"{where}, line {number}", " ".join(s for _, s in _json_strings(json.loads(line), ""))
+                    except json.JSONDecodeError:
+                        pass
+                yield f"{where}, line {number}", _JSON_ESCAPE.sub(" ", line)
+        return
+    text = _text_of(path.read_bytes())
+    yield where, text
+    if suffix == ".json":
+        try:
+            yield where, " ".join(s for _, s in _json_strings(json.loads(text), where))
+        except json.JSONDecodeError:
+            pass
+    elif suffix in (".html", ".htm", ".svg", ".xml"):
+        yield where, html.unescape(_TAG.sub(" ", text))
+        for block in _JSON_SCRIPT.findall(text):
+            try:
+                yield f"{where} (embedded data)", " ".join(s for _, s in _json_strings(json.loads(block), ""))
+            except json.JSONDecodeError:
+                pass
+
+
+SQLITE_CHUNK_ROWS = 20_000
+
+
+def _sqlite_parts(path: Path) -> list[tuple]:
+    """The parts a database is searched in: its schema, then each table in rowid ranges (for the workers)."""
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    parts: list[tuple] = [("",)]
+    try:
+        tables = [row[0] for row in connection.execute("select name from sqlite_master where type = 'table' "
+                                                       "order by name")]
+        for table in tables:
+            low, high = connection.execute(f'select min(rowid), max(rowid) from "{table}"').fetchone()
+            if low is None:
+                continue
+            for start in range(low, high + 1, SQLITE_CHUNK_ROWS):
+                parts.append((table, start, min(start + SQLITE_CHUNK_ROWS - 1, high)))
+    finally:
+        connection.close()
+    return parts
+
+
+def _sqlite_texts(path: Path, where: str, part: tuple) -> Iterator[tuple[str, str]]:
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        if part[0] == "":
+            for (sql,) in connection.execute("select sql from sqlite_master where sql is not null"):
+                yield f"{where} (schema)", sql
+            return
+        table, low, high = part
+        for row in connection.execute(f'select * from "{table}" where rowid between ? and ?', (low, high)):
+            cells = [_text_of(v) if isinstance(v, bytes) else v for v in row if isinstance(v, (str, bytes))]
+            yield f"{where}, table {table}", " ".join(cells)
+    finally:
+        connection.close()

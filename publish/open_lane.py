@@ -1,0 +1,110 @@
+"""``open-lane/<year>.jsonl``: every trial of an open-lane run, copied through unchanged.
+
+The lines are the bytes of the runs' ``trials.jsonl`` logs (each run's hash
+chain stays verifiable on its own, per ``run_id``), grouped by the year of
+the run's date and ordered by date and run id.  A trial carries
+``prompt_sha256`` and never the prompt, so no scenario wording travels here
+(SPEC §10); guard and sealed trials never enter (the selection is made in
+:mod:`publish.sources` on the protocol's current lane).
+
+:func:`trial_fields` describes the fields for Croissant:
+the union of the keys the trials carry, each with a type label read off
+the values (the schema's labels, plus ``number`` for a non-integer number
+and ``datetime`` for a timestamp field such as ``started_at``).
+"""
+from datetime import datetime
+from typing import Iterable
+
+from publish.sources import OpenRun
+
+TRIAL_DESCRIPTIONS = {
+    "record_type": "Always 'trial'.",
+    "schema_version": "Version of the record schema the trial was written under.",
+    "run_id": "The experiment run the trial belongs to; each run's lines form one hash chain.",
+    "protocol_id": "The open protocol the prompt came from.",
+    "item_id": "The panel scenario (s01 ... s15) the prompt was built from.",
+    "n_items": "Number of scenarios in the panel.",
+    "version": "Which version was sent: A, A_prime, B or C.",
+    "replicate_index": "Which repetition of this scenario and version the call was.",
+    "trial_index": "Position of the call in the run's schedule.",
+    "prompt_sha256": "SHA-256 of the exact prompt text sent (the text itself is not published).",
+    "outcome": "valid, unparseable, refused, blocked_upstream, truncated, empty or off_format.",
+    "token": "The extracted decision for a valid outcome, otherwise empty.",
+    "response_text": "The model's full response, as received.",
+    "prev_sha256": "record_sha256 of the previous trial of the same run (zeros for the first).",
+    "record_sha256": "SHA-256 of this trial's canonical JSON without this field.",
+}
+GENERIC_DESCRIPTION = "Transport detail of the call as the runner logged it."
+
+
+def files(open_runs: Iterable[OpenRun]) -> dict[str, bytes]:
+    """``{"open-lane/<year>.jsonl": bytes}`` for every year with an open-lane run."""
+    out: dict[str, list[bytes]] = {}
+    for run in open_runs:
+        out.setdefault(f"open-lane/{run.year}.jsonl", []).extend(run.lines)
+    return {name: b"".join(lines) for name, lines in sorted(out.items())}
+
+
+def _is_timestamp(value) -> bool:
+    if not isinstance(value, str) or len(value) < 10:
+        return False
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+def _date_named(name: str) -> bool:
+    """Names pandas reads as dates by default (``read_json``'s ``keep_default_dates``)."""
+    lowered = name.lower()
+    return (lowered.endswith(("_at", "_time")) or lowered.startswith("timestamp")
+            or lowered in ("modified", "date", "datetime"))
+
+
+def _label(value) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, (dict, list)):
+        return "json"
+    return "text"
+
+
+def label_of(key: str, value) -> str:
+    """The type label of one value of trial field ``key``."""
+    label = _label(value)
+    if label == "text" and _date_named(key) and _is_timestamp(value):
+        return "datetime"
+    return label
+
+
+def trial_fields(open_runs: Iterable[OpenRun]) -> list[tuple[str, str]]:
+    """``[(name, label)]`` for every key any published trial carries, sorted by name.
+
+    The labels were collected while the trials were read and verified
+    (:mod:`publish.sources`); a key whose values disagree is ``number``
+    when they are all numbers, else ``text``.
+    """
+    seen: dict[str, set[str]] = {}
+    for run in open_runs:
+        for key, labels in run.field_labels.items():
+            seen.setdefault(key, set()).update(labels)
+    out = []
+    for key in sorted(seen):
+        labels = seen[key]
+        if len(labels) == 1:
+            label = next(iter(labels))
+        elif labels and labels <= {"int", "number"}:
+            label = "number"
+        else:
+            label = "text"
+        out.append((key, label))
+    return out
+
+
+def describe(name: str) -> str:
+    return TRIAL_DESCRIPTIONS.get(name, GENERIC_DESCRIPTION)

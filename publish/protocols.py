@@ -1,0 +1,100 @@
+"""The protocol registry as publication sees it: headers, example texts, guarded texts.
+
+Publication never reads ``private/protocols/`` itself; it asks
+:mod:`panels.registry` (the contract in the panels issue) for text-free
+headers of every protocol and, for the leak guard and the open-lane
+examples, for full protocols.  The split made here is the one SPEC §10
+draws:
+
+* an ``open`` protocol's wording is public by lane, but only its *first*
+  scenario's four versions are shown (:func:`example_texts`);
+* every other protocol's wording — ``guard``, ``sealed`` and a candidate
+  that has no lane yet — must not appear in any published byte
+  (:func:`guarded_texts`).
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+from llmarchive.paths import ArchivePaths
+from measure.schema import PROTOCOL_HEADER_FIELDS, VERSIONS
+from panels import registry
+from publish.errors import PublishError
+
+
+@dataclass(frozen=True)
+class ProtocolText:
+    """One version of one scenario of one protocol (the text itself is never printed)."""
+
+    protocol_id: str
+    item_id: str
+    version: str
+    text: str
+
+
+def list_headers(paths: ArchivePaths) -> list[dict]:
+    """Every protocol's header (sealed ones included, hash-only), sorted by id."""
+    headers = []
+    try:
+        records = registry.list_protocols(paths)
+    except ValueError as exc:  # a protocol file that fails its own hashes, a bad guard seed …
+        raise PublishError(f"cannot read the protocols: {exc}") from None
+    for record in records:
+        if not isinstance(record, dict) or not isinstance(record.get("protocol_id"), str):
+            raise PublishError(f"panels.registry.list_protocols returned a record without a protocol_id: {record!r}")
+        headers.append({k: record.get(k) for k in PROTOCOL_HEADER_FIELDS})
+    return sorted(headers, key=lambda h: h["protocol_id"])
+
+
+def load_full(paths: ArchivePaths, protocol_id: str) -> Optional[dict]:
+    """The full protocol with its panel, or ``None`` when only its hashes exist here (sealed)."""
+    try:
+        protocol = registry.load_protocol(paths, protocol_id)
+    except ValueError as exc:
+        raise PublishError(f"cannot read protocol {protocol_id}: {exc}") from None
+    panel = protocol.get("panel")
+    if not isinstance(panel, list) or not panel:
+        return None
+    return protocol
+
+
+def _texts(protocol: dict) -> list[ProtocolText]:
+    out = []
+    for index, item in enumerate(protocol["panel"]):
+        versions = item.get("versions") if isinstance(item, dict) else None
+        if not isinstance(versions, dict):
+            raise PublishError(f"protocol {protocol['protocol_id']}: panel item #{index} has no versions object")
+        for version in VERSIONS:
+            text = versions.get(version)
+            if not isinstance(text, str):
+                raise PublishError(f"protocol {protocol['protocol_id']}: item {item.get('item_id')} "
+                                   f"has no text for version {version}")
+            out.append(ProtocolText(protocol["protocol_id"], item.get("item_id"), version, text))
+    return out
+
+
+@dataclass
+class ProtocolTexts:
+    """What the leak guard and the results page need from the full protocols."""
+
+    guarded: list[ProtocolText]
+    public: list[ProtocolText]
+    examples: dict[str, list[ProtocolText]]
+
+
+def collect_texts(paths: ArchivePaths, headers: list[dict]) -> ProtocolTexts:
+    """Split every protocol's wording into guarded text, public text and open examples."""
+    guarded: list[ProtocolText] = []
+    public: list[ProtocolText] = []
+    examples: dict[str, list[ProtocolText]] = {}
+    for header in headers:
+        protocol = load_full(paths, header["protocol_id"])
+        if protocol is None:
+            continue
+        texts = _texts(protocol)
+        if protocol.get("lane") == "open":
+            public.extend(texts)
+            first = protocol["panel"][0].get("item_id")
+            examples[protocol["protocol_id"]] = [t for t in texts if t.item_id == first]
+        else:
+            guarded.extend(texts)
+    return ProtocolTexts(guarded, public, examples)

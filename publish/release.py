@@ -1,0 +1,150 @@
+"""``llmarchive release VERSION``: assemble the public payload of a release into one folder.
+
+What goes in (SPEC §10, "The private / public boundary"):
+
+* the generated files, rebuilt by :func:`publish.publish_all` just before,
+  so the release never carries a stale build;
+* the public code: the estimator (``measure/`` with its vectors), the
+  library, the renderers, the Dagster assets, ``Makefile``,
+  ``pyproject.toml``, ``README.md``, ``metadata.yml``, and the one public
+  piece of ``panels/`` — the decision instruction;
+* ``CITATION.cff`` and ``.zenodo.json`` with this version and date filled in;
+* a copy of the specification (``SPEC.md``).
+
+What never goes in: anything under the archive home's ``private/``, the
+protocol builders and scenario families (``panels/`` except the
+instruction: they generate guard wording), the budget code, tests and
+benchmarks (they need the private builders), and git history — the folder
+is fresh content, not an export of commits.  Before returning, the leak
+guard searches every file of the folder, code included.
+
+The version number, the date, pushing, tagging and minting the DOI stay
+human decisions; :data:`CHECKLIST` lists them and is printed and written
+into the release as ``RELEASE_CHECKLIST.md``.
+"""
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+import yaml
+
+from llmarchive.paths import ArchivePaths
+from measure.canonical import sha256_hex
+from publish.errors import PublishError
+
+REPO = Path(__file__).resolve().parent.parent
+VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
+CODE_DIRS = ("measure", "llmarchive", "publish", "assets")
+CODE_FILES = ("definitions.py", "Makefile", "pyproject.toml", "README.md", "metadata.yml", "cadence.yaml",
+              "subject_models.yaml", "LICENSE", "panels/__init__.py", "panels/instruction.py")
+# Kept private with its data (SPEC §10, point 2): the budget mechanism is not a secret, but its files carry
+# the project's real figures, so code and data stay private together.
+PRIVATE_NAMES = re.compile(r"(^|/)[^/]*(budget|spend)[^/]*$")
+SKIP = re.compile(r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache)(/|$)|\.pyc$|(^|/)\.")
+
+CHECKLIST = """\
+# Release checklist — what stays a human decision
+
+The folder was assembled, rebuilt and leak-checked by `llmarchive release`. These steps are not automated, on purpose:
+
+1. **The version and the date.** Confirm that {version} is the right number (a schema or protocol-series change is
+   more than a patch) and that today is the day to release it.
+2. **Read the changes.** Compare this release's `render_manifest.json` and `stability.csv` with the previous
+   release's; every difference should be explained by new runs or a disclosed correction.
+3. **Lanes.** Any protocol whose lane changed since the last release (a declassification) was an editorial act —
+   confirm it was meant, and that what it now publishes (per-trial traces, its first scenario) is intended.
+4. **Disclosed gaps.** Check that the site still states what is not yet published (the open panels' full wording)
+   and what that prevents (outside comparison points matching a panel hash).
+5. **Timestamps.** If new protocols were admitted, check that their pre-registration manifest's OpenTimestamps proof
+   was upgraded and verifies (`ots verify`, run by a maintainer).
+6. **Authors and citation.** Check the authors in `CITATION.cff` and `.zenodo.json`.
+7. **Publish.** Make a fresh commit of this folder's content in the public repository (no shared history with the
+   private one), tag it `v{version}`, push, and publish a GitHub Release from the tag.
+8. **DOI.** The GitHub–Zenodo webhook (enabled once, by hand, on zenodo.org) archives the release and mints a DOI;
+   add the DOI to `CITATION.cff` for the next release.
+"""
+
+
+@dataclass
+class Release:
+    folder: Path
+    version: str
+    files: dict[str, str]
+    checklist: str
+
+
+def _copy(src: Path, dest: Path, rel: str, files: dict[str, str]) -> None:
+    if SKIP.search(rel) or PRIVATE_NAMES.search(rel):
+        return
+    target = dest / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, target)
+    files[rel] = sha256_hex(target.read_bytes())
+
+
+def citation(version: str, date: str) -> str:
+    data = yaml.safe_load((REPO / "CITATION.cff").read_text(encoding="utf-8"))
+    data["version"] = version
+    data["date-released"] = date
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+def zenodo(version: str, date: str) -> str:
+    data = json.loads((REPO / ".zenodo.json").read_text(encoding="utf-8"))
+    data["version"] = version
+    data["publication_date"] = date
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def assemble(paths: ArchivePaths, version: str, out: Path, spec: Optional[Path] = None,
+             date: Optional[str] = None) -> Release:
+    """Rebuild the publication and assemble release ``version`` into ``out`` (which must not exist)."""
+    from publish import leak_guard, publish_all, sources
+
+    if not VERSION_RE.match(version):
+        raise PublishError(f"release version {version!r} is not of the form MAJOR.MINOR.PATCH")
+    out = Path(out).resolve()
+    if out.exists():
+        raise PublishError(f"{out} already exists; a release folder is always assembled fresh")
+    private = paths.private.resolve()
+    if out == private or private in out.parents:
+        raise PublishError(f"{out} is inside the private folder {private}; choose another --out")
+    spec = Path(spec) if spec else REPO / "SPEC.md"
+    if not spec.is_file():
+        raise PublishError(f"the release must carry a copy of the specification: put it at {REPO / 'SPEC.md'} "
+                           "or pass --spec PATH")
+    date = date or datetime.now(timezone.utc).date().isoformat()
+
+    manifest = publish_all(paths)
+    files: dict[str, str] = {}
+    try:
+        out.mkdir(parents=True)
+        for name in manifest["files"]:
+            _copy(paths.public / name, out / "data", name, files)
+        _copy(paths.public / "render_manifest.json", out / "data", "render_manifest.json", files)
+        files = {f"data/{k}": v for k, v in files.items()}
+        for folder in CODE_DIRS:
+            base = REPO / folder
+            if base.is_dir():
+                for src in sorted(p for p in base.rglob("*") if p.is_file()):
+                    _copy(src, out, str(src.relative_to(REPO)), files)
+        for name in CODE_FILES:
+            if (REPO / name).is_file():
+                _copy(REPO / name, out, name, files)
+        _copy(spec, out, "SPEC.md", files)
+        for name, text in (("CITATION.cff", citation(version, date)), (".zenodo.json", zenodo(version, date)),
+                           ("RELEASE_CHECKLIST.md", CHECKLIST.format(version=version))):
+            (out / name).write_text(text, encoding="utf-8")
+            files[name] = sha256_hex(text.encode("utf-8"))
+        record = {"record_type": "release", "version": version, "date": date,
+                  "build_time": manifest["build_time"], "files": dict(sorted(files.items()))}
+        (out / "RELEASE.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        leak_guard(sources.gather(paths)).check_tree(out)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    return Release(out, version, files, CHECKLIST.format(version=version))

@@ -1,0 +1,225 @@
+"""Everything a build publishes from, read once and checked.
+
+:func:`gather` walks the run folders (``private/experiments/<run_id>/``),
+the bookkeeping logs (``private/records/<kind>.jsonl``) and the protocol
+registry, and returns one :class:`Inputs`.  Nothing is published from
+anywhere else, so a build is a pure function of these records (plus the
+build time), which is what makes a rebuild byte-identical.
+
+Checks made here, each naming the file at fault:
+
+* a ``measurement.json`` carries exactly ``MEASUREMENT_FIELD_NAMES`` (put back in
+  schema order, since record files are written with sorted keys) and the
+  run id of its folder, and a known ``series``;
+* every hash-chained log publication copies from (an open run's
+  ``trials.jsonl``, every record log) verifies end to end.
+
+Selection rules (SPEC §3, §10):
+
+* a run is published once it is complete (its ``measurement.json`` exists);
+* a ``sealed`` protocol's measurements and runs are never published — its
+  existence and count are, through the protocols table;
+* a run's trials go to the open lane when its protocol's *current* lane is
+  ``open`` (declassification is a lane flip), never otherwise.
+"""
+import json
+import multiprocessing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from llmarchive import records as record_logs
+from llmarchive.jsonio import RecordFileError, read_json
+from llmarchive.paths import ArchivePaths
+from measure import chain
+from measure.schema import MEASUREMENT_FIELD_NAMES, SERIES
+from publish.errors import PublishError
+from publish.protocols import ProtocolTexts, collect_texts, list_headers
+
+SUCCESSION_KINDS = ("subject_model", "generation_bridge", "needs_review", "series_closed", "bridge_incomplete")
+INSTRUMENT_KINDS = ("runtime_fingerprint", "instrument_alarm", "guard_rotation", "subject_fingerprint")
+READ_KINDS = ("coverage", "comparison_point") + INSTRUMENT_KINDS + SUCCESSION_KINDS
+
+
+@dataclass
+class OpenRun:
+    """An open-lane run: its id, year, the trial lines exactly as logged, and the type labels of their keys."""
+
+    run_id: str
+    run_date: str
+    lines: list[bytes]
+    field_labels: dict = field(default_factory=dict)
+
+    @property
+    def year(self) -> str:
+        return self.run_date[:4]
+
+
+@dataclass
+class RunInfo:
+    """A complete, publishable run: its experiment_run record, trial count and current lane."""
+
+    run: dict
+    n_trials: int
+    lane: Optional[str]
+    measurement: dict
+
+
+@dataclass
+class Inputs:
+    measurements: list[dict]
+    runs: list[RunInfo]
+    open_runs: list[OpenRun]
+    headers: list[dict]
+    texts: ProtocolTexts
+    records: dict[str, list[dict]] = field(default_factory=dict)
+
+    def by_kind(self, kind: str) -> list[dict]:
+        return self.records.get(kind, [])
+
+
+def measurement_sort_key(m: dict) -> tuple:
+    return (m.get("series") or "", m.get("run_date") or "", m.get("protocol_id") or "",
+            m.get("subject_model_id") or "", m.get("replicate_index") or 0, m.get("run_id") or "")
+
+
+def _check_measurement(m: object, folder: Path) -> dict:
+    where = folder / "measurement.json"
+    if not isinstance(m, dict):
+        raise PublishError(f"{where}: not a JSON object")
+    if set(m) != set(MEASUREMENT_FIELD_NAMES):
+        missing = [k for k in MEASUREMENT_FIELD_NAMES if k not in m]
+        extra = sorted(k for k in m if k not in MEASUREMENT_FIELD_NAMES)
+        detail = []
+        if missing:
+            detail.append(f"missing {', '.join(missing)}")
+        if extra:
+            detail.append(f"unknown {', '.join(extra)}")
+        raise PublishError(f"{where}: not a measurement record of this schema ({'; '.join(detail)})")
+    m = {name: m[name] for name in MEASUREMENT_FIELD_NAMES}  # files are written key-sorted
+    if m["record_type"] != "measurement":
+        raise PublishError(f"{where}: record_type is {m['record_type']!r}, not 'measurement'")
+    if m["run_id"] != folder.name:
+        raise PublishError(f"{where}: run_id {m['run_id']!r} does not match its folder {folder.name!r}")
+    if m["series"] not in SERIES:
+        raise PublishError(f"{where}: series {m['series']!r} is not one of {SERIES}")
+    return m
+
+
+def _read_trial_lines(path: Path) -> tuple[list[bytes], dict[str, set[str]]]:
+    """The trial lines of a chained log, verified, byte for byte as written.
+
+    Also returns, per key, the type labels of the values the trials carry
+    (:func:`publish.open_lane.label_of`), for Croissant.
+    """
+    from publish.open_lane import label_of
+
+    if not path.exists():
+        raise PublishError(f"{path}: no trials.jsonl in a complete open-lane run")
+    raw = path.read_bytes()
+    lines = raw.split(b"\n")
+    lines.pop()  # empty after the final newline, or a torn last line that was never reported written
+    records = []
+    kept = []
+    types: dict[str, dict[type, object]] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise PublishError(f"{path}, line {number}: not valid JSON ({exc.msg})") from None
+        records.append(record)
+        if isinstance(record, dict) and record.get("record_type") == "trial":
+            kept.append(line + b"\n")
+            for key, value in record.items():
+                seen = types.setdefault(key, {})
+                if value is not None and type(value) not in seen:
+                    seen[type(value)] = value
+    try:
+        chain.verify(records)
+    except chain.ChainError as exc:
+        raise PublishError(f"{path}: hash chain broken at {exc}") from None
+    labels = {key: {label_of(key, example) for example in seen.values()} for key, seen in types.items()}
+    return kept, labels
+
+
+def _read_open_run(path: str) -> tuple[list[bytes], dict[str, set[str]]]:
+    return _read_trial_lines(Path(path))
+
+
+def _read_open_runs(folders: list[Path]) -> list[tuple[list[bytes], dict[str, set[str]]]]:
+    """Read and verify the open runs' logs, in two processes when there are many (a ten-year archive)."""
+    if len(folders) < 64:
+        return [_read_trial_lines(f / "trials.jsonl") for f in folders]
+    context = multiprocessing.get_context("fork")
+    with context.Pool(2) as pool:
+        return pool.map(_read_open_run, [str(f / "trials.jsonl") for f in folders], chunksize=8)
+
+
+def _count_trials(path: Path) -> int:
+    if not path.exists():
+        return 0
+    count = 0
+    with open(path, "rb") as fh:
+        for line in fh:
+            if b'"record_type":"trial"' in line:
+                count += 1
+    return count
+
+
+def read_logs(paths: ArchivePaths) -> dict[str, list[dict]]:
+    """Every bookkeeping record publication uses, each log's chain verified."""
+    out = {}
+    for kind in READ_KINDS:
+        try:
+            found = record_logs.read(paths, kind)
+        except RecordFileError as exc:
+            raise PublishError(str(exc)) from None
+        try:
+            chain.verify(found)
+        except chain.ChainError as exc:
+            raise PublishError(f"{paths.record_log(kind)}: hash chain broken at {exc}") from None
+        out[kind] = found
+    return out
+
+
+def gather(paths: ArchivePaths) -> Inputs:
+    """Read and check every input of a build."""
+    headers = list_headers(paths)
+    lanes = {h["protocol_id"]: h.get("lane") for h in headers}
+    texts = collect_texts(paths, headers)
+
+    measurements: list[dict] = []
+    runs: list[RunInfo] = []
+    open_folders: list[tuple[Path, RunInfo]] = []
+    folders = sorted(p for p in paths.experiments.iterdir() if p.is_dir()) if paths.experiments.is_dir() else []
+    for folder in folders:
+        if not (folder / "measurement.json").exists():
+            continue  # not complete yet: published once it is
+        try:
+            run = read_json(folder / "run.json")
+            m = _check_measurement(read_json(folder / "measurement.json"), folder)
+        except RecordFileError as exc:
+            raise PublishError(str(exc)) from None
+        if not isinstance(run, dict):
+            raise PublishError(f"{folder / 'run.json'}: not a JSON object")
+        current_lane = lanes.get(m["protocol_id"], m.get("lane"))
+        if "sealed" in (current_lane, m.get("lane")):
+            continue
+        measurements.append(m)
+        info = RunInfo(run, 0, current_lane, m)
+        runs.append(info)
+        if current_lane == "open":
+            open_folders.append((folder, info))
+        else:
+            info.n_trials = _count_trials(folder / "trials.jsonl")
+    open_runs: list[OpenRun] = []
+    for (folder, info), (lines, labels) in zip(open_folders, _read_open_runs([f for f, _ in open_folders])):
+        info.n_trials = len(lines)
+        open_runs.append(OpenRun(info.measurement["run_id"], info.measurement["run_date"], lines, labels))
+
+    measurements.sort(key=measurement_sort_key)
+    runs.sort(key=lambda r: measurement_sort_key(r.measurement))
+    open_runs.sort(key=lambda r: (r.run_date, r.run_id))
+    return Inputs(measurements, runs, open_runs, headers, texts, read_logs(paths))

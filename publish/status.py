@@ -1,0 +1,121 @@
+"""``status.json`` and ``render_manifest.json``: what was published, from what, and when.
+
+``status.json`` (record type ``status``) is the archive's state in one small
+file: the build time (absolute, UTC), the schema hash, the latest run date
+and measurement counts per series, the coverage of the commercial series
+and the instrument's latest self-check.  ``render_manifest.json`` (record
+type ``render_manifest``) lists the sha256 and size of every other published
+file — ``status.json`` included (SPEC §13.9: the status sits inside the
+render manifest) — plus a digest of the inputs the build read.
+
+Only these two files and the site carry the build time; everything else is
+a function of the records alone.
+"""
+from collections import Counter
+from typing import Optional
+
+from llmarchive import __version__
+from measure.canonical import canonical_sha256, sha256_hex
+from measure.schema import GAP_CAUSES, SCHEMA_SHA256, SCHEMA_VERSION, SERIES
+from publish.sources import Inputs
+
+PRODUCER = f"llmarchive publish (publish.publish_all), llm-archive {__version__}"
+STATUS_FILE = "status.json"
+MANIFEST_FILE = "render_manifest.json"
+
+
+def coverage_summary(rows: list[dict], series: str = "commercial") -> dict:
+    """Ran and gap counts per period and per cause, for one series (the bar counts commercial only)."""
+    periods: dict[str, dict] = {}
+    causes: Counter = Counter()
+    for row in rows:
+        if row.get("series") != series:
+            continue
+        entry = periods.setdefault(str(row["period"]), {"period": str(row["period"]), "ran": 0, "gap": 0,
+                                                          "causes": {}})
+        if row.get("status") == "ran":
+            entry["ran"] += 1
+        else:
+            entry["gap"] += 1
+            entry["causes"][row.get("cause")] = entry["causes"].get(row.get("cause"), 0) + 1
+            causes[row.get("cause")] += 1
+    ordered = [periods[k] for k in sorted(periods)]
+    return {
+        "series": series,
+        "periods": ordered,
+        "ran": sum(p["ran"] for p in ordered),
+        "gap": sum(p["gap"] for p in ordered),
+        "gaps_by_cause": {c: causes[c] for c in GAP_CAUSES if causes[c]},
+        "first_period": ordered[0]["period"] if ordered else None,
+        "last_period": ordered[-1]["period"] if ordered else None,
+    }
+
+
+def _latest(records: list[dict], fields: tuple[str, ...]) -> Optional[dict]:
+    if not records:
+        return None
+    record = max(records, key=lambda r: (str(r.get("date")), str(r.get("recorded_at"))))
+    return {k: record.get(k) for k in fields}
+
+
+def instrument_summary(inputs: Inputs) -> dict:
+    return {
+        "runtime_fingerprint": _latest(inputs.by_kind("runtime_fingerprint"), ("date", "status")),
+        "guard_rotation": _latest(inputs.by_kind("guard_rotation"), ("date", "protocol_id", "verdict")),
+        "subject_fingerprint": _latest(inputs.by_kind("subject_fingerprint"),
+                                       ("date", "subject_model_id", "correct", "total")),
+        "latest_alarm": _latest(inputs.by_kind("instrument_alarm"), ("date", "source", "reason")),
+    }
+
+
+def measurement_counts(measurements: list[dict]) -> dict:
+    out = {}
+    for series in SERIES:
+        rows = [m for m in measurements if m["series"] == series]
+        out[series] = {
+            "total": len(rows),
+            "on_curve": sum(1 for m in rows if m["on_curve"]),
+            "off_curve": sum(1 for m in rows if not m["on_curve"]),
+            "latest_run_date": max((m["run_date"] for m in rows), default=None),
+        }
+    return out
+
+
+def status(inputs: Inputs, coverage_rows: list[dict], build_time: str) -> dict:
+    summary = coverage_summary(coverage_rows)
+    summary.pop("periods")
+    return {
+        "record_type": "status",
+        "schema_version": SCHEMA_VERSION,
+        "schema_sha256": SCHEMA_SHA256,
+        "producer": PRODUCER,
+        "public_path": STATUS_FILE,
+        "build_time": build_time,
+        "measurements": measurement_counts(inputs.measurements),
+        "coverage_commercial": summary,
+        "instrument": instrument_summary(inputs),
+        "render_manifest": MANIFEST_FILE,
+    }
+
+
+def inputs_digest(inputs: Inputs) -> str:
+    """One hash over what the build read: each run's measurement and each record log's chain head."""
+    return canonical_sha256({
+        "measurements": [[m["run_id"], canonical_sha256(m)] for m in inputs.measurements],
+        "open_runs": [[r.run_id, sha256_hex(b"".join(r.lines))] for r in inputs.open_runs],
+        "protocols": [canonical_sha256(h) for h in inputs.headers],
+        "records": {kind: (records[-1].get("record_sha256") if records else None)
+                    for kind, records in sorted(inputs.records.items())},
+    })
+
+
+def manifest(file_bytes: dict[str, bytes], inputs: Inputs, build_time: str) -> dict:
+    return {
+        "record_type": "render_manifest",
+        "schema_version": SCHEMA_VERSION,
+        "schema_sha256": SCHEMA_SHA256,
+        "producer": PRODUCER,
+        "build_time": build_time,
+        "inputs_sha256": inputs_digest(inputs),
+        "files": {name: {"sha256": sha256_hex(data), "bytes": len(data)} for name, data in sorted(file_bytes.items())},
+    }

@@ -1,0 +1,156 @@
+"""SVG made by our own generator: the stability-over-time chart and the coverage bar.
+
+The chart is where SPEC §4.1 and §6 become checks rather than conventions:
+
+* :func:`stability_chart` refuses points of more than one ``model_family``
+  or more than one ``series`` (:class:`CurveError`, naming both values) —
+  a line joining two products would draw a trend that is an artefact of
+  which products were picked;
+* it refuses a point that is not ``on_curve``: a flagged measurement is
+  listed with its reasons, never drawn on the main curve;
+* it always draws entropy beside stability, in the same SVG, and refuses a
+  point without ``entropy_a`` / ``entropy_b``: a curve that only climbs
+  cannot tell "more consistent" from "collapsed onto one answer".
+
+The y axes are fixed (0–100 for stability, 0–1 for entropy) so no chart
+zooms a small change into a dramatic one.  The dashed line over the
+stability panel is each measurement's ceiling, ``100 − null_floor_pct``:
+the best score sampling noise allows at that ``n``.
+"""
+from datetime import date
+from html import escape
+from typing import Iterable, Sequence
+
+from publish.errors import CurveError, SiteError
+
+WIDTH = 480
+PANEL_H = 110
+GAP = 32
+LEFT = 40
+RIGHT = 12
+TOP = 22
+
+
+def _day(value: str) -> int:
+    return date.fromisoformat(value[:10]).toordinal()
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.1f}".rstrip("0").rstrip(".")
+
+
+def check_curve(points: Sequence[dict]) -> tuple[str, str]:
+    """The single (series, model_family) of a curve; raises when the points mix either."""
+    if not points:
+        raise SiteError("a stability curve needs at least one measurement")
+    families = sorted({str(p.get("model_family")) for p in points})
+    series = sorted({str(p.get("series")) for p in points})
+    if len(families) > 1:
+        raise CurveError(f"refusing to draw one curve across model families {families[0]!r} and {families[1]!r}")
+    if len(series) > 1:
+        raise CurveError(f"refusing to draw one curve mixing series {series[0]!r} and {series[1]!r}")
+    protocols = sorted({str(p.get("protocol_id")) for p in points})
+    if len(protocols) > 1:
+        raise CurveError(f"refusing to draw one curve across protocols {protocols[0]!r} and {protocols[1]!r}")
+    for p in points:
+        if not p.get("on_curve"):
+            raise SiteError(f"measurement {p.get('run_id')} is off the main curve "
+                            f"(flags: {', '.join(p.get('flags') or []) or 'protocol not admitted'}); it is listed, not drawn")
+        for name in ("stability_pct", "entropy_a", "entropy_b"):
+            if p.get(name) is None:
+                raise SiteError(f"measurement {p.get('run_id')} has no {name}; stability is never drawn without "
+                                "entropy beside it")
+    return series[0], families[0]
+
+
+def stability_chart(points: Sequence[dict], title: str) -> str:
+    """One protocol's main curve in one model family and one series, with its entropy panel."""
+    series, family = check_curve(points)
+    points = sorted(points, key=lambda p: (p["run_date"], p.get("replicate_index") or 0))
+    days = [_day(p["run_date"]) for p in points]
+    first, last = min(days), max(days)
+    span = max(last - first, 1)
+    plot_w = WIDTH - LEFT - RIGHT
+
+    def x(d: int) -> float:
+        return LEFT + (plot_w / 2 if last == first else (d - first) / span * plot_w)
+
+    top1, top2 = TOP, TOP + PANEL_H + GAP
+    height = top2 + PANEL_H + 26
+
+    def y_stab(v: float) -> float:
+        return top1 + (100 - v) / 100 * PANEL_H
+
+    def y_ent(v: float) -> float:
+        return top2 + (1 - v) * PANEL_H
+
+    parts = [f'<svg class="chart" data-chart="stability" data-series="{escape(series)}" '
+             f'data-model-family="{escape(family)}" viewBox="0 0 {WIDTH} {height}" role="img" '
+             f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">',
+             f"<title>{escape(title)}</title>"]
+
+    def axes(top: int, labels: Iterable[tuple[float, str]], caption: str, panel: str) -> None:
+        parts.append(f'<g data-panel="{panel}">')
+        parts.append(f'<text class="cap" x="{LEFT}" y="{top - 6}">{escape(caption)}</text>')
+        for value_y, text in labels:
+            parts.append(f'<line class="grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{value_y:.1f}" y2="{value_y:.1f}"/>')
+            parts.append(f'<text class="tick" x="{LEFT - 6}" y="{value_y + 4:.1f}" text-anchor="end">{text}</text>')
+
+    axes(top1, [(y_stab(v), str(v)) for v in (0, 50, 100)], "stability_pct · bars: 95% CI · dashes: noise ceiling",
+         "stability")
+    ceiling = " ".join(f"{x(d):.1f},{y_stab(100 - (p.get('null_floor_pct') or 0)):.1f}" for d, p in zip(days, points))
+    parts.append(f'<polyline class="ceiling" points="{ceiling}"/>')
+    for d, p in zip(days, points):
+        if p.get("ci_low_pct") is not None and p.get("ci_high_pct") is not None:
+            parts.append(f'<line class="ci" x1="{x(d):.1f}" x2="{x(d):.1f}" y1="{y_stab(p["ci_low_pct"]):.1f}" '
+                         f'y2="{y_stab(p["ci_high_pct"]):.1f}"/>')
+    line = " ".join(f"{x(d):.1f},{y_stab(p['stability_pct']):.1f}" for d, p in zip(days, points))
+    parts.append(f'<polyline class="curve" points="{line}"/>')
+    for d, p in zip(days, points):
+        parts.append(f'<circle class="pt" cx="{x(d):.1f}" cy="{y_stab(p["stability_pct"]):.1f}" r="3">'
+                     f'<title>{escape(p["run_date"])}: {_fmt(p["stability_pct"])}% '
+                     f'({escape(str(p.get("returned_model_id") or p.get("subject_model_id")))})</title></circle>')
+    parts.append("</g>")
+
+    axes(top2, [(y_ent(v), t) for v, t in ((0, "0"), (0.5, "0.5"), (1, "1"))],
+         "entropy_a (solid), entropy_b (dashed) · 0 = one answer", "entropy")
+    for name, css in (("entropy_a", "ent-a"), ("entropy_b", "ent-b")):
+        pts = " ".join(f"{x(d):.1f},{y_ent(p[name]):.1f}" for d, p in zip(days, points))
+        parts.append(f'<polyline class="{css}" points="{pts}"/>')
+        for d, p in zip(days, points):
+            parts.append(f'<circle class="{css}-pt" cx="{x(d):.1f}" cy="{y_ent(p[name]):.1f}" r="2">'
+                         f'<title>{escape(p["run_date"])}: {name} {p[name]:.3f}</title></circle>')
+    parts.append("</g>")
+    first_label, last_label = points[0]["run_date"], points[-1]["run_date"]
+    parts.append(f'<text class="tick" x="{LEFT}" y="{height - 6}">{escape(first_label)}</text>')
+    if last_label != first_label:
+        parts.append(f'<text class="tick" x="{WIDTH - RIGHT}" y="{height - 6}" text-anchor="end">'
+                     f'{escape(last_label)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def coverage_bar(summary: dict) -> str:
+    """One segment per scheduled period of the commercial series: ran, partly ran, or a gap."""
+    periods = summary["periods"]
+    height = 28
+    if not periods:
+        return (f'<svg class="bar" viewBox="0 0 {WIDTH} {height}" role="img" aria-label="no scheduled job recorded yet" '
+                f'xmlns="http://www.w3.org/2000/svg"><rect class="none" x="0" y="4" width="{WIDTH}" height="18"/>'
+                f'<text class="tick" x="8" y="17">no scheduled job recorded yet</text></svg>')
+    width = WIDTH / len(periods)
+    parts = [f'<svg class="bar" viewBox="0 0 {WIDTH} {height}" role="img" '
+             f'aria-label="coverage of the commercial series, {escape(summary["first_period"])} to '
+             f'{escape(summary["last_period"])}" xmlns="http://www.w3.org/2000/svg">']
+    for i, p in enumerate(periods):
+        if p["gap"] == 0:
+            css, what = "ran", f"{p['ran']} ran"
+        elif p["ran"] == 0:
+            css, what = "gap", "gap: " + ", ".join(f"{c} ({n})" for c, n in sorted(p["causes"].items()))
+        else:
+            css, what = "part", (f"{p['ran']} ran; gap: "
+                                 + ", ".join(f"{c} ({n})" for c, n in sorted(p["causes"].items())))
+        parts.append(f'<rect class="{css}" x="{i * width:.2f}" y="4" width="{max(width - 0.5, 0.5):.2f}" height="18">'
+                     f'<title>{escape(p["period"])}: {escape(what)}</title></rect>')
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,202 @@
+"""The budget: the file, the ledger, the ladder, the pools, and the CLI gate."""
+import json
+
+import pytest
+
+from llmarchive import budget as B
+from llmarchive import records
+from llmarchive.cli import main
+from llmarchive.paths import ArchivePaths
+from panels.build import all_protocol_ids
+from panels.lanes import planned_lane
+from tests.protocol_fixtures import header_for, make_protocol
+
+# general pool = 110 - 5 - 5 = 100, so one euro is one per cent of it
+BUDGET = B.Budget(110.0, 5.0, 5.0, {"scenario": 0.001, "fingerprint": 0.0001})
+
+
+@pytest.fixture
+def paths(archive_home):
+    paths = ArchivePaths.from_env().ensure()
+    B.write_budget(paths, BUDGET)
+    return paths
+
+
+def spend(paths, euros: float, job: str = "manual", run_id: str = "filler") -> None:
+    """Ledger entries worth ``euros`` (one euro each) charged by ``job``."""
+    category, pool = B.JOBS[job]
+    meter = B.SpendMeter(paths, B.Authorization(job, category, pool, 1.0), run_id, "anthropic", "m")
+    start = len(meter.keys)
+    for i in range(int(euros)):
+        meter.record(f"call-{start + i}", {"answered": True})
+
+
+def v0_headers() -> list[dict]:
+    out = []
+    for pid in all_protocol_ids():
+        if pid.endswith("__v0"):
+            lane, twin = planned_lane(pid)
+            out.append(header_for(pid, lane, twin))
+    return out
+
+
+# -- budget.json ---------------------------------------------------------------------
+
+def test_the_budget_file_round_trips_and_computes_the_general_pool(paths):
+    assert B.load_budget(paths) == BUDGET
+    assert BUDGET.general_pool_eur == 100.0
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d.pop("monthly_ceiling_eur"), "'monthly_ceiling_eur' must be a number"),
+    (lambda d: d.update(bridge_reserve_eur=200), "nothing is left for the sweep"),
+    (lambda d: d["rates_eur_per_call"].pop("fingerprint"), "rates_eur_per_call: 'fingerprint'"),
+    (lambda d: d.update(ladder=[{"at_pct": 80, "max_protocols": 4, "lanes": None},
+                                {"at_pct": 60, "max_protocols": 6, "lanes": None}]), "increasing at_pct"),
+    (lambda d: d.update(ceiling=3), "unknown field"),
+    (lambda d: d.update(heartbeat_reserve_eur=-1), "'heartbeat_reserve_eur' must be a number"),
+])
+def test_a_bad_budget_file_is_refused_naming_the_field(paths, edit, message):
+    data = json.loads(paths.budget_file.read_text())
+    edit(data)
+    paths.budget_file.write_text(json.dumps(data))
+    with pytest.raises(B.BudgetError, match=message) as err:
+        B.load_budget(paths)
+    assert "budget.json" in str(err.value)
+
+
+# -- the ladder ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("euros, allowed", [(0, 12), (59, 12), (60, 6), (79, 6), (80, 4), (94, 4), (95, 0)])
+def test_the_ladder_cuts_the_sweep_at_60_80_and_95_percent(paths, euros, allowed):
+    spend(paths, euros)
+    plan = B.allowed_protocols(paths, v0_headers(), "sweep", month=B.current_month(), date="2026-11-02")
+    assert len(plan.allowed) == allowed
+    assert len(plan.skipped) == 12 - allowed
+    skips = records.read(paths, "skip")
+    assert len(skips) == 12 - allowed
+    assert all(s["cause"] == "budget_halted" and s["job"] == "sweep" for s in skips)
+
+
+def test_at_60_percent_the_six_kept_are_both_open_protocols_their_twins_and_one_of_each_other_type(paths):
+    spend(paths, 60)
+    plan = B.allowed_protocols(paths, v0_headers(), record_skips=False)
+    assert sorted(plan.allowed) == sorted([
+        "base_rate_neglect__wording__v0", "risky_choice_framing__wording__v0",
+        "base_rate_neglect__anchoring__v0", "risky_choice_framing__anchoring__v0",
+        "base_rate_neglect__order__v0", "base_rate_neglect__default__v0"])
+
+
+def test_at_80_percent_only_four_guard_protocols_run_one_per_type(paths):
+    spend(paths, 80)
+    plan = B.allowed_protocols(paths, v0_headers(), record_skips=False)
+    lanes = {h["protocol_id"]: h["lane"] for h in v0_headers()}
+    assert len(plan.allowed) == 4 and {lanes[p] for p in plan.allowed} == {"guard"}
+    assert sorted(p.split("__")[1] for p in plan.allowed) == ["anchoring", "default", "order", "wording"]
+
+
+def test_the_ladder_never_runs_a_protocol_the_general_pool_cannot_pay_for_in_full(paths):
+    budget = B.Budget(110.0, 5.0, 5.0, {"scenario": 0.05, "fingerprint": 0.0001})  # 6 € per protocol
+    B.write_budget(paths, budget)
+    spend(paths, 40)  # 60 € left: room for 10 of the 12, n is never reduced to squeeze in more
+    plan = B.allowed_protocols(paths, v0_headers(), record_skips=False)
+    assert len(plan.allowed) == 10
+    assert all("costs about €6.00" in reason for _, reason in plan.skipped)
+
+
+def test_the_state_reports_spend_per_pool(paths):
+    spend(paths, 30)
+    spend(paths, 3, job="bridge", run_id="bridge-run")
+    state = B.ladder_state(paths, BUDGET)
+    assert state.spent_eur == {"general": 30.0, "bridge": 3.0, "heartbeat": 0.0}
+    assert state.used_pct == 30.0 and state.rung is None
+    assert state.bridge_left_eur == 2.0
+
+
+# -- the pools --------------------------------------------------------------------------
+
+def test_a_scenario_run_never_reaches_into_the_reserves(paths):
+    spend(paths, 50)
+    header = header_for("risky_choice_framing__wording__v0", "open", "risky_choice_framing__anchoring__v0")
+    # 50 € left in the general pool: 60 000 calls at 0.001 € do not fit, although the reserves hold 10 €
+    with pytest.raises(B.BudgetHalted, match="left in the general pool"):
+        B.authorize_run(paths, BUDGET, header, "manual", 60_000)
+    assert records.read(paths, "skip")[-1]["cause"] == "budget_halted"
+    auth = B.authorize_run(paths, BUDGET, header, "manual", 120)
+    assert (auth.pool, auth.category, auth.rate_eur_per_call) == ("general", "scenario", 0.001)
+
+
+def test_the_bridge_draws_only_on_its_reserve(paths):
+    spend(paths, 99)  # the general pool is exhausted: the sweep is cut to nothing
+    header = header_for("risky_choice_framing__wording__v0", "open")
+    with pytest.raises(B.BudgetHalted):
+        B.authorize_run(paths, BUDGET, header, "manual", 120)
+    auth = B.authorize_run(paths, BUDGET, header, "bridge", 120)
+    assert auth.pool == "bridge"
+    spend(paths, 4, job="bridge", run_id="bridge-run")
+    assert B.ladder_state(paths, BUDGET).used_pct == 99.0, "bridge spend is not general spend"
+    with pytest.raises(B.BudgetHalted, match="left in the bridge reserve"):
+        B.authorize_run(paths, BUDGET, header, "bridge", 1500)  # 1.5 € > 1 € left in the reserve
+
+
+def test_subject_fingerprint_is_never_gated_and_falls_back_on_the_heartbeat_reserve(paths):
+    spend(paths, 99)
+    auth = B.authorize_run(paths, BUDGET, {"protocol_id": "subject_fingerprint"}, "subject_fingerprint", 24)
+    assert auth.category == "fingerprint" and auth.rate_eur_per_call == 0.0001
+    meter = B.SpendMeter(paths, B.Authorization("subject_fingerprint", "fingerprint", "general", 0.6),
+                         "fp-1", "anthropic", "m", budget=BUDGET)
+    pools = [meter.record(f"item-{i}", {"answered": True})["pool"] for i in range(3)]
+    assert pools == ["general", "heartbeat", "heartbeat"]
+
+
+def test_a_call_is_charged_once_even_across_meters_and_only_when_answered(paths):
+    auth = B.Authorization("manual", "scenario", "general", 0.5)
+    first = B.SpendMeter(paths, auth, "run-x", "anthropic", "m")
+    second = B.SpendMeter(paths, auth, "run-x", "anthropic", "m")   # e.g. another process
+    assert first.record("s01/A/0", {"answered": True}) is not None
+    assert second.record("s01/A/0", {"answered": True}) is None
+    assert second.record("s01/B/0", {"answered": False})["cost_eur"] == 0.0
+    assert first.record("s01/B/0", {"answered": True}) is None
+    assert first.run_cost() == 0.5 and len(B.ledger(paths)) == 2
+
+
+# -- the CLI gate ---------------------------------------------------------------------------
+
+def test_run_refuses_a_paid_subject_without_a_budget(archive_home, monkeypatch, capsys):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-x")
+    code = main(["run", "risky_choice_framing__wording__v0", "--subject", "anthropic", "--model", "claude-x",
+                 "--base-url", "http://127.0.0.1:9"])
+    assert code == 2 and "budget.json does not exist" in capsys.readouterr().err
+
+
+def test_run_stops_before_any_call_when_the_ladder_says_no(paths, monkeypatch, capsys):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-x")
+    spend(paths, 96)
+    code = main(["run", "sunk_cost_fallacy__order__v0", "--subject", "anthropic", "--model", "claude-x",
+                 "--base-url", "http://127.0.0.1:9", "--run-date", "2026-11-03"])
+    assert code == 1
+    assert "budget_halted" in capsys.readouterr().err
+    skip = records.read(paths, "skip")[-1]
+    assert (skip["protocol_id"], skip["cause"], skip["date"]) == ("sunk_cost_fallacy__order__v0", "budget_halted",
+                                                                  "2026-11-03")
+    assert not paths.experiments.exists() or not any(paths.experiments.iterdir())
+
+
+def test_budget_cli_init_show_and_plan(archive_home, capsys):
+    assert main(["budget", "init", "--ceiling", "20", "--bridge-reserve", "6.5", "--heartbeat-reserve", "1",
+                 "--scenario-rate", "0.0094", "--fingerprint-rate", "0.0011"]) == 0
+    assert main(["budget", "init", "--ceiling", "20", "--bridge-reserve", "6.5", "--heartbeat-reserve", "1",
+                 "--scenario-rate", "0.0094", "--fingerprint-rate", "0.0011"]) == 2
+    capsys.readouterr()
+    assert main(["budget", "show", "--json"]) == 0
+    state = json.loads(capsys.readouterr().out)
+    assert state["general_pool_eur"] == 12.5 and state["rung"] is None
+    assert main(["budget", "plan", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert len(plan["allowed"]) == 11  # 12.5 € pays for eleven full v0 protocols at 1.128 € each
+
+
+def test_the_fixture_protocol_header_is_accepted_by_the_planner(paths):
+    protocol = make_protocol("fixture__wording__v0")
+    plan = B.allowed_protocols(paths, [protocol], record_skips=False)
+    assert plan.allowed == ["fixture__wording__v0"]

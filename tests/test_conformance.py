@@ -1,0 +1,271 @@
+"""Gate 1b (panels/conformance.py): each catalogue rule passes real items and rejects broken ones."""
+import copy
+
+import pytest
+
+from panels import conformance
+from panels.build import build_protocols
+from panels.seeds import development_seed, public_seed
+from panels.template import words
+
+
+@pytest.fixture(scope="module")
+def protocols():
+    return {p["protocol_id"]: p for p in build_protocols(public_seed(), development_seed())}
+
+
+def _lines(item, version):
+    return item["versions"][version].split("\n")
+
+
+def _set_line(item, version, index, text):
+    lines = _lines(item, version)
+    lines[index] = text
+    item["versions"][version] = "\n".join(lines)
+
+
+def _diff_line(item):
+    a, b = _lines(item, "A"), _lines(item, "B")
+    return next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+
+
+def _rules(protocol, item):
+    return [f.rule for f in conformance.check_item(protocol, item)]
+
+
+def _broken(protocols, pid, mutate, index=0):
+    p = protocols[pid]
+    item = copy.deepcopy(p["panel"][index])
+    mutate(item)
+    return p, item
+
+
+def test_every_built_protocol_passes_gate_1b(protocols):
+    assert conformance.check_all(protocols.values()) == []
+
+
+def test_the_self_test_breaks_every_rule_and_each_break_is_rejected(protocols):
+    rows = conformance.self_test(protocols.values())
+    assert sorted(r["rule"] for r in rows) == sorted(conformance.CATALOGUE)
+    assert all(r["rejected"] and r["accepted_original"] for r in rows), rows
+    assert conformance.self_test_failures(protocols.values()) == []
+
+
+def test_the_self_test_reports_an_untested_rule():
+    assert {f.rule for f in conformance.self_test_failures([])} == {f"self_test:{r}" for r in conformance.CATALOGUE}
+
+
+def test_the_self_test_would_catch_a_rule_that_accepts_everything(protocols, monkeypatch):
+    monkeypatch.setattr(conformance, "_rule_order", lambda *args: None)
+    failures = conformance.self_test_failures(protocols.values())
+    assert [f.rule for f in failures] == ["self_test:order"]
+
+
+# ---------------------------------------------------------------- order
+def test_order_rejects_a_b_that_also_changes_another_line(protocols):
+    p, item = _broken(protocols, "sunk_cost_fallacy__order__v0",
+                      lambda it: _set_line(it, "B", 0, _lines(it, "B")[0] + " Really."))
+    assert _rules(p, item) == ["order"]
+
+
+def test_order_rejects_a_b_identical_to_a(protocols):
+    p, item = _broken(protocols, "sunk_cost_fallacy__order__v0",
+                      lambda it: it["versions"].__setitem__("B", it["versions"]["A"]))
+    assert _rules(p, item) == ["order"]
+
+
+def test_order_rejects_option_lines_that_change_words(protocols):
+    def mutate(it):
+        i = _diff_line(it)
+        _set_line(it, "B", i, _lines(it, "B")[i].replace(" the ", " a ", 1))
+    p, item = _broken(protocols, "base_rate_neglect__order__v1", mutate)
+    assert _rules(p, item) == ["order"]
+
+
+# ---------------------------------------------------------------- default
+def test_default_rejects_a_second_changed_line(protocols):
+    p, item = _broken(protocols, "risky_choice_framing__default__v0",
+                      lambda it: _set_line(it, "B", 0, _lines(it, "B")[0].replace(".", "!", 1)))
+    assert _rules(p, item) == ["default"]
+
+
+def test_default_rejects_a_changed_word_instead_of_the_letter(protocols):
+    def mutate(it):
+        i = _diff_line(it)
+        a_line = _lines(it, "A")[i]
+        _set_line(it, "B", i, a_line.replace(" Option ", " Choice ", 1))
+    p, item = _broken(protocols, "risky_choice_framing__default__v0", mutate)
+    assert _rules(p, item) == ["default"]
+
+
+def test_default_rejects_a_c_that_switches_the_default(protocols):
+    def mutate(it):
+        i = _diff_line(it)
+        _set_line(it, "C", i, _lines(it, "B")[i])
+    p, item = _broken(protocols, "base_rate_neglect__default__v0", mutate)
+    assert "default" in _rules(p, item)
+
+
+def test_default_rejects_an_a_whose_default_is_cs_dominant_option(protocols):
+    def mutate(it):
+        a, b = it["versions"]["A"], it["versions"]["B"]
+        it["versions"]["A"], it["versions"]["B"] = b, a
+        i = _diff_line(it)
+        _set_line(it, "C", i, _lines(it, "A")[i])
+    p, item = _broken(protocols, "sunk_cost_fallacy__default__v0", mutate)
+    assert "default" in _rules(p, item)
+
+
+# ---------------------------------------------------------------- anchoring
+def test_anchoring_rejects_an_anchor_that_appears_elsewhere_in_the_item(protocols):
+    def mutate(it):
+        i = _diff_line(it)
+        a_line, b_line = _lines(it, "A")[i], _lines(it, "B")[i]
+        anchor = next(t for t in conformance.tokens(b_line) if conformance.is_number(t))
+        total = it["structure"]["values"]["spent"]
+        _set_line(it, "B", i, b_line.replace(anchor, f"{total:,}"))
+    p, item = _broken(protocols, "sunk_cost_fallacy__anchoring__v0", mutate)
+    assert _rules(p, item) == ["anchoring"]
+
+
+def test_anchoring_rejects_two_changed_tokens(protocols):
+    def mutate(it):
+        i = _diff_line(it)
+        _set_line(it, "B", i, _lines(it, "B")[i].replace(",", ";", 1))
+    p, item = _broken(protocols, "base_rate_neglect__anchoring__v0", mutate)
+    assert _rules(p, item) == ["anchoring"]
+
+
+def test_anchoring_rejects_a_changed_word_instead_of_a_number(protocols):
+    def mutate(it):
+        i = _diff_line(it)
+        a_line = _lines(it, "A")[i]
+        word = next(t for t in conformance.tokens(a_line) if t.isalpha() and len(t) > 3)
+        _set_line(it, "B", i, a_line.replace(word, word.upper(), 1))
+    p, item = _broken(protocols, "risky_choice_framing__anchoring__v0", mutate)
+    assert _rules(p, item) == ["anchoring"]
+
+
+def test_anchoring_rejects_an_anchor_line_carrying_another_number(protocols):
+    def mutate(it):
+        i = _diff_line(it)
+        for version in ("A", "B", "C"):
+            _set_line(it, version, i, _lines(it, version)[i] + " 7")
+    p, item = _broken(protocols, "risky_choice_framing__anchoring__v1", mutate)
+    assert "anchoring" in _rules(p, item)
+
+
+def test_anchoring_rejects_a_c_with_another_anchor(protocols):
+    def mutate(it):
+        i = _diff_line(it)
+        _set_line(it, "C", i, _lines(it, "B")[i])
+    p, item = _broken(protocols, "sunk_cost_fallacy__anchoring__v1", mutate)
+    assert "anchoring" in _rules(p, item)
+
+
+# ---------------------------------------------------------------- wording, per family
+def test_risky_wording_rejects_a_changed_context_line(protocols):
+    p, item = _broken(protocols, "risky_choice_framing__wording__v0",
+                      lambda it: _set_line(it, "B", 2, _lines(it, "B")[2].replace(" the ", " a ", 1)))
+    assert _rules(p, item) == ["wording_risky"]
+
+
+def test_risky_wording_rejects_swapped_option_labels(protocols):
+    def mutate(it):
+        b = it["versions"]["B"]
+        it["versions"]["B"] = b.replace("Option A: ", "Option X: ").replace("Option B: ", "Option A: ").replace(
+            "Option X: ", "Option B: ")
+    p, item = _broken(protocols, "risky_choice_framing__wording__v0", mutate)
+    assert _rules(p, item) == ["wording_risky"]
+
+
+def test_sunk_wording_rejects_another_amount_than_a_states(protocols):
+    def mutate(it):
+        i = _diff_line(it)
+        spent = f"{it['structure']['values']['spent']:,}"
+        _set_line(it, "B", i, _lines(it, "B")[i].replace(spent, "1,000", 1))
+    p, item = _broken(protocols, "sunk_cost_fallacy__wording__v0", mutate)
+    assert _rules(p, item) == ["wording_sunk"]
+
+
+def test_sunk_wording_rejects_a_reworded_phrase(protocols):
+    def mutate(it):
+        i = _diff_line(it)
+        _set_line(it, "B", i, _lines(it, "B")[i].replace("giving up", "throwing away", 1))
+    p, item = _broken(protocols, "sunk_cost_fallacy__wording__v0", mutate, index=3)
+    assert _rules(p, item) == ["wording_sunk"]
+
+
+def test_sunk_wording_rejects_the_phrase_plus_any_other_change(protocols):
+    p, item = _broken(protocols, "sunk_cost_fallacy__wording__v1",
+                      lambda it: _set_line(it, "B", 0, _lines(it, "B")[0][:-1]))
+    assert _rules(p, item) == ["wording_sunk"]
+
+
+def test_base_rate_wording_rejects_frequencies_that_do_not_equal_the_percentages(protocols):
+    def mutate(it):
+        i = _diff_line(it)
+        v = it["structure"]["values"]
+        population = f"{v['population']:,}"
+        _set_line(it, "B", i, _lines(it, "B")[i].replace(population, f"{v['population'] * 2:,}", 1))
+    p, item = _broken(protocols, "base_rate_neglect__wording__v0", mutate)
+    assert _rules(p, item) == ["wording_base_rate"]
+
+
+def test_base_rate_wording_rejects_a_changed_option_line(protocols):
+    def mutate(it):
+        b = _lines(it, "B")
+        i = next(k for k, line in enumerate(b) if line.startswith("Option A: "))
+        _set_line(it, "B", i, b[i].replace(" the ", " that ", 1))
+    p, item = _broken(protocols, "base_rate_neglect__wording__v0", mutate)
+    assert _rules(p, item) == ["wording_base_rate"]
+
+
+def test_frequencies_match_the_percentages_exactly_or_not_at_all():
+    # 2 % of 1,000 are 20; 90 % of them 18 flagged; 5 % of the other 980 are 49.
+    assert conformance.frequencies_match([2, 90, 5], [1000, 20, 18, 20, 49, 980])
+    assert conformance.frequencies_match([5, 2, 90], [1000, 20, 18, 49])
+    assert not conformance.frequencies_match([2, 90, 5], [1000, 20, 18, 50, 980])
+    assert not conformance.frequencies_match([2, 90, 5], [1000, 20, 18, 49, 7])
+    assert not conformance.frequencies_match([3, 90, 5], [1000, 20, 18, 49, 980])
+
+
+# ---------------------------------------------------------------- A′ and C
+def test_a_prime_must_not_change_a_letter_or_digit(protocols):
+    p, item = _broken(protocols, "base_rate_neglect__wording__v0",
+                      lambda it: it["versions"].__setitem__("A_prime", it["versions"]["A_prime"].replace("e", "a", 1)))
+    assert _rules(p, item) == ["a_prime"]
+    p, item = _broken(protocols, "base_rate_neglect__wording__v0",
+                      lambda it: it["versions"].__setitem__("A_prime", it["versions"]["A"]))
+    assert _rules(p, item) == ["a_prime"]
+
+
+def test_c_may_differ_from_a_only_in_numbers(protocols):
+    p, item = _broken(protocols, "risky_choice_framing__order__v0",
+                      lambda it: it["versions"].__setitem__("C", it["versions"]["C"].replace(" the ", " a ", 1)))
+    assert _rules(p, item) == ["c_numbers_only"]
+    p, item = _broken(protocols, "risky_choice_framing__order__v0",
+                      lambda it: it["versions"].__setitem__("C", it["versions"]["A"]))
+    assert _rules(p, item) == ["c_numbers_only"]
+
+
+def test_gate_1b_messages_name_protocol_item_rule_and_never_scenario_text(protocols):
+    rows = []
+    for pid in ("risky_choice_framing__wording__v0", "sunk_cost_fallacy__wording__v0", "base_rate_neglect__order__v0"):
+        p, item = _broken(protocols, pid, lambda it: [
+            it["versions"].__setitem__(v, it["versions"][v].replace(" the ", " a ", 2)) for v in ("B", "C", "A_prime")])
+        failures = conformance.check_item(p, item)
+        assert failures and all(f.protocol_id == pid and f.item_id == "s01" and f.rule for f in failures)
+        text = " ".join(item["versions"].values())
+        w = words(text)
+        runs = {tuple(w[i:i + 4]) for i in range(len(w) - 3)}
+        for f in failures:
+            fw = words(str(f))
+            assert not {tuple(fw[i:i + 4]) for i in range(len(fw) - 3)} & runs
+        rows.extend(failures)
+    assert len(rows) >= 6
+
+
+def test_an_item_for_an_unknown_type_is_reported_not_crashed(protocols):
+    p = dict(protocols["risky_choice_framing__wording__v0"], rewording_type="synonyms")
+    assert [f.rule for f in conformance.check_item(p, p["panel"][0])] == ["catalogue"]

@@ -1,0 +1,271 @@
+"""The published files: CSVs, open lane, Croissant, status and manifest, rebuild determinism."""
+import csv
+import io
+import json
+import shutil
+
+import pytest
+
+from llmarchive.paths import ArchivePaths
+from measure import chain
+from measure.canonical import sha256_hex
+from measure.schema import MEASUREMENT_FIELD_NAMES, MEASUREMENT_FIELDS, OUTCOME_FIELD_NAMES, OUTCOMES, VERSIONS
+from publish import PublishError, publish_all
+from tests import publish_helpers as ph
+
+BUILD_1 = "2026-12-03T00:00:00Z"
+BUILD_2 = "2027-01-15T09:30:00Z"
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    return ph.template_archive(tmp_path_factory.mktemp("template") / "home")
+
+
+@pytest.fixture(scope="module")
+def published(template, tmp_path_factory):
+    """One populated archive, published once, shared by the read-only tests below."""
+    paths = ph.fresh_archive(template, tmp_path_factory.mktemp("pub") / "home")
+    data = ph.populate(paths)
+    manifest = publish_all(paths, build_time=BUILD_1)
+    return paths, data, manifest
+
+
+@pytest.fixture
+def archive(template, tmp_path):
+    return ph.fresh_archive(template, tmp_path / "home")
+
+
+def read_csv(path):
+    return list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+
+
+def test_stability_csv_header_is_exactly_measurement_fields(published):
+    paths, _, _ = published
+    rows = read_csv(paths.public / "stability.csv")
+    assert tuple(rows[0]) == MEASUREMENT_FIELD_NAMES
+
+
+def test_stability_csv_has_one_row_per_measurement_with_json_cells_for_non_scalars(published):
+    paths, data, _ = published
+    rows = read_csv(paths.public / "stability.csv")[1:]
+    assert len(rows) == len(data["measurements"])
+    by_run = {m["run_id"]: m for m in data["measurements"]}
+    labels = dict(MEASUREMENT_FIELDS)
+    for row in rows:
+        record = dict(zip(MEASUREMENT_FIELD_NAMES, row))
+        m = by_run[record["run_id"]]
+        for name in MEASUREMENT_FIELD_NAMES:
+            value, cell = m[name], record[name]
+            if value is None:
+                assert cell == ""
+            elif labels[name] == "json":
+                assert json.loads(cell) == value, name
+            elif labels[name] == "bool":
+                assert cell == ("true" if value else "false")
+            elif isinstance(value, float):
+                assert float(cell) == value
+            else:
+                assert cell == str(value)
+    assert {r[MEASUREMENT_FIELD_NAMES.index("series")] for r in rows} == {"commercial", "open_weights"}
+
+
+def test_outcomes_csv_unpacks_every_outcome_of_every_version(published):
+    paths, data, _ = published
+    rows = read_csv(paths.public / "outcomes.csv")
+    assert tuple(rows[0]) == OUTCOME_FIELD_NAMES
+    body = rows[1:]
+    assert len(body) == len(data["measurements"]) * len(VERSIONS) * len(OUTCOMES)
+    m = data["measurements"][0]
+    mine = {(v, o): int(c) for run_id, v, o, c in body if run_id == m["run_id"]}
+    for version in VERSIONS:
+        for outcome in OUTCOMES:
+            assert mine[(version, outcome)] == m["outcomes"][version][outcome]
+        assert sum(mine[(version, o)] for o in OUTCOMES) == m["n"]
+
+
+def test_coverage_csv_lists_every_job_with_ran_or_one_cause(published):
+    paths, _, _ = published
+    rows = read_csv(paths.public / "coverage.csv")
+    header, body = rows[0], rows[1:]
+    assert header == ["period", "job", "series", "protocol_id", "status", "cause", "run_id", "detail", "recorded_at"]
+    records = [dict(zip(header, r)) for r in body]
+    assert [r["period"] for r in records] == ["2026-09", "2026-10", "2026-11", "2026-12"]
+    gap = records[0]
+    assert gap["status"] == "gap" and gap["cause"] == "before_archive_start"
+    assert all(r["cause"] == "" for r in records[1:])
+
+
+def test_a_later_coverage_record_for_the_same_job_supersedes_the_earlier(archive):
+    ph.add_record(archive, "coverage", period="2026-10", job="full_sweep", series="commercial", protocol_id=None,
+                  status="gap", cause="provider_outage", run_id=None, detail="provider down")
+    ph.add_record(archive, "coverage", period="2026-10", job="full_sweep", series="commercial", protocol_id=None,
+                  status="ran", cause=None, run_id="r1", detail="ran after the outage",
+                  recorded_at="2026-12-02T00:00:00Z")
+    publish_all(archive, build_time=BUILD_1)
+    rows = read_csv(archive.public / "coverage.csv")[1:]
+    assert len(rows) == 1 and rows[0][4] == "ran"
+
+
+def test_open_lane_copies_open_trials_byte_for_byte_and_never_a_guard_trial(published):
+    paths, _, _ = published
+    lane = (paths.public / "open-lane" / "2026.jsonl").read_bytes()
+    expected = b""
+    for run_id in sorted(["c-2026-10-rcf-wording", "c-2026-10-brn-wording", "c-2026-11-rcf-wording",
+                          "c-2026-11-brn-wording", "c-2026-12-rcf-wording", "c-2026-12-brn-wording",
+                          "ow-2026-11-rcf-wording"],
+                         key=lambda r: (json.loads((paths.run_dir(r) / "run.json").read_text())["run_date"], r)):
+        expected += (paths.run_dir(run_id) / "trials.jsonl").read_bytes()
+    assert lane == expected
+    trials = [json.loads(line) for line in lane.decode().splitlines()]
+    assert {t["protocol_id"] for t in trials} == {"risky_choice_framing__wording__v0", "base_rate_neglect__wording__v0"}
+    for run_id in {t["run_id"] for t in trials}:
+        chain.verify([t for t in trials if t["run_id"] == run_id])
+    assert all("prompt" not in t for t in trials)
+
+
+def test_a_run_is_published_only_once_complete(archive):
+    p = ph.protocol(archive, "risky_choice_framing__wording__v0")
+    ph.write_run(archive, p, "done", "2026-10-02")
+    ph.write_run(archive, p, "running", "2026-10-03")
+    (archive.run_dir("running") / "measurement.json").unlink()
+    publish_all(archive, build_time=BUILD_1)
+    runs = {r[2] for r in read_csv(archive.public / "stability.csv")[1:]}
+    assert runs == {"done"}
+    lane = (archive.public / "open-lane" / "2026.jsonl").read_text()
+    assert '"run_id":"running"' not in lane
+
+
+def test_sealed_protocol_results_are_never_published_only_its_existence(archive):
+    from panels import registry
+
+    registry.register_sealed(archive, "sealed_one__v0", "1" * 64, "2" * 64, reviewer="t", human_reviewed=True)
+    guard = ph.protocol(archive, "sunk_cost_fallacy__default__v0")
+    ph.write_run(archive, guard, "sealed-run", "2026-10-02")
+    # make this run's measurement claim the sealed protocol's id and lane
+    m = json.loads((archive.run_dir("sealed-run") / "measurement.json").read_text())
+    m.update({"protocol_id": "sealed_one__v0", "lane": "sealed"})
+    (archive.run_dir("sealed-run") / "measurement.json").write_text(json.dumps(m))
+    publish_all(archive, build_time=BUILD_1)
+    assert "sealed-run" not in (archive.public / "stability.csv").read_text()
+    import sqlite3
+
+    db = sqlite3.connect(archive.public / "archive.db")
+    row = db.execute("select protocol_id, lane, status, panel_sha256, family from protocols "
+                     "where lane = 'sealed'").fetchall()
+    assert row == [("sealed_one__v0", "sealed", "admitted", None, None)]
+    assert db.execute("select count(*) from runs where run_id = 'sealed-run'").fetchone()[0] == 0
+
+
+def test_rebuilding_from_the_same_records_gives_identical_bytes_except_the_build_time(published, tmp_path):
+    paths, _, _ = published
+    first = {p.relative_to(paths.public).as_posix(): p.read_bytes() for p in paths.public.rglob("*") if p.is_file()}
+    again = ArchivePaths(tmp_path / "copy")
+    shutil.copytree(paths.home, again.home)
+    manifest = publish_all(again, build_time=BUILD_2)
+    second = {p.relative_to(again.public).as_posix(): p.read_bytes() for p in again.public.rglob("*") if p.is_file()}
+    assert sorted(first) == sorted(second)
+    differing = sorted(name for name in first if first[name] != second[name])
+    assert differing == ["index.html", "render_manifest.json", "status.json"]
+    for name in ("index.html", "status.json"):
+        assert first[name].replace(BUILD_1.encode(), BUILD_2.encode()) == second[name]
+    m1 = json.loads(first["render_manifest.json"])
+    m2 = json.loads(second["render_manifest.json"])
+    for name in ("index.html", "status.json"):
+        m1["files"].pop(name), m2["files"].pop(name)
+    assert {k: v for k, v in m1.items() if k != "build_time"} == {k: v for k, v in m2.items() if k != "build_time"}
+    assert manifest["build_time"] == BUILD_2
+
+
+def test_manifest_lists_the_sha256_of_every_published_file(published):
+    paths, _, manifest = published
+    on_disk = {p.relative_to(paths.public).as_posix() for p in paths.public.rglob("*") if p.is_file()}
+    assert set(manifest["files"]) == on_disk - {"render_manifest.json"}
+    for name, entry in manifest["files"].items():
+        data = (paths.public / name).read_bytes()
+        assert entry == {"sha256": sha256_hex(data), "bytes": len(data)}
+    written = json.loads((paths.public / "render_manifest.json").read_text())
+    assert written == manifest and written["record_type"] == "render_manifest"
+
+
+def test_status_json_carries_schema_hash_absolute_build_time_and_commercial_coverage(published):
+    from measure.schema import SCHEMA_SHA256
+
+    paths, _, _ = published
+    status = json.loads((paths.public / "status.json").read_text())
+    assert status["record_type"] == "status"
+    assert status["schema_sha256"] == SCHEMA_SHA256
+    assert status["build_time"] == BUILD_1
+    assert status["coverage_commercial"]["ran"] == 3 and status["coverage_commercial"]["gap"] == 1
+    assert status["coverage_commercial"]["gaps_by_cause"] == {"before_archive_start": 1}
+    assert status["measurements"]["commercial"]["latest_run_date"] == "2026-12-02"
+    assert status["instrument"]["runtime_fingerprint"] == {"date": "2026-12-02", "status": "pass"}
+
+
+def test_croissant_is_valid_for_mlcroissant_and_its_records_read_back(published):
+    import mlcroissant as mlc
+
+    paths, data, _ = published
+    document = json.loads((paths.public / "croissant.json").read_text())
+    dataset = mlc.Dataset(jsonld=paths.public / "croissant.json")
+    fields = {rs["@id"]: [f["name"] for f in rs["field"]] for rs in document["recordSet"]}
+    assert fields["stability"] == list(MEASUREMENT_FIELD_NAMES)
+    assert fields["outcomes"] == list(OUTCOME_FIELD_NAMES)
+    types = {f["name"]: f["dataType"] for f in document["recordSet"][0]["field"]}
+    assert types["stability_pct"] == "sc:Float" and types["entropy_a"] == "sc:Float"
+    assert types["n"] == "sc:Integer" and types["schema_version"] == "sc:Integer"
+    assert types["on_curve"] == "sc:Boolean" and types["flags"] == "sc:Text"
+    stability = list(dataset.records(record_set="stability"))
+    assert len(stability) == len(data["measurements"])
+    outcomes = list(dataset.records(record_set="outcomes"))
+    assert len(outcomes) == len(data["measurements"]) * len(VERSIONS) * len(OUTCOMES)
+    trials = list(dataset.records(record_set="open_lane_trials"))
+    assert len(trials) == 7 * 120
+    files = {d["@id"]: d for d in document["distribution"]}
+    assert files["stability.csv"]["sha256"] == sha256_hex((paths.public / "stability.csv").read_bytes())
+
+
+def test_a_measurement_that_is_not_of_this_schema_is_refused_naming_the_file(archive):
+    p = ph.protocol(archive, "risky_choice_framing__wording__v0")
+    ph.write_run(archive, p, "bad", "2026-10-02")
+    file = archive.run_dir("bad") / "measurement.json"
+    m = json.loads(file.read_text())
+    del m["entropy_a"]
+    file.write_text(json.dumps(m))
+    with pytest.raises(PublishError, match=r"bad/measurement.json.*missing entropy_a"):
+        publish_all(archive, build_time=BUILD_1)
+    assert not (archive.public / "stability.csv").exists()
+
+
+def test_an_edited_open_trial_log_is_refused_and_public_is_left_as_it_was(archive):
+    p = ph.protocol(archive, "risky_choice_framing__wording__v0")
+    ph.write_run(archive, p, "open-run", "2026-10-02")
+    publish_all(archive, build_time=BUILD_1)
+    before = (archive.public / "stability.csv").read_bytes()
+    log = archive.run_dir("open-run") / "trials.jsonl"
+    lines = log.read_text().splitlines(keepends=True)
+    lines[3] = lines[3].replace('"token":"A"', '"token":"B"').replace('"token":"B"', '"token":"A"', 0)
+    edited = json.loads(lines[3])
+    edited["response_text"] = "edited after the fact"
+    lines[3] = json.dumps(edited, sort_keys=True, separators=(",", ":")) + "\n"
+    log.write_text("".join(lines))
+    with pytest.raises(PublishError, match=r"open-run/trials.jsonl: hash chain broken"):
+        publish_all(archive, build_time=BUILD_2)
+    assert (archive.public / "stability.csv").read_bytes() == before
+
+
+def test_a_relative_or_local_build_time_is_refused(archive):
+    for bad in ("2026-12-03", "2026-12-03T00:00:00+01:00", "3 days ago"):
+        with pytest.raises(PublishError, match="absolute UTC"):
+            publish_all(archive, build_time=bad)
+
+
+def test_two_builds_of_one_home_never_run_at_once(archive):
+    import fcntl
+
+    archive.ensure()
+    with open(archive.home / ".publish.lock", "a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(PublishError, match="another publication"):
+            publish_all(archive, build_time=BUILD_1)
+    publish_all(archive, build_time=BUILD_1)

@@ -1,0 +1,143 @@
+"""The leak guard: guard and sealed wording never reaches a published byte."""
+import html
+import json
+import sqlite3
+
+import pytest
+
+from panels.instruction import INSTRUCTION
+from panels.template import words as panel_words
+from publish import LeakError, pages, publish_all
+from publish.leak import LeakGuard
+from publish.protocols import ProtocolText
+from tests import publish_helpers as ph
+
+BUILD = "2026-12-03T00:00:00Z"
+GUARD_ID = "risky_choice_framing__anchoring__v0"
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    return ph.template_archive(tmp_path_factory.mktemp("template") / "home")
+
+
+@pytest.fixture
+def archive(template, tmp_path):
+    return ph.fresh_archive(template, tmp_path / "home")
+
+
+def guard_words(archive, item_index=3, version="B"):
+    text = ph.protocol(archive, GUARD_ID)["panel"][item_index]["versions"][version]
+    body = text[: len(text) - len(INSTRUCTION)] if text.endswith(INSTRUCTION) else text
+    return body.split()
+
+
+def test_a_planted_twelve_word_run_in_an_open_trial_is_refused_and_nothing_is_written(archive):
+    open_protocol = ph.protocol(archive, "risky_choice_framing__wording__v0")
+    ph.write_run(archive, open_protocol, "clean", "2026-10-02")
+    publish_all(archive, build_time=BUILD)
+    before = {p.name: p.read_bytes() for p in archive.public.iterdir() if p.is_file()}
+
+    leaked = " ".join(guard_words(archive)[10:22])
+    ph.write_run(archive, open_protocol, "leaky", "2026-11-02",
+                 response=f"It reminds me of this: {leaked}.\nDECISION: A")
+    with pytest.raises(LeakError) as caught:
+        publish_all(archive, build_time="2026-12-04T00:00:00Z")
+    message = str(caught.value)
+    assert ("open-lane/2026.jsonl" in message or "table open_lane_trials" in message)
+    assert GUARD_ID in message and "item s04" in message and "version" in message
+    assert leaked not in message and " ".join(leaked.split()[:4]) not in message
+    after = {p.name: p.read_bytes() for p in archive.public.iterdir() if p.is_file()}
+    assert after == before
+    assert not [p for p in archive.home.iterdir() if p.name.startswith(".publish-staging")]
+
+
+def test_eleven_consecutive_words_are_not_a_leak(archive):
+    open_protocol = ph.protocol(archive, "risky_choice_framing__wording__v0")
+    eleven = " ".join(guard_words(archive)[10:21])
+    ph.write_run(archive, open_protocol, "near", "2026-10-02", response=f"{eleven}\nDECISION: A")
+    publish_all(archive, build_time=BUILD)
+
+
+def test_a_leak_disguised_by_case_punctuation_and_markup_in_a_record_is_refused(archive):
+    run = guard_words(archive, item_index=7, version="A")[5:19]
+    disguised = " , ".join(w.upper() for w in run).replace("THE", "<b>the</b>")
+    ph.add_record(archive, "instrument_alarm", date="2026-11-15", source="operator", reason=disguised)
+    with pytest.raises(LeakError, match=r"risky_choice_framing__anchoring__v0, item s08"):
+        publish_all(archive, build_time=BUILD)
+
+
+def test_a_whole_guard_text_in_the_site_prose_is_refused(archive, monkeypatch):
+    text = ph.protocol(archive, "sunk_cost_fallacy__default__v0")["panel"][0]["versions"]["C"]
+    monkeypatch.setattr(pages, "VALUE", pages.VALUE + f'<pre class="scenario">{html.escape(text)}</pre>')
+    with pytest.raises(LeakError, match=r"index.html.*sunk_cost_fallacy__default__v0, item s01"):
+        publish_all(archive, build_time=BUILD)
+
+
+def test_open_wording_and_the_shared_instruction_are_not_leaks(archive):
+    open_protocol = ph.protocol(archive, "base_rate_neglect__wording__v0")
+    echoed = open_protocol["panel"][5]["versions"]["B"]
+    ph.write_run(archive, open_protocol, "echo", "2026-10-02", response=echoed + "\nDECISION: A")
+    publish_all(archive, build_time=BUILD)
+    page = (archive.public / "index.html").read_text()
+    assert html.escape(INSTRUCTION).split("\n")[0] in page
+    first = open_protocol["panel"][0]["versions"]["A"]
+    assert html.escape(first.split("\n")[0]) in page
+
+
+def test_no_guarded_run_of_twelve_words_is_in_any_published_byte(archive):
+    """An independent check of a clean build: brute-force 12-grams over every file, the database by value."""
+    from panels import registry
+
+    ph.populate(archive)
+    publish_all(archive, build_time=BUILD)
+    protocols = registry.load_all(archive)
+    public_grams = set()
+    for p in protocols:
+        if p["lane"] == "open":
+            for item in p["panel"]:
+                for text in item["versions"].values():
+                    w = panel_words(text)
+                    public_grams.update(tuple(w[i:i + 12]) for i in range(len(w) - 11))
+    w = panel_words(INSTRUCTION)
+    public_grams.update(tuple(w[i:i + 12]) for i in range(len(w) - 11))
+    guarded = set()
+    for p in protocols:
+        if p["lane"] != "open":
+            for item in p["panel"]:
+                for text in item["versions"].values():
+                    w = panel_words(text)
+                    guarded.update(tuple(w[i:i + 12]) for i in range(len(w) - 11))
+    guarded -= public_grams
+    assert len(guarded) > 10000
+
+    texts = []
+    for path in archive.public.rglob("*"):
+        if not path.is_file():
+            continue
+        if path.suffix == ".db":
+            db = sqlite3.connect(path)
+            for (table,) in db.execute("select name from sqlite_master where type = 'table'"):
+                for row in db.execute(f'select * from "{table}"'):
+                    texts.extend(str(v) for v in row if isinstance(v, str))
+        else:
+            raw = path.read_text(encoding="utf-8")
+            texts.append(raw)
+            texts.append(html.unescape(raw))
+            values = [json.loads(raw)] if path.suffix == ".json" else (
+                [json.loads(line) for line in raw.splitlines() if line.strip()] if path.suffix == ".jsonl" else [])
+            texts.extend(json.dumps(v, ensure_ascii=False).replace("\\n", " ") for v in values)
+    for text in texts:
+        w = panel_words(text)
+        found = {tuple(w[i:i + 12]) for i in range(len(w) - 11)} & guarded
+        assert not found
+
+
+def test_the_guard_finds_a_run_that_straddles_two_fields(archive):
+    words = guard_words(archive, item_index=2, version="A_prime")[0:12]
+    guard = LeakGuard([ProtocolText("g", "s03", "A_prime", " ".join(guard_words(archive, 2, "A_prime")))], [])
+    row = ",".join(['"' + " ".join(words[:6]) + '"', '"' + " ".join(words[6:]) + '"'])
+    path = archive.home / "straddle.csv"
+    path.write_text("a,b\n" + row + "\n")
+    with pytest.raises(LeakError, match="straddle.csv"):
+        guard.check_file(path)

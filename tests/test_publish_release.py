@@ -1,0 +1,132 @@
+"""`llmarchive publish`, `llmarchive release` and `llmarchive serve` from the command line."""
+import json
+
+import pytest
+import yaml
+
+from llmarchive.cli import main
+from publish import PublishError
+from publish.release import assemble
+from tests import publish_helpers as ph
+
+BUILD = "2026-12-03T00:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    paths = ph.template_archive(tmp_path_factory.mktemp("template") / "home")
+    ph.populate(paths)
+    return paths
+
+
+@pytest.fixture
+def archive(template, tmp_path):
+    return ph.fresh_archive(template, tmp_path / "home")
+
+
+@pytest.fixture
+def spec(tmp_path):
+    path = tmp_path / "spec.md"
+    path.write_text("# the specification (test copy)\n", encoding="utf-8")
+    return path
+
+
+def test_publish_command_builds_public_and_prints_every_file(archive, capsys):
+    assert main(["--home", str(archive.home), "publish", "--build-time", BUILD]) == 0
+    out = capsys.readouterr().out
+    for name in ("stability.csv", "outcomes.csv", "coverage.csv", "open-lane/2026.jsonl", "croissant.json",
+                 "archive.db", "index.html", "status.json"):
+        assert name in out and (archive.public / name).exists()
+    assert BUILD in out
+
+
+def test_publish_command_reports_bad_input_as_an_error(archive, capsys):
+    (archive.run_dir("c-2026-10-rcf-wording") / "measurement.json").write_text("{not json")
+    assert main(["--home", str(archive.home), "publish"]) == 2
+    assert "c-2026-10-rcf-wording/measurement.json: not valid JSON" in capsys.readouterr().err
+
+
+def test_publish_metadata_option_writes_the_generated_file(tmp_path):
+    from publish import datasette_meta
+
+    target = tmp_path / "metadata.yml"
+    assert main(["publish", "--metadata", str(target)]) == 0
+    assert target.read_text(encoding="utf-8") == datasette_meta.render()
+
+
+def test_release_assembles_the_public_payload_and_nothing_private(archive, spec, tmp_path, capsys):
+    out = tmp_path / "release"
+    assert main(["--home", str(archive.home), "release", "1.2.3", "--out", str(out), "--spec", str(spec),
+                 "--date", "2027-01-31"]) == 0
+    printed = capsys.readouterr().out
+    assert "What stays a human decision" in printed.replace("what stays", "What stays") and "v1.2.3" in printed
+    files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    for name in ("data/stability.csv", "data/outcomes.csv", "data/coverage.csv", "data/open-lane/2026.jsonl",
+                 "data/croissant.json", "data/archive.db", "data/index.html", "data/status.json",
+                 "data/render_manifest.json", "measure/schema.py", "measure/measurement.py", "publish/leak.py",
+                 "panels/instruction.py", "metadata.yml", "CITATION.cff", ".zenodo.json", "SPEC.md",
+                 "RELEASE.json", "RELEASE_CHECKLIST.md"):
+        assert name in files, name
+    assert any(f.startswith("measure/vectors/") for f in files)
+    forbidden = [f for f in files if f.startswith(("panels/families", "tests/", "private/", "data/private"))
+                 or f in ("panels/registry.py", "panels/build.py", "panels/seeds.py")
+                 or "budget" in f or "spend" in f or "/.git" in f or f.startswith(".git") or "__pycache__" in f]
+    assert forbidden == []
+    seed = (archive.panel_seed_file).read_text()
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert seed.encode() not in path.read_bytes(), path
+    citation = yaml.safe_load((out / "CITATION.cff").read_text())
+    assert citation["version"] == "1.2.3" and citation["date-released"] == "2027-01-31"
+    zen = json.loads((out / ".zenodo.json").read_text())
+    assert zen["version"] == "1.2.3" and zen["license"] == "cc-by-4.0"
+    record = json.loads((out / "RELEASE.json").read_text())
+    assert record["version"] == "1.2.3" and "data/stability.csv" in record["files"]
+
+
+def test_release_refuses_an_existing_folder_a_private_folder_a_bad_version_and_no_spec(archive, spec, tmp_path):
+    existing = tmp_path / "exists"
+    existing.mkdir()
+    with pytest.raises(PublishError, match="already exists"):
+        assemble(archive, "1.0.0", existing, spec=spec)
+    with pytest.raises(PublishError, match="inside the private folder"):
+        assemble(archive, "1.0.0", archive.private / "rel", spec=spec)
+    with pytest.raises(PublishError, match="MAJOR.MINOR.PATCH"):
+        assemble(archive, "v1", tmp_path / "r1", spec=spec)
+    with pytest.raises(PublishError, match="copy of the specification"):
+        assemble(archive, "1.0.0", tmp_path / "r2", spec=tmp_path / "missing.md")
+    assert not (tmp_path / "r1").exists() and not (tmp_path / "r2").exists()
+
+
+def test_citation_files_at_the_root_are_valid_and_carry_the_licences():
+    from publish.release import REPO
+
+    citation = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    assert citation["cff-version"] == "1.2.0" and citation["authors"] and citation["title"]
+    assert set(citation["license"]) == {"CC-BY-4.0", "CC-BY-SA-4.0", "AGPL-3.0-only"}
+    zen = json.loads((REPO / ".zenodo.json").read_text())
+    assert zen["upload_type"] == "dataset" and zen["creators"] and zen["license"] == "cc-by-4.0"
+    assert "AGPL-3.0" in zen["notes"] and "CC-BY-SA-4.0" in zen["notes"]
+
+
+def test_serve_prints_a_read_only_datasette_command(archive, capsys):
+    assert main(["--home", str(archive.home), "serve", "--print-command"]) == 2
+    assert "run `llmarchive publish` first" in capsys.readouterr().err
+    main(["--home", str(archive.home), "publish", "--build-time", BUILD])
+    capsys.readouterr()
+    assert main(["--home", str(archive.home), "serve", "--print-command", "--port", "8123"]) == 0
+    command = capsys.readouterr().out
+    assert "-m datasette serve -i" in command and "archive.db" in command and "--port 8123" in command
+    assert "--setting sql_time_limit_ms 1000" in command and "--setting max_returned_rows 1000" in command
+    assert "--host 127.0.0.1" in command and "metadata.yml" in command and "--static site:" in command
+
+
+def test_an_edited_protocol_file_stops_publication_with_a_clear_error(archive, capsys):
+    file = archive.protocol_file("sunk_cost_fallacy__order__v0")
+    protocol = json.loads(file.read_text())
+    protocol["panel"][0]["versions"]["A"] += " (edited)"
+    file.write_text(json.dumps(protocol))
+    assert main(["--home", str(archive.home), "publish"]) == 2
+    err = capsys.readouterr().err
+    assert "sunk_cost_fallacy__order__v0" in err and "panel_sha256 does not match" in err
+    assert "(edited)" not in err
