@@ -49,7 +49,6 @@ step ``open`` protocols first, then the guard twins of open protocols
 import contextlib
 import fcntl
 import math
-import os
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -58,7 +57,6 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 from llmarchive import records
 from llmarchive.jsonio import ChainedLog, RecordFileError, read_json, read_jsonl, write_json
 from llmarchive.paths import ArchivePaths
-from measure import chain
 from measure.schema import SCHEMA_VERSION
 
 CATEGORIES = ("scenario", "fingerprint")
@@ -437,28 +435,8 @@ def authorize_run(paths: ArchivePaths, budget: Budget, header: Mapping, job: str
 
 
 def append_many(log: ChainedLog, entries: Sequence[Mapping]) -> list[dict]:
-    """Chain and append several records with one write, one flush and one fsync.
-
-    Group commit for :class:`~llmarchive.jsonio.ChainedLog`: when several
-    records are ready at once (concurrent calls finishing together) they
-    become durable together, at the cost of one fsync.  A crash mid-write
-    leaves a torn last line, which ``ChainedLog`` cuts on the next open.
-    """
-    linked: list[dict] = []
-    prev = log.last_hash
-    for entry in entries:
-        record = chain.link(entry, prev)
-        prev = record["record_sha256"]
-        linked.append(record)
-    if not linked:
-        return linked
-    log.path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log.path, "a", encoding="utf-8") as fh:
-        fh.write("".join(chain.to_line(record) for record in linked))
-        fh.flush()
-        os.fsync(fh.fileno())
-    log.records.extend(linked)
-    return linked
+    """Group commit of several records (see :meth:`ChainedLog.extend`)."""
+    return log.extend(entries)
 
 
 def _size(path: Path) -> int:

