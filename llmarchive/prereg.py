@@ -168,6 +168,13 @@ def proof_status(manifest: Path) -> str:
     return f"bitcoin block {min(heights)}" if heights else "pending"
 
 
+def stamp_status(manifest: Path) -> str:
+    """``none`` (no proof yet), ``pending`` (calendar receipts only) or ``upgraded`` (a Bitcoin attestation)."""
+    if not proof_path(manifest).exists():
+        return "none"
+    return "upgraded" if proof_status(manifest).startswith("bitcoin") else "pending"
+
+
 def is_preregistered(paths: ArchivePaths, protocol: Mapping) -> tuple[bool, str]:
     """(listed?, reason in words) for a protocol's current hash triple."""
     triple = {k: protocol.get(k) for k in ROW_FIELDS}

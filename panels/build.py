@@ -45,7 +45,7 @@ from panels import lanes
 from panels.instruction import OPTIONS, instruction
 from panels.leak import LEAK_WORDS, grams, strip_instruction
 from panels.render import Parts, render_parts
-from panels.scenario import C_CHANGED_KEY, C_DOMINANT_ROLE, FAMILIES, Scenario, check_numbers, lotteries
+from panels.scenario import C_CHANGED_KEY, C_DOMINANT_ROLE, FAMILIES, Scenario, check_numbers, derived, lotteries
 from panels.seeds import WordingSeed
 from panels.template import render, stream_for
 
@@ -220,6 +220,10 @@ def render_item(family: str, rewording_type: str, scenario: Scenario, seed_text:
     elif rewording_type == "anchoring":
         plain = [compose(p, var_a, order_a, None, "") for p in (parts_a, parts_c)]
         taken = {n for text in plain for n in numbers_in(text)}
+        # Gate 1 counts every structure number as the scenario's, quoted or not
+        # (an unquoted flagged_n is still the scenario's), so none may anchor.
+        for numbers in (scenario.values, scenario.c_values):
+            taken |= set(numbers.values()) | set(derived(family, numbers, scenario.item_id).values())
         low, high = _anchor_numbers(seed_text, key, scenario.item_id, taken)
         line = lambda number: render(ANCHOR_TEMPLATE, stream_for(seed_text, key, scenario.item_id, "anchor"),
                                      {"anchor": str(number)}, f"{key}/{scenario.item_id}:anchor")

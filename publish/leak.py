@@ -31,6 +31,7 @@ import html
 import json
 import multiprocessing
 import re
+import signal
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -185,6 +186,11 @@ _WORKER_GUARD: Optional[LeakGuard] = None
 def _adopt(guard: "LeakGuard") -> None:
     global _WORKER_GUARD
     _WORKER_GUARD = guard
+    # A forked worker inherits its parent's signal handlers; an orchestrator's
+    # (Dagster installs one) would turn the pool's routine shutdown into a
+    # traceback in every worker.  Workers take the defaults.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _check_task(task: tuple, guard: Optional[LeakGuard] = None) -> Optional[str]:

@@ -227,3 +227,16 @@ def test_building_and_checking_all_protocols_takes_under_five_seconds(archive_ho
     elapsed = time.perf_counter() - started
     assert failures == []
     assert elapsed < 5.0, f"build + check took {elapsed:.2f} s"
+
+
+@pytest.mark.parametrize("seed", ["a secret guard seed for the issue 6 tests", "another secret guard seed, 2"])
+def test_every_guard_seed_builds_protocols_that_pass_every_check(tmp_path, monkeypatch, seed):
+    # Regression: an anchor number once coincided with an unquoted structure
+    # number (flagged_n) under one secret seed, and gate 1 refused the item.
+    from panels import checks, registry
+    from llmarchive.paths import ArchivePaths
+    monkeypatch.setenv("LLMARCHIVE_PANEL_SEED", seed)
+    paths = ArchivePaths.from_env(tmp_path / "home")
+    registry.build_all(paths)
+    loaded = registry.load_all(paths)
+    assert checks.run_all(loaded, checks.headers_with_sealed(paths, loaded)) == []

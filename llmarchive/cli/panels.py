@@ -16,7 +16,7 @@ import time
 
 from llmarchive.cli import CommandError, archive
 from measure import invariants
-from panels import conformance, lanes, leak, registry
+from panels import checks, conformance, lanes, leak, registry
 from panels.build import BuildError, build_protocols
 from panels.seeds import SeedError, guard_seed, init_secret_seed, public_seed
 
@@ -126,18 +126,14 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def run_checks(protocols: list[dict], headers: list[dict]) -> list:
     """Every check ``panels check`` runs, in order; a list of Failures."""
-    return (invariants.check_all(protocols)
-            + conformance.self_test_failures(protocols)
-            + conformance.check_all(protocols)
-            + lanes.twin_failures(headers)
-            + leak.check(protocols))
+    return checks.run_all(protocols, headers)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     paths = archive(args)
     started = time.perf_counter()
     protocols = _load_all(paths)
-    headers = [registry.header(p) for p in protocols] + [registry.header(r) for r in registry.sealed_records(paths)]
+    headers = checks.headers_with_sealed(paths, protocols)
     failures = run_checks(protocols, headers)
     stale = _stale(paths, protocols)
     if stale:

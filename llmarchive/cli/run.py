@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 
 from llmarchive import budget as budget_mod
 from llmarchive.cli import CommandError, archive
+from llmarchive.instrument.verdict import suspect_value
 from llmarchive.runner import (RunError, RunHalted, RunSettings, preregistration, protocol_header,
                                recorded_trials, run_protocol, schedule)
 from llmarchive.subjects import SUBJECT_KINDS, make_subject
@@ -50,6 +51,9 @@ def register(subparsers) -> None:
                    help="API subjects: attempts per call before blocked_upstream")
     p.add_argument("--timeout", type=float, default=120.0, help="API subjects: seconds per attempt")
     p.add_argument("--threads", type=int, default=1, help="reference: llama.cpp n_threads (recorded; default 1)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="reference: identical model instances answering side by side (default 1; answers "
+                        "are the same at any number, only faster on a machine with spare cores)")
     p.add_argument("--batch", type=int, default=512, help="reference: llama.cpp n_batch (recorded)")
     p.add_argument("--max-tokens", type=int,
                    help="override the protocol's generation.max_tokens (tests, trials); the run is marked "
@@ -122,10 +126,14 @@ def run(args: argparse.Namespace) -> int:
     exploratory = False
     if prereg is not None and not prereg["listed"]:
         exploratory = f"not pre-registered: {prereg['reason']}"
+    # SPEC §7: a day without a passing runtime fingerprint (or with an alarm) is instrument_suspect.
+    suspect = suspect_value(paths, run_date, run_id)
+    if suspect:
+        print(f"{suspect} — this run's measurement will be flagged instrument_suspect", file=sys.stderr)
     settings = RunSettings(run_id=run_id, run_date=args.run_date, series=args.series,
                            model_family=args.model_family, concurrency=concurrency,
                            exploratory=exploratory, allow_generation_override=args.max_tokens is not None,
-                           extra={"preregistration": prereg})
+                           instrument_suspect=suspect, extra={"preregistration": prereg})
 
     def progress(done: int, total: int, trial: dict) -> None:
         token = f" {trial['token']}" if trial["token"] else ""

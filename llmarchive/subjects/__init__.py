@@ -22,17 +22,30 @@ __all__ = ["CallResult", "Classified", "SUBJECT_KINDS", "SubjectError", "classif
 def make_subject(kind: str, *, max_tokens: int, model: Optional[str] = None, base_url: Optional[str] = None,
                  model_path: Optional[str] = None, model_sha256: Optional[str] = None,
                  max_attempts: int = 6, timeout_s: float = 120.0, n_threads: int = 1, n_batch: int = 512,
-                 retry_seed: int = 0) -> Any:
-    """A subject of ``kind`` for a protocol whose generation asks ``max_tokens``."""
+                 retry_seed: int = 0, workers: int = 1) -> Any:
+    """A subject of ``kind`` for a protocol whose generation asks ``max_tokens``.
+
+    For the reference model, ``workers`` > 1 loads that many identical
+    instances that answer side by side (:mod:`llmarchive.subjects.reference_pool`).
+    """
     if kind == "reference":
         from llmarchive import models
         from llmarchive.subjects.reference import ReferenceSettings, ReferenceSubject
 
         if base_url:
             raise SubjectError("--base-url applies to API subjects, not to the reference model")
-        return ReferenceSubject(max_tokens, model=model or models.DEFAULT_MODEL, model_path=model_path,
-                                model_sha256=model_sha256,
-                                settings=ReferenceSettings(n_threads=n_threads, n_batch=n_batch))
+        if not isinstance(workers, int) or workers < 1:
+            raise SubjectError(f"workers must be a positive integer, got {workers!r}")
+
+        def one() -> ReferenceSubject:
+            return ReferenceSubject(max_tokens, model=model or models.DEFAULT_MODEL, model_path=model_path,
+                                    model_sha256=model_sha256,
+                                    settings=ReferenceSettings(n_threads=n_threads, n_batch=n_batch))
+
+        if workers == 1:
+            return one()
+        from llmarchive.subjects.reference_pool import ReferencePool
+        return ReferencePool([one() for _ in range(workers)])
     if kind in ("anthropic", "openai"):
         from llmarchive.subjects.http import RetryPolicy
 

@@ -1,0 +1,90 @@
+"""The open-weights series: every open protocol on the reference model, per generation."""
+from datetime import datetime, timezone
+from typing import Optional
+
+from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
+
+from assets.partitions import generations
+from assets.protocols import protocols
+from assets.reporting import measurement_table, outcome_table
+from assets.resources import ArchiveResource, ReferenceModelResource
+from llmarchive import open_weights as ow
+from llmarchive.runs import load_run
+from measure.verify import recompute
+
+
+class OpenWeightsConfig(Config):
+    """Which open protocols to run: a protocol series (``v0``), optionally a subset.
+
+    ``max_tokens`` overrides the protocols' frozen value for a quick trial;
+    such runs are recorded as exploratory and never reach a curve.
+    """
+
+    protocol_series: str = "v0"
+    protocols: Optional[list[str]] = None
+    max_tokens: Optional[int] = None
+
+
+def _suspect(paths, date: str):
+    try:
+        from llmarchive.instrument.verdict import suspect_value
+    except ImportError:
+        return False
+    return suspect_value(paths, date)
+
+
+@asset(partitions_def=generations, group_name="open_weights", deps=[protocols],
+       description="Trials of every admitted open protocol on the reference model for one generation "
+                   "(resumable: a partition materialised again continues where it stopped).")
+def open_weights_trials(context: AssetExecutionContext, config: OpenWeightsConfig, archive: ArchiveResource,
+                        reference_model: ReferenceModelResource) -> MaterializeResult:
+    paths = archive.paths()
+    generation = context.partition_key
+    subjects = ow.SubjectCache(reference_model.subject)
+    today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+
+    def progress(done: int, total: int, trial: dict) -> None:
+        if done % 40 == 0 or done == total:
+            context.log.info(f"{trial['protocol_id']}: {done}/{total} trials")
+
+    result = ow.run_generation(paths, generation, subjects, protocol_series=config.protocol_series,
+                               only=config.protocols, instrument_suspect=_suspect(paths, today),
+                               max_tokens=config.max_tokens, progress=progress)
+    runs = [r.run for r in result.runs]
+    return MaterializeResult(metadata={
+        "generation": generation,
+        "runs": MetadataValue.json([r["run_id"] for r in runs]),
+        "complete": result.complete,
+        "called_now": sum(r.called for r in result.runs),
+        "already_recorded": sum(r.already_recorded for r in result.runs),
+        "outcomes": MetadataValue.md(outcome_table(runs)),
+        "spend_eur": 0.0,
+        "trial_log_sha256": MetadataValue.json({r["run_id"]: r.get("trials_last_sha256") for r in runs}),
+    })
+
+
+@asset(partitions_def=generations, group_name="open_weights", deps=[open_weights_trials],
+       description="The measurement of each open protocol of the generation, re-verified from its trials.")
+def open_weights_measurements(context: AssetExecutionContext, config: OpenWeightsConfig,
+                              archive: ArchiveResource) -> MaterializeResult:
+    paths = archive.paths()
+    generation = context.partition_key
+    measurements, problems = [], []
+    for protocol in ow.open_protocols(paths, config.protocol_series, config.protocols):
+        folder = load_run(paths.run_dir(ow.run_id(generation, protocol["protocol_id"])))
+        if folder.measurement is None:
+            problems.append(f"{folder.path.name}: the run is not complete")
+            continue
+        differences = recompute(folder.measurement, folder.trials, folder.protocol_header)
+        if differences:
+            problems.append(f"{folder.path.name}: {len(differences)} field(s) do not recompute "
+                            f"({', '.join(d['field'] for d in differences[:5])})")
+        measurements.append(folder.measurement)
+    if problems:
+        raise RuntimeError("open-weights measurements are not ready: " + "; ".join(problems))
+    return MaterializeResult(metadata={
+        "generation": generation,
+        "measurements": MetadataValue.md(measurement_table(measurements)),
+        "on_curve": sum(1 for m in measurements if m.get("on_curve")),
+        "flagged": sum(1 for m in measurements if m.get("flags")),
+    })

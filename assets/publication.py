@@ -1,0 +1,68 @@
+"""The public archive: database, CSVs, Croissant, open lane, site, status."""
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    multi_asset_check,
+)
+
+from assets.resources import ArchiveResource
+from publish import checks, publish_all
+
+CHECK_DESCRIPTIONS = {
+    "trial_log_chains": "Every trial log and bookkeeping log verifies as a hash chain.",
+    "no_flagged_measurement_on_curve": "No measurement is on the curve while carrying a flag.",
+    "coverage_gaps_have_causes": "Every coverage gap names exactly one cause from the closed list.",
+    "leak_guard": "No published byte carries guard or sealed wording (12-word runs included).",
+}
+
+
+UPSTREAM = ["open_weights_measurements", "commercial_measurements", "coverage", "runtime_fingerprint",
+            "guard_rotation", "subject_fingerprint"]
+
+
+@asset(group_name="publication", deps=UPSTREAM,
+       description="Everything under public/: archive.db, the CSVs, croissant.json, open-lane JSONL, "
+                   "the static site, status.json and the render manifest.")
+def public_archive(context: AssetExecutionContext, archive: ArchiveResource) -> MaterializeResult:
+    paths = archive.paths()
+    # The leak guard runs inside publish_all, on the staging folder, before anything is swapped in.
+    before = {"trial_log_chains": checks.chain_problems(paths),
+              "no_flagged_measurement_on_curve": checks.flagged_on_curve(paths),
+              "coverage_gaps_have_causes": checks.unexplained_gaps(paths)}
+    blocking = {name: problems for name, problems in before.items() if problems}
+    if blocking:
+        raise RuntimeError("refusing to publish: " + "; ".join(
+            f"{name}: {problems[0]}" for name, problems in blocking.items()))
+    manifest = publish_all(paths)
+    files = manifest.get("files", {})
+    context.log.info(f"published {len(files)} files under {paths.public}")
+    return MaterializeResult(metadata={
+        "public": str(paths.public),
+        "build_time": manifest.get("build_time"),
+        "schema_sha256": manifest.get("schema_sha256"),
+        "files": MetadataValue.md("\n".join(
+            f"- `{name}` {info.get('sha256', '')[:16]}…" if isinstance(info, dict) else f"- `{name}`"
+            for name, info in sorted(files.items()))),
+    })
+
+
+@multi_asset_check(
+    specs=[AssetCheckSpec(name, asset="public_archive", description=CHECK_DESCRIPTIONS[name])
+           for name in checks.CHECKS],
+)
+def publication_checks(archive: ArchiveResource):
+    paths = archive.paths()
+    for name, problems in checks.run_all(paths).items():
+        yield AssetCheckResult(
+            asset_key="public_archive",
+            check_name=name,
+            passed=not problems,
+            severity=AssetCheckSeverity.ERROR,
+            metadata={"problems": len(problems),
+                      "first_problems": MetadataValue.md("\n".join(f"- {p}" for p in problems[:20]) or "none")},
+        )

@@ -1,0 +1,55 @@
+"""``llmarchive coverage``: write the coverage rows — every scheduled job and period ran or has one cause."""
+import argparse
+import sys
+
+from llmarchive.cli import CommandError, archive
+from llmarchive.cli._options import add_date, day
+
+ORDER = 59
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "coverage",
+        help="compute and record coverage: for every scheduled job and period, ran or exactly one cause",
+        description=(
+            "Walk every scheduled job (full_sweep per admitted protocol per month; runtime_fingerprint, "
+            "guard_margin_rotation, subject_fingerprint and revalidation_daily per day) from the archive's "
+            "start through --date, and record for each period that it ran or the one cause its observed "
+            "conditions map to. A period that ended with no output and no observed condition is an error "
+            "(exit 1), never a silent hole; every explained row is still written."
+        ),
+    )
+    add_date(p, "compute through this day (default: today, UTC)")
+    p.add_argument("--since", help="YYYY-MM-DD: start here, even before the archive began (before_archive_start)")
+    p.add_argument("--dry-run", action="store_true", help="print the rows, record nothing")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from llmarchive.coverage import UnexplainedGap, compute, record_coverage
+
+    paths = archive(args).ensure()
+    through = day(args)
+    if args.since:
+        args_since = argparse.Namespace(date=args.since)
+        since = day(args_since)
+    else:
+        since = None
+    try:
+        result = compute(paths, through, since) if args.dry_run else record_coverage(paths, through, since)
+    except UnexplainedGap as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    gaps = [r for r in result.rows if r["status"] == "gap"]
+    print(f"coverage {result.start or '-'} → {through}: {len(result.rows) - len(gaps)} ran, {len(gaps)} gap(s), "
+          f"{len(result.pending)} pending" + (" (dry run: nothing recorded)" if args.dry_run else ""))
+    for row in gaps[-20:]:
+        print(f"  {row['period']} {row['job']}{' ' + row['protocol_id'] if row['protocol_id'] else ''}: "
+              f"{row['cause']} — {row['detail']}")
+    if result.unexplained:
+        print(f"{len(result.unexplained)} period(s) unexplained", file=sys.stderr)
+        return 1
+    return 0

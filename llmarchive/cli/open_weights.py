@@ -1,0 +1,67 @@
+"""``llmarchive open-weights``: the open protocols on the reference model for one generation."""
+import argparse
+import sys
+from datetime import datetime, timezone
+
+from llmarchive import open_weights as ow
+from llmarchive.cli import CommandError, archive
+from llmarchive.instrument.verdict import suspect_value
+from llmarchive.runner import RunError, RunHalted
+from llmarchive.subjects import make_subject
+from llmarchive.subjects.base import SubjectError
+
+ORDER = 42
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "open-weights",
+        help="run every admitted open protocol on the reference model for one generation",
+        description=(
+            "The open_weights series (SPEC §4): every admitted open protocol of a protocol series, run on "
+            "the reference model, once per generation. GENERATION names it — the commercial model id that "
+            "triggered it, or omit it to use <model>-<sha12> of the reference model. Resumable: the run ids "
+            "are ow_<generation>_<protocol_id>. Free, so neither budget nor pre-registration gate it."
+        ),
+    )
+    p.add_argument("generation", nargs="?", help="generation id (default: <reference model>-<sha12>)")
+    p.add_argument("--series", default="v0", help="protocol series (default v0)")
+    p.add_argument("--protocol", action="append", dest="protocols", help="only this protocol (repeatable)")
+    p.add_argument("--model", default="smollm2-135m", help="reference model name (default smollm2-135m)")
+    p.add_argument("--model-path", help="a GGUF file instead of the named model's default location")
+    p.add_argument("--model-sha256", help="the sha256 the --model-path file must have")
+    p.add_argument("--threads", type=int, default=1, help="llama.cpp n_threads (recorded)")
+    p.add_argument("--batch", type=int, default=512, help="llama.cpp n_batch (recorded)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="identical model instances answering side by side (same answers, faster on spare cores)")
+    p.add_argument("--max-tokens", type=int,
+                   help="override the protocols' max_tokens for a quick trial (runs become exploratory)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = archive(args).ensure()
+
+    def subject(max_tokens: int):
+        return make_subject("reference", max_tokens=max_tokens, model=args.model, model_path=args.model_path,
+                            model_sha256=args.model_sha256, n_threads=args.threads, n_batch=args.batch,
+                            workers=args.workers)
+
+    try:
+        subjects = ow.SubjectCache(subject)
+        generation = args.generation
+        if generation is None:
+            first = subjects(args.max_tokens or 256)
+            generation = ow.generation_id_for_model(first.name, first.model_sha256)
+        today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+        result = ow.run_generation(paths, generation, subjects, protocol_series=args.series, only=args.protocols,
+                                   instrument_suspect=suspect_value(paths, today), max_tokens=args.max_tokens)
+    except (ow.OpenWeightsError, RunError, RunHalted, SubjectError, ValueError) as exc:
+        raise CommandError(str(exc)) from None
+    for r in result.runs:
+        m = r.measurement
+        summary = (f"stability_pct {m['stability_pct']}, flags {', '.join(m['flags']) or 'none'}"
+                   if m else "not complete")
+        print(f"{r.run['run_id']}: {r.run['status']} ({r.called} called now); {summary}")
+    print(f"generation {generation}: {'complete' if result.complete else 'incomplete'}", file=sys.stderr)
+    return 0 if result.complete else 1

@@ -1,0 +1,517 @@
+"""Coverage: every scheduled job and period either ran or has exactly one named cause.
+
+SPEC §10: a gap is never left unexplained; it carries exactly one cause from
+the closed list (:data:`measure.schema.GAP_CAUSES`), assigned by code from
+what was observed, never written by hand afterwards.
+
+The mapping
+-----------
+:func:`cause_for` is the one pure function from observed conditions to a
+cause.  Code that notices something (the budget ladder, the pre-registration
+guard, the model watch, the lease) records the *condition* it saw; this
+function decides the cause.  When several conditions hold at once, the
+first in this table wins — archive-wide states before decisions, decisions
+before failures — so every gap has exactly one cause:
+
+================================  ========================  ======================================
+condition                         cause                     observed when
+================================  ========================  ======================================
+period_before_archive_start       before_archive_start      the period ended before the archive began
+archive_dormant                   dormant                   ``dormant_after`` (180 d) without a run
+series_closed_without_successor   generation_retired_early  the active model left with no declared successor
+bridge_preempts_sweep             generation_bridge         a generation bridge took that month's sweep
+budget_refused                    budget_halted             the ladder or a pool refused the work
+not_preregistered                 protocol_confounded       the protocol's hashes are not in a stamped manifest
+protocol_content_mismatch         protocol_confounded       the protocol file does not match its own hashes
+provider_unreachable              provider_outage           no usable answer from the provider after retries
+provider_refused_request          human_absent              the provider refused the request (key, model id):
+                                                            only a person can fix it
+no_daily_cycle                    human_absent              no daily cycle completed for ``deadman_alert``
+                                                            (36 h) around the period
+================================  ========================  ======================================
+
+**Pre-registration.**  A protocol skipped because it is not pre-registered
+(``not_preregistered``) is ``protocol_confounded``: as it stands, a result
+could not be told apart from one adjusted after it was seen, because nothing
+outside our control fixes when its content was decided.  The cause belongs
+to the protocol, not to the budget, the provider or a person, and it lasts
+until the protocol's hashes are stamped.
+
+The rows
+--------
+:func:`compute` walks every scheduled job (:data:`JOBS`) and period from the
+archive's start through a date: ``full_sweep`` per admitted protocol per
+calendar month (its ``30d`` cadence is the month the budget is counted in),
+and the daily jobs per day.  A period with output is ``ran``; one without
+output gets the cause of the conditions observed in it; a period that has
+ended with neither is **unexplained**, and :func:`record_coverage` raises
+:class:`UnexplainedGap` naming each one (after writing every explained row:
+nothing already known is lost).  A period still running (today, this month)
+with no output and no condition is pending and gets no row yet.
+"""
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from datetime import date as Date, datetime, timedelta, timezone
+from typing import Iterable, Optional, Sequence
+
+from llmarchive import records
+from llmarchive.cadence import Cadence, load_cadence
+from llmarchive.jsonio import RecordFileError, read_json
+from llmarchive.paths import ArchivePaths
+from measure.schema import GAP_CAUSES
+
+CONDITIONS: dict[str, str] = {
+    "period_before_archive_start": "before_archive_start",
+    "archive_dormant": "dormant",
+    "series_closed_without_successor": "generation_retired_early",
+    "bridge_preempts_sweep": "generation_bridge",
+    "budget_refused": "budget_halted",
+    "not_preregistered": "protocol_confounded",
+    "protocol_content_mismatch": "protocol_confounded",
+    "provider_unreachable": "provider_outage",
+    "provider_refused_request": "human_absent",
+    "no_daily_cycle": "human_absent",
+}
+PRECEDENCE = tuple(CONDITIONS)
+# For skip records written before conditions were recorded (the budget module's): the cause's first condition.
+DEFAULT_CONDITION = {cause: next(c for c in PRECEDENCE if CONDITIONS[c] == cause) for cause in GAP_CAUSES}
+
+
+class UnexplainedGap(RuntimeError):
+    """A period with no output and no observed condition: the failure coverage exists to catch."""
+
+    def __init__(self, message: str, gaps: Sequence[tuple] = ()) -> None:
+        super().__init__(message)
+        self.gaps = list(gaps)
+
+
+def cause_for(conditions: Iterable[str]) -> str:
+    """The one gap cause for a set of observed conditions (see the table above).
+
+    Raises :class:`UnexplainedGap` when nothing was observed, and
+    :class:`ValueError` for a condition not in :data:`CONDITIONS`.
+    """
+    seen = set(conditions)
+    unknown = sorted(seen - set(CONDITIONS))
+    if unknown:
+        raise ValueError(f"unknown condition(s) {', '.join(unknown)}; known: {', '.join(PRECEDENCE)}")
+    for condition in PRECEDENCE:
+        if condition in seen:
+            return CONDITIONS[condition]
+    raise UnexplainedGap("no output and no observed condition: a gap without a cause")
+
+
+def record_skip(paths: ArchivePaths, day: str, job: str, protocol_id: Optional[str], condition: str,
+                reason: str) -> dict:
+    """A ``skip`` record whose cause comes from :func:`cause_for`."""
+    return records.append(paths, "skip", {"date": day, "job": job, "protocol_id": protocol_id, "reason": reason,
+                                          "cause": cause_for([condition]), "condition": condition})
+
+
+def skip_condition(record: dict) -> Optional[str]:
+    """The condition a skip record observed (older records: their cause's default condition)."""
+    condition = record.get("condition")
+    if condition in CONDITIONS:
+        return condition
+    return DEFAULT_CONDITION.get(record.get("cause"))
+
+
+# --------------------------------------------------------------------------
+# jobs and periods
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Job:
+    """A scheduled job coverage accounts for."""
+
+    name: str
+    cadence_key: str
+    series: Optional[str]
+    skip_jobs: tuple[str, ...]
+    per_protocol: bool = False
+    needs_provider: bool = False
+    commercial: bool = False
+
+
+JOBS = (
+    Job("full_sweep", "full_sweep", "commercial", ("sweep",), per_protocol=True, needs_provider=True,
+        commercial=True),
+    Job("subject_fingerprint", "subject_fingerprint", "commercial", ("subject_fingerprint",), needs_provider=True,
+        commercial=True),
+    Job("runtime_fingerprint", "runtime_fingerprint", "open_weights", ("runtime_fingerprint",)),
+    Job("guard_margin_rotation", "guard_margin_rotation", "open_weights", ("guard_rotation",)),
+    Job("revalidation_daily", "revalidation_daily", None, ("revalidation",)),
+)
+JOB_NAMES = tuple(j.name for j in JOBS)
+
+
+def period_kind(cadence: Cadence, job: Job) -> str:
+    """``day`` or ``month``: a 1d cadence is a calendar day, the 30d sweep a calendar month."""
+    if job.cadence_key == "revalidation_daily":
+        return "day"   # a count per day: daily by its name
+    every = cadence.every(job.cadence_key)
+    if every == timedelta(days=1):
+        return "day"
+    if every == timedelta(days=30):
+        return "month"
+    raise ValueError(f"{job.cadence_key}: no coverage period for a cadence of {every}")
+
+
+def _day(value: str) -> Date:
+    return Date.fromisoformat(value)
+
+
+def _days(start: Date, end: Date) -> list[Date]:
+    return [start + timedelta(days=i) for i in range((end - start).days + 1)]
+
+
+def _months(start: Date, end: Date) -> list[str]:
+    out, y, m = [], start.year, start.month
+    while (y, m) <= (end.year, end.month):
+        out.append(f"{y:04d}-{m:02d}")
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
+
+
+def month_bounds(month: str) -> tuple[Date, Date]:
+    y, m = int(month[:4]), int(month[5:7])
+    first = Date(y, m, 1)
+    nxt = Date(y + 1, 1, 1) if m == 12 else Date(y, m + 1, 1)
+    return first, nxt - timedelta(days=1)
+
+
+def _parse_time(value: object) -> Optional[datetime]:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------
+# what the archive observed
+# --------------------------------------------------------------------------
+
+@dataclass
+class Facts:
+    """Everything :func:`compute` reads, gathered once."""
+
+    runs: list[dict]
+    logs: dict[str, list[dict]]
+    protocols: list[dict]
+    guard_order: list[str]
+    cadence: Cadence
+    heartbeats: list[datetime] = field(default_factory=list)
+
+    def by_date(self, kind: str) -> dict[str, list[dict]]:
+        out: dict[str, list[dict]] = {}
+        for r in self.logs.get(kind, []):
+            out.setdefault(str(r.get("date")), []).append(r)
+        return out
+
+
+LOG_KINDS = ("runtime_fingerprint", "guard_rotation", "subject_fingerprint", "revalidation", "skip",
+             "generation_bridge", "series_closed", "subject_model", "model_observed", "lease")
+
+
+def complete_runs(paths: ArchivePaths) -> list[dict]:
+    """The ``experiment_run`` record of every complete run folder (a measurement exists)."""
+    out = []
+    if not paths.experiments.is_dir():
+        return out
+    for folder in sorted(p for p in paths.experiments.iterdir() if p.is_dir()):
+        if not (folder / "measurement.json").exists():
+            continue
+        try:
+            run = read_json(folder / "run.json")
+        except RecordFileError:
+            continue
+        if isinstance(run, dict) and run.get("run_date"):
+            out.append(run)
+    return out
+
+
+def sweep_protocols(paths: ArchivePaths, series: str = "v0") -> list[dict]:
+    """Headers of the protocols a sweep runs: admitted, not sealed, of the protocol series; with admission date."""
+    from panels import lanes, registry
+
+    admitted_on: dict[str, str] = {}
+    for row in lanes.read_admissions(paths):
+        when = str(row.get("reviewed_at") or "")[:10]
+        if row.get("protocol_id") and when:
+            admitted_on.setdefault(row["protocol_id"], when)
+    out = []
+    for h in registry.list_protocols(paths):
+        if h.get("status") == "admitted" and h.get("lane") in ("open", "guard") and h.get("series") == series:
+            out.append({**h, "admitted_on": admitted_on.get(h["protocol_id"])})
+    return sorted(out, key=lambda h: h["protocol_id"])
+
+
+def gather(paths: ArchivePaths, protocols: Optional[list[dict]] = None, series: str = "v0",
+           cadence: Optional[Cadence] = None) -> Facts:
+    from llmarchive.instrument.rotation import rotation_order
+
+    logs = {kind: records.read(paths, kind) for kind in LOG_KINDS}
+    if protocols is None:
+        protocols = sweep_protocols(paths, series)
+    heartbeats = sorted(t for t in (_parse_time(r.get("recorded_at")) for r in logs["runtime_fingerprint"]) if t)
+    return Facts(complete_runs(paths), logs, protocols, rotation_order(protocols, series),
+                 cadence or load_cadence(), heartbeats)
+
+
+def archive_start(facts: Facts) -> Optional[Date]:
+    """The first day anything happened: a run, an instrument record, a skip, a model configuration."""
+    dates = [str(r["run_date"]) for r in facts.runs]
+    for kind in ("runtime_fingerprint", "guard_rotation", "subject_fingerprint", "skip", "subject_model"):
+        dates += [str(r.get("date")) for r in facts.logs.get(kind, []) if r.get("date")]
+    valid = []
+    for d in dates:
+        try:
+            valid.append(_day(d[:10]))
+        except ValueError:
+            continue
+    return min(valid) if valid else None
+
+
+# --------------------------------------------------------------------------
+# the computation
+# --------------------------------------------------------------------------
+
+@dataclass
+class Coverage:
+    rows: list[dict]
+    unexplained: list[tuple[str, str, Optional[str]]]
+    pending: list[tuple[str, str, Optional[str]]]
+    start: Optional[str]
+    through: str
+
+
+class _Observer:
+    """Conditions observed for one job and period (each with its reason)."""
+
+    def __init__(self, facts: Facts, start: Date, through: Date, now: datetime) -> None:
+        self.facts = facts
+        self.start = start
+        self.through = through
+        self.now = now
+        self.deadman = facts.cadence.every("deadman_alert")
+        self.dormant_after = facts.cadence.every("dormant_after")
+        self.run_dates = sorted(_day(str(r["run_date"])[:10]) for r in facts.runs)
+        self.skips = facts.logs.get("skip", [])
+        self.closures = sorted((str(r.get("date")), r) for r in facts.logs.get("series_closed", []))
+        self.switches = sorted(str(r.get("date")) for r in facts.logs.get("subject_model", []))
+        self.bridges = [b for b in facts.logs.get("generation_bridge", []) if b.get("status") == "pending"]
+        self.beat_days = {t.date() for t in facts.heartbeats}
+
+    # -- single conditions ---------------------------------------------------
+    def dormant(self, when: Date) -> Optional[str]:
+        """Dormant by ``when`` (the period's last day so far): ``dormant_after`` without a run."""
+        i = bisect_left(self.run_dates, when + timedelta(days=1))
+        last = self.run_dates[i - 1] if i else None
+        ref = last or self.start
+        if when - ref >= self.dormant_after:
+            what = f"the last run was on {last}" if last else f"no run since the archive began on {self.start}"
+            return (f"{(when - ref).days} days without a run by {when} ({what}); dormant after "
+                    f"{self.dormant_after.days} days")
+        return None
+
+    def series_closed(self, last: Date) -> Optional[str]:
+        for when, record in reversed(self.closures):
+            if when[:10] <= last.isoformat():
+                reopened = [s for s in self.switches if s > when and s[:10] <= last.isoformat()]
+                if reopened:
+                    return None
+                return f"series closed on {when}: {record.get('reason')}"
+        return None
+
+    def bridge(self, first: Date, last: Date) -> Optional[str]:
+        for b in self.bridges:
+            when = str(b.get("date"))[:10]
+            if first.isoformat() <= when <= last.isoformat():
+                return (f"generation bridge {b.get('old_model_id')} → {b.get('new_model_id')} raised on {when} "
+                        "takes this month's sweep")
+        return None
+
+    def no_cycle_on(self, day: Date) -> Optional[str]:
+        if day in self.beat_days:
+            return None
+        beats = self.facts.heartbeats
+        day_start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+        day_end = day_start + timedelta(days=1)
+        i = bisect_left(beats, day_start)
+        before = beats[i - 1] if i else datetime(self.start.year, self.start.month, self.start.day,
+                                                    tzinfo=timezone.utc)
+        j = bisect_left(beats, day_end)
+        after = beats[j] if j < len(beats) else self.now
+        if after - before >= self.deadman:
+            hours = (after - before).total_seconds() / 3600
+            return (f"no daily cycle completed between {before.isoformat()} and {after.isoformat()} "
+                    f"({hours:.0f} h; dead-man alert after {self.deadman.total_seconds() / 3600:.0f} h)")
+        return None
+
+    # -- all conditions for a job and period --------------------------------
+    def conditions(self, job: Job, first: Date, last: Date, protocol_id: Optional[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        if last < self.start:
+            found["period_before_archive_start"] = f"the archive began on {self.start}"
+            return found
+        reason = self.dormant(min(last, self.through))
+        if reason:
+            found["archive_dormant"] = reason
+        if job.commercial:
+            reason = self.series_closed(last)
+            if reason:
+                found["series_closed_without_successor"] = reason
+        if job.name == "full_sweep":
+            reason = self.bridge(first, last)
+            if reason:
+                found["bridge_preempts_sweep"] = reason
+        lo, hi = first.isoformat(), last.isoformat()
+        for skip in self.skips:
+            when = str(skip.get("date"))[:10]
+            if not lo <= when <= hi:
+                continue
+            condition = skip_condition(skip)
+            if condition is None:
+                continue
+            mine = skip.get("job") in job.skip_jobs and (skip.get("protocol_id") in (None, protocol_id)
+                                                          or not job.per_protocol)
+            provider_wide = job.needs_provider and condition == "provider_unreachable"
+            if mine or provider_wide:
+                found.setdefault(condition, f"{skip.get('job')} on {when}: {skip.get('reason')}")
+        days = _days(first, min(last, self.through))
+        absent = [r for r in (self.no_cycle_on(d) for d in days) if r]
+        if absent:
+            found["no_daily_cycle"] = absent[0]
+        return found
+
+
+def _output(facts: Facts, job: Job, first: Date, last: Date, protocol_id: Optional[str],
+            by_date: dict[str, dict[str, list[dict]]]) -> Optional[tuple[Optional[str], str]]:
+    """``(run_id, detail)`` when the job produced output in the period, else None."""
+    if job.name == "full_sweep":
+        for run in facts.runs:
+            when = str(run["run_date"])[:10]
+            if (run.get("protocol_id") == protocol_id and run.get("series") == "commercial"
+                    and run.get("job") != "bridge" and first.isoformat() <= when <= last.isoformat()):
+                return run["run_id"], f"run {run['run_id']} on {run.get('subject_model_id')} ({when})"
+        return None
+    kind = {"subject_fingerprint": "subject_fingerprint", "runtime_fingerprint": "runtime_fingerprint",
+            "guard_margin_rotation": "guard_rotation", "revalidation_daily": "revalidation"}[job.name]
+    found = by_date[kind].get(first.isoformat(), [])
+    if not found:
+        return None
+    r = found[-1]
+    if kind == "runtime_fingerprint":
+        return None, f"status {r.get('status')}"
+    if kind == "guard_rotation":
+        return r.get("run_id"), f"{r.get('protocol_id')}: {r.get('verdict')}"
+    if kind == "subject_fingerprint":
+        return None, f"{r.get('subject_model_id')}: {r.get('correct')}/{r.get('total')} correct"
+    statuses = sorted({str(x.get("status")) for x in found})
+    return None, f"{len(found)} measurement(s) recomputed: {', '.join(statuses)}"
+
+
+def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, facts: Optional[Facts] = None,
+            jobs: Sequence[str] = JOB_NAMES, periods: Optional[Sequence[str]] = None,
+            now: Optional[datetime] = None) -> Coverage:
+    """Coverage rows for every scheduled job and period from the archive's start through ``through``.
+
+    ``since`` (YYYY-MM-DD) reaches back before the archive's start (those
+    periods are ``before_archive_start``); ``periods`` limits the rows to
+    those period labels (a day or a month).
+    """
+    facts = facts or gather(paths)
+    end = _day(through)
+    now = now or datetime.now(timezone.utc)
+    start = archive_start(facts)
+    rows: list[dict] = []
+    unexplained: list[tuple] = []
+    pending: list[tuple] = []
+    if start is None:
+        return Coverage(rows, unexplained, pending, None, through)
+    begin = min(start, _day(since)) if since else start
+    observer = _Observer(facts, start, end, now)
+    by_date = {kind: facts.by_date(kind) for kind in ("subject_fingerprint", "runtime_fingerprint",
+                                                     "guard_rotation", "revalidation")}
+    first_run = observer.run_dates[0] if observer.run_dates else None
+    for job in (j for j in JOBS if j.name in jobs):
+        kind = period_kind(facts.cadence, job)
+        if kind == "month":
+            slots = [(m, *month_bounds(m)) for m in _months(begin, end)]
+        else:
+            slots = [(d.isoformat(), d, d) for d in _days(begin, end)]
+        for label, first, last in slots:
+            if periods is not None and label not in periods:
+                continue
+            ended = last < end
+            targets: list[Optional[str]]
+            if job.per_protocol:
+                targets = [p["protocol_id"] for p in facts.protocols
+                           if not p.get("admitted_on") or p["admitted_on"] <= last.isoformat()
+                           or last < start]
+            elif job.name == "guard_margin_rotation":
+                from llmarchive.instrument.rotation import scheduled_protocol
+                due = scheduled_protocol(facts.guard_order, first.isoformat())
+                admitted_on = next((p.get("admitted_on") for p in facts.protocols if p["protocol_id"] == due), None)
+                if due is None or (admitted_on and admitted_on > last.isoformat() and last >= start):
+                    continue   # no guard protocol was admitted yet: nothing was scheduled
+                targets = [due]
+            else:
+                targets = [None]
+            if job.name == "revalidation_daily" and (first_run is None or first <= first_run) and last >= start:
+                continue   # nothing historical to recompute yet: not scheduled
+            for pid in targets:
+                out = _output(facts, job, first, last, pid, by_date) if last >= start else None
+                base = {"period": label, "job": job.name, "series": job.series, "protocol_id": pid}
+                if out is not None:
+                    rows.append({**base, "status": "ran", "cause": None, "run_id": out[0], "detail": out[1]})
+                    continue
+                found = observer.conditions(job, first, last, pid)
+                if not found:
+                    (unexplained if ended else pending).append((job.name, label, pid))
+                    continue
+                if not ended and not (set(found) - {"no_daily_cycle"}):
+                    pending.append((job.name, label, pid))   # still running; the dead-man may yet clear
+                    continue
+                cause = cause_for(found)
+                winner = next(c for c in PRECEDENCE if c in found)
+                rows.append({**base, "status": "gap", "cause": cause, "run_id": None,
+                             "detail": f"{winner}: {found[winner]}"})
+    return Coverage(rows, unexplained, pending, start.isoformat(), through)
+
+
+def _latest(paths: ArchivePaths) -> dict[tuple, dict]:
+    latest: dict[tuple, dict] = {}
+    for r in records.read(paths, "coverage"):
+        latest[(r.get("period"), r.get("job"), r.get("series"), r.get("protocol_id"))] = r
+    return latest
+
+
+def write_rows(paths: ArchivePaths, rows: Iterable[dict]) -> list[dict]:
+    """Append each row whose status, cause or run differs from the latest recorded for its key."""
+    latest = _latest(paths)
+    written = []
+    for row in rows:
+        key = (row["period"], row["job"], row["series"], row["protocol_id"])
+        old = latest.get(key)
+        if old is not None and all(old.get(k) == row[k] for k in ("status", "cause", "run_id")):
+            continue
+        written.append(records.append(paths, "coverage", row))
+    return written
+
+
+def record_coverage(paths: ArchivePaths, through: str, since: Optional[str] = None, **kwargs) -> Coverage:
+    """Compute, write the explained rows, then raise :class:`UnexplainedGap` if any period has no cause."""
+    result = compute(paths, through, since, **kwargs)
+    write_rows(paths, result.rows)
+    if result.unexplained:
+        shown = "; ".join(f"{job} {period}{' ' + pid if pid else ''}" for job, period, pid in result.unexplained[:20])
+        more = len(result.unexplained) - 20
+        raise UnexplainedGap(
+            f"{len(result.unexplained)} scheduled period(s) have no output and no observed condition: {shown}"
+            + (f" and {more} more" if more > 0 else "")
+            + ". Every gap needs exactly one cause; find why the job neither ran nor recorded a skip.",
+            result.unexplained)
+    return result

@@ -1,0 +1,212 @@
+"""The runtime fingerprint (SPEC §7): twelve fixed prompts, compared for exact equality.
+
+Every day the reference model answers the twelve prompts of
+:mod:`llmarchive.instrument.prompts` greedily, from an empty cache, with a
+fixed seed, and the top-5 log-probabilities of every generated token are
+recorded.  Their sha256 (canonical JSON of token ids and logprobs, with the
+prompt list's own hash) is the day's **digest**.
+
+The digest is compared for exact equality with the **expectation** stored
+for the *runtime* it ran on — the key is the model file's sha256,
+llama-cpp-python's version, the chat template's sha256, ``runner_arch``,
+threads and batch.  Expectations live privately under
+``private/instrument/expectations/<sha256 of the key>.json``, with the full
+token data, so a mismatch can say which prompt and which token moved.
+
+Outcomes, each one ``runtime_fingerprint`` record carrying every runtime
+detail SPEC §7 names:
+
+``pass``         the digest equals the expectation;
+``fail``         it does not → an ``instrument_alarm`` naming the first difference;
+``unavailable``  the fingerprint could not run (missing file, wrong sha256, a
+                 llama.cpp error) → an ``instrument_alarm``: not running counts
+                 as failing;
+``established``  the first run for this runtime: its digest becomes the
+                 expectation, and the record says so.  Nothing was compared,
+                 so the day does not count as passing.  When an expectation
+                 already existed for a *different* runtime, the runtime has
+                 changed, which is itself an ``instrument_alarm``.
+"""
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from llmarchive import records
+from llmarchive.instrument.engine import Generated, LogprobEngine
+from llmarchive.instrument.prompts import (FINGERPRINT_MAX_TOKENS, FINGERPRINT_PROMPTS, PROMPTS_SHA256,
+                                           TOP_LOGPROBS)
+from llmarchive.instrument.verdict import raise_alarm
+from llmarchive.jsonio import RecordFileError, read_json, write_json
+from llmarchive.paths import ArchivePaths
+from measure.canonical import canonical_sha256
+
+RUNTIME_KEY_FIELDS = ("model_sha256", "llama_cpp_version", "template_sha256", "runner_arch", "n_threads", "n_batch")
+STATUSES = ("pass", "fail", "unavailable", "established")
+
+EngineFactory = Callable[[], Any]
+
+
+class InstrumentError(RuntimeError):
+    """An instrument step that cannot proceed; the message says why."""
+
+
+def expectations_dir(paths: ArchivePaths) -> Path:
+    return paths.private / "instrument" / "expectations"
+
+
+def runtime_key(runtime: dict) -> dict:
+    """The fields an expectation is stored under."""
+    return {k: runtime.get(k) for k in RUNTIME_KEY_FIELDS}
+
+
+def digest_of(results: list[Generated]) -> str:
+    """sha256 over the prompt list's hash and every step's token id and top-5 logprobs."""
+    return canonical_sha256({"prompts_sha256": PROMPTS_SHA256, "results": [g.to_json() for g in results]})
+
+
+def _expectation_file(paths: ArchivePaths, key: dict) -> Path:
+    return expectations_dir(paths) / f"{canonical_sha256(key)}.json"
+
+
+def load_expectation(paths: ArchivePaths, key: dict) -> Optional[dict]:
+    file = _expectation_file(paths, key)
+    if not file.exists():
+        return None
+    try:
+        return read_json(file)
+    except RecordFileError as exc:
+        raise InstrumentError(f"the stored expectation cannot be read: {exc}") from None
+
+
+def other_expectations(paths: ArchivePaths, key: dict) -> list[dict]:
+    """Expectations stored for runtimes other than ``key`` (a changed runtime)."""
+    folder = expectations_dir(paths)
+    if not folder.is_dir():
+        return []
+    mine = _expectation_file(paths, key).name
+    out = []
+    for file in sorted(folder.glob("*.json")):
+        if file.name != mine:
+            try:
+                out.append(read_json(file))
+            except RecordFileError:
+                continue
+    return out
+
+
+def first_difference(expected: list[dict], got: list[dict]) -> str:
+    """Where two fingerprints part: prompt, step, and what changed."""
+    for want, have in zip(expected, got):
+        pid = want.get("prompt_id")
+        if want == have:
+            continue
+        for step, (w, h) in enumerate(zip(want["tokens"], have["tokens"])):
+            if w == h:
+                continue
+            if w[0] != h[0]:
+                return f"prompt {pid}, token {step}: generated token id {h[0]} where {w[0]} was expected"
+            for rank, (wi, hi) in enumerate(zip(w[1], h[1])):
+                if wi != hi:
+                    return (f"prompt {pid}, token {step}, top-{rank + 1}: (token {hi[0]}, logprob {hi[1]!r}) "
+                            f"where (token {wi[0]}, logprob {wi[1]!r}) was expected")
+            return f"prompt {pid}, token {step}: the top-{TOP_LOGPROBS} list differs in length"
+        if len(want["tokens"]) != len(have["tokens"]):
+            return f"prompt {pid}: {len(have['tokens'])} tokens generated where {len(want['tokens'])} were expected"
+        return f"prompt {pid}: finish reason {have.get('finish_reason')!r} where {want.get('finish_reason')!r} was expected"
+    if len(expected) != len(got):
+        return f"{len(got)} prompts answered where {len(expected)} were expected"
+    return "the digests differ"
+
+
+def default_engine_factory(model: str = "smollm2-135m", model_path: Optional[str] = None,
+                           model_sha256: Optional[str] = None, n_threads: int = 1,
+                           n_batch: int = 512) -> EngineFactory:
+    def make() -> LogprobEngine:
+        return LogprobEngine(FINGERPRINT_MAX_TOKENS, model=model, model_path=model_path, model_sha256=model_sha256,
+                             n_threads=n_threads, n_batch=n_batch)
+    return make
+
+
+@dataclass(frozen=True)
+class FingerprintOutcome:
+    record: dict
+    alarm: Optional[dict]
+
+    @property
+    def status(self) -> str:
+        return self.record["status"]
+
+
+def _record(paths: ArchivePaths, date: str, status: str, digest: Optional[str], expected: Optional[str],
+            runtime: dict, **extra: Any) -> dict:
+    fields = {
+        "date": date,
+        "status": status,
+        "digest": digest,
+        "expected_digest": expected,
+        "model_sha256": runtime.get("model_sha256"),
+        "template_sha256": runtime.get("template_sha256"),
+        "llama_cpp_version": runtime.get("llama_cpp_version"),
+        "runner_arch": runtime.get("runner_arch"),
+        "n_threads": runtime.get("n_threads"),
+        "n_batch": runtime.get("n_batch"),
+        "seed": runtime.get("seed"),
+        "n_ctx": runtime.get("n_ctx"),
+        "model_file": runtime.get("model_file"),
+        "container_digest": runtime.get("container_digest"),
+        "prompts_sha256": PROMPTS_SHA256,
+        "runtime_key_sha256": canonical_sha256(runtime_key(runtime)) if runtime else None,
+    }
+    fields.update(extra)
+    return records.append(paths, "runtime_fingerprint", fields)
+
+
+def runtime_fingerprint(paths: ArchivePaths, date: str, engine_factory: Optional[EngineFactory] = None
+                        ) -> FingerprintOutcome:
+    """Run the twelve prompts, compare with the runtime's expectation, record the outcome."""
+    factory = engine_factory or default_engine_factory()
+    runtime: dict = {}
+    try:
+        engine = factory()
+        runtime = dict(engine.runtime())
+        results = [engine.generate(pid, prompt, FINGERPRINT_MAX_TOKENS, TOP_LOGPROBS)
+                   for pid, prompt in FINGERPRINT_PROMPTS]
+    except Exception as exc:  # any failure to run is a failed fingerprint, never a crash
+        reason = f"the runtime fingerprint could not run: {type(exc).__name__}: {exc}"
+        record = _record(paths, date, "unavailable", None, None, runtime, reason=reason, established=False)
+        return FingerprintOutcome(record, raise_alarm(paths, date, "runtime_fingerprint", reason, runtime=runtime))
+
+    digest = digest_of(results)
+    data = [g.to_json() for g in results]
+    key = runtime_key(runtime)
+    expectation = load_expectation(paths, key)
+    if expectation is None:
+        previous = other_expectations(paths, key)
+        write_json(_expectation_file(paths, key), {
+            "runtime_key": key, "runtime_key_sha256": canonical_sha256(key), "digest": digest,
+            "prompts_sha256": PROMPTS_SHA256, "established_on": date, "runtime": runtime, "results": data,
+            "texts": {g.prompt_id: g.text for g in results},
+        })
+        reason = (f"first fingerprint for this runtime: its digest is now the expectation for runtime "
+                  f"{canonical_sha256(key)[:12]}; nothing was compared today")
+        alarm = None
+        if previous:
+            changed = sorted({k for p in previous for k in RUNTIME_KEY_FIELDS
+                              if (p.get("runtime_key") or {}).get(k) != key.get(k)})
+            reason += f"; the runtime changed ({', '.join(changed)} differ from the earlier expectation)"
+        record = _record(paths, date, "established", digest, None, runtime, reason=reason, established=True)
+        if previous:
+            alarm = raise_alarm(paths, date, "runtime_fingerprint", reason, runtime=runtime)
+        return FingerprintOutcome(record, alarm)
+
+    if expectation.get("digest") == digest:
+        record = _record(paths, date, "pass", digest, expectation["digest"], runtime,
+                         reason=f"identical to the expectation established on {expectation.get('established_on')}",
+                         established=False)
+        return FingerprintOutcome(record, None)
+
+    where = first_difference(expectation.get("results") or [], data)
+    reason = f"runtime fingerprint differs from the expectation of {expectation.get('established_on')}: {where}"
+    record = _record(paths, date, "fail", digest, expectation.get("digest"), runtime, reason=reason,
+                     established=False, first_difference=where)
+    return FingerprintOutcome(record, raise_alarm(paths, date, "runtime_fingerprint", reason, runtime=runtime))

@@ -1,0 +1,181 @@
+"""Guard rotation (SPEC §7): one guard protocol a day on the reference model.
+
+**Which protocol.**  The guard protocols of one protocol series (``v0`` by
+default), sorted by ``protocol_id``, are taken in that fixed order, one per
+calendar day counted from :data:`ROTATION_EPOCH` (the day the v0
+specification froze): day ``d`` runs ``order[(d − epoch) mod len(order)]``.
+With v0's ten guard protocols that is a ten-day cycle.  The order is a pure
+function of the date and the admitted guard set, so anyone can check which
+protocol was due on any day, and a missed day is a missed day rather than a
+shifted cycle.
+
+**What is compared.**  The run's measurement with that protocol's previous
+rotation result on the same reference model file and the same protocol
+content, by SPEC §6's change rule (:func:`measure.stats.compare`).
+``improved`` or ``regressed`` raises an ``instrument_alarm``, and so does ``unmeasurable``
+(a version with no valid decision where the previous result had one);
+``flat`` is the expected answer from a frozen model; the first result for a
+protocol is the ``baseline``.  A rotation that could not run is ``unavailable`` and raises an
+alarm too: an instrument that did not look has not vouched for anything.
+
+**Where the runs live.**  A rotation run is the instrument's, not a
+measurement of the open-weights series (that series runs once per
+generation, open lane only).  Its folder is
+``private/instrument/runs/<run_id>/`` — the runner's usual layout, under a
+different root — so publication, which reads ``private/experiments/``,
+never mistakes it for a measurement; the ``guard_rotation`` record carries
+its numbers into the public instrument table instead.
+"""
+from datetime import date as Date
+from pathlib import Path
+from typing import Any, Optional
+
+from llmarchive import records
+from llmarchive.instrument.fingerprint import InstrumentError
+from llmarchive.instrument.verdict import raise_alarm
+from llmarchive.paths import ArchivePaths
+from measure.stats import compare
+
+ROTATION_EPOCH = Date(2026, 9, 21)
+VERDICTS = ("baseline", "flat", "improved", "regressed", "unmeasurable", "unavailable")
+COMPARED = ("stability_pct", "ci_low_pct", "ci_high_pct", "drop_bound_pct_ab")
+
+
+class InstrumentPaths(ArchivePaths):
+    """An archive whose run folders are the instrument's own (``private/instrument/runs``)."""
+
+    @property
+    def experiments(self) -> Path:
+        return self.private / "instrument" / "runs"
+
+
+def instrument_paths(paths: ArchivePaths) -> InstrumentPaths:
+    return InstrumentPaths(paths.home)
+
+
+def rotation_order(headers: list[dict], series: str = "v0") -> list[str]:
+    """Guard protocols of ``series`` in rotation order (by ``protocol_id``)."""
+    return sorted(h["protocol_id"] for h in headers if h.get("lane") == "guard" and h.get("series") == series
+                  and h.get("status") == "admitted")
+
+
+def scheduled_protocol(order: list[str], day: str) -> Optional[str]:
+    """The guard protocol due on ``day``, or None when no guard protocol is admitted."""
+    if not order:
+        return None
+    offset = (Date.fromisoformat(day) - ROTATION_EPOCH).days
+    return order[offset % len(order)]
+
+
+def due_protocol(paths: ArchivePaths, day: str, series: str = "v0") -> Optional[str]:
+    from panels import registry
+
+    return scheduled_protocol(rotation_order(registry.list_protocols(paths), series), day)
+
+
+def previous_result(paths: ArchivePaths, protocol_id: str, protocol_sha256: Optional[str],
+                    model_sha256: Optional[str], before: str, override: Optional[int] = None) -> Optional[dict]:
+    """The latest comparable rotation record for this protocol before ``before``."""
+    found = None
+    for r in records.read(paths, "guard_rotation"):
+        if (r.get("protocol_id") == protocol_id and r.get("protocol_sha256") == protocol_sha256
+                and r.get("generation_override") == override
+                and r.get("model_sha256") == model_sha256 and str(r.get("date")) < before
+                and r.get("verdict") in ("baseline", "flat", "improved", "regressed")
+                and all(isinstance(r.get(k), (int, float)) for k in COMPARED)):
+            found = r
+    return found
+
+
+def _existing(paths: ArchivePaths, day: str, protocol_id: str, override: Optional[int]) -> Optional[dict]:
+    for r in records.read(paths, "guard_rotation"):
+        if (r.get("date") == day and r.get("protocol_id") == protocol_id and r.get("verdict") != "unavailable"
+                and r.get("generation_override") == override):
+            return r
+    return None
+
+
+def guard_rotation(paths: ArchivePaths, day: str, subject: Any = None, *, series: str = "v0",
+                   protocol_id: Optional[str] = None, reference_options: Optional[dict] = None,
+                   max_tokens: Optional[int] = None) -> dict:
+    """Run the day's guard protocol on the reference model and record the verdict.
+
+    ``subject`` defaults to the reference model (``reference_options`` are
+    passed to :func:`llmarchive.subjects.make_subject`: model, model_path,
+    model_sha256, n_threads, n_batch).  ``protocol_id`` overrides the
+    schedule (a re-check by hand).  ``max_tokens`` replaces the protocol's
+    frozen value for a quick trial of the machinery: the run is then
+    ``exploratory``, the record carries ``generation_override``, and it is
+    compared only with results made under the same override — never with
+    the real rotation.  A day already rotated returns its record without
+    running again.
+    """
+    from llmarchive.runner import RunSettings, run_protocol
+    from llmarchive.subjects import make_subject
+    from panels import registry
+
+    pid = protocol_id or due_protocol(paths, day, series)
+    runtime: dict = {}
+    if pid is None:
+        raise InstrumentError(f"no admitted guard protocol in series {series}: nothing to rotate "
+                              "(promote guard protocols with `llmarchive panels promote`)")
+    done = _existing(paths, day, pid, max_tokens)
+    if done is not None:
+        return done
+    protocol = registry.load_protocol(paths, pid)
+    base = {"date": day, "protocol_id": pid, "protocol_sha256": protocol.get("protocol_sha256"),
+            "protocol_series": series, "generation_override": max_tokens}
+    try:
+        if subject is None:
+            options = dict(reference_options or {})
+            subject = make_subject("reference", max_tokens=max_tokens or protocol["generation"]["max_tokens"],
+                                   model=options.get("model"), model_path=options.get("model_path"),
+                                   model_sha256=options.get("model_sha256"),
+                                   n_threads=options.get("n_threads", 1), n_batch=options.get("n_batch", 512))
+        runtime = subject.runtime()
+        run_id = f"rotation_{day}_{pid}"
+        settings = RunSettings(run_id=run_id, run_date=day, series="open_weights",
+                               model_family="instrument-reference", allow_generation_override=max_tokens is not None,
+                               extra={"job": "guard_rotation"})
+        result = run_protocol(instrument_paths(paths), protocol, subject, settings)
+        if result.measurement is None:
+            raise InstrumentError(f"rotation run {run_id} did not complete")
+    except Exception as exc:  # not running is a failure, not a crash
+        reason = f"guard rotation of {pid} could not run: {type(exc).__name__}: {exc}"
+        record = records.append(paths, "guard_rotation", {
+            **base, "run_id": None, "previous_run_id": None, "verdict": "unavailable", "reason": reason,
+            "model_sha256": None})
+        raise_alarm(paths, day, "guard_rotation", reason, protocol_id=pid, runtime=runtime)
+        return record
+
+    m = result.measurement
+    model_sha = runtime.get("model_sha256")
+    previous = previous_result(paths, pid, protocol.get("protocol_sha256"), model_sha, day, max_tokens)
+    measurable = all(isinstance(m.get(k), (int, float)) for k in COMPARED)
+    if previous is None:
+        verdict = "baseline"
+    elif not measurable:
+        verdict = "unmeasurable"      # was measurable before, is not now: the instrument moved
+    else:
+        verdict = compare(previous, m)
+    numbers = {k: m.get(k) for k in COMPARED}
+    record = records.append(paths, "guard_rotation", {
+        **base, "run_id": run_id, "previous_run_id": previous.get("run_id") if previous else None,
+        "verdict": verdict, **numbers,
+        "previous": {k: previous.get(k) for k in COMPARED} if previous else None,
+        "flags": m.get("flags"), "model_sha256": model_sha, "subject_model_id": m.get("subject_model_id"),
+        "runtime": runtime,
+        "reason": ("first rotation result for this protocol on this model: the baseline" if previous is None
+                   else f"SPEC §6 change rule against {previous.get('run_id')} of {previous.get('date')}: {verdict}"),
+    })
+    if verdict == "unmeasurable":
+        raise_alarm(paths, day, "guard_rotation",
+                    f"{pid} can no longer be measured on the reference model (a version has no valid decision); "
+                    f"it was on {previous.get('date')} (run {previous.get('run_id')})", protocol_id=pid,
+                    runtime=runtime)
+    if verdict in ("improved", "regressed"):
+        raise_alarm(paths, day, "guard_rotation",
+                    f"{pid} {verdict} on the reference model: stability_pct {m.get('stability_pct')} against "
+                    f"{previous.get('stability_pct')} on {previous.get('date')} (run {previous.get('run_id')})",
+                    protocol_id=pid, runtime=runtime)
+    return record

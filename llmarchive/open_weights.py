@@ -1,0 +1,115 @@
+"""The open-weights series: the open protocols on the reference model, once per generation.
+
+SPEC §4 runs the ``open_weights`` series once per generation of the tracked
+commercial model: the frozen reference model answers every ``open``
+protocol, which shows the method reproduces on weights nobody can change.
+A *generation* is named by an id — the commercial model id whose arrival
+triggered it, or ``embedded-<sha12>`` for a run of the embedded model on its
+own — and every run of a generation has the run id
+``ow_<generation>_<protocol_id>``, so materialising a generation twice
+resumes it instead of paying (in CPU time) for it again.
+
+These runs are free and therefore not gated by pre-registration or the
+budget (SPEC §3); whether each protocol was pre-registered is still
+recorded on its run.
+"""
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+from llmarchive.paths import ArchivePaths, check_id
+from llmarchive.runner import RunResult, RunSettings, preregistration, run_protocol
+
+SERIES = "open_weights"
+
+
+class OpenWeightsError(ValueError):
+    """An open-weights generation that cannot run; the message says why."""
+
+
+@dataclass
+class GenerationResult:
+    generation_id: str
+    runs: list[RunResult]
+
+    @property
+    def complete(self) -> bool:
+        return all(r.complete for r in self.runs)
+
+
+def generation_id_for_model(model_name: str, model_sha256: str) -> str:
+    """The generation id of a reference model on its own: ``<name>-<sha12>``."""
+    return check_id(f"{model_name}-{model_sha256[:12]}", "generation id")
+
+
+def run_id(generation_id: str, protocol_id: str) -> str:
+    return check_id(f"ow_{generation_id}_{protocol_id}", "run_id")
+
+
+def open_protocols(paths: ArchivePaths, protocol_series: str = "v0",
+                   only: Optional[Iterable[str]] = None) -> list[dict]:
+    """The admitted ``open`` protocols of one protocol series (optionally a subset)."""
+    from panels import registry
+
+    chosen = [p for p in registry.load_all(paths)
+              if p.get("lane") == "open" and p.get("status") == "admitted" and p.get("series") == protocol_series]
+    if only is not None:
+        wanted = list(only)
+        known = {p["protocol_id"] for p in chosen}
+        unknown = [pid for pid in wanted if pid not in known]
+        if unknown:
+            raise OpenWeightsError(f"not admitted open protocols of series {protocol_series}: {', '.join(unknown)} "
+                                   f"(admitted open: {', '.join(sorted(known)) or 'none'})")
+        chosen = [p for p in chosen if p["protocol_id"] in wanted]
+    if not chosen:
+        raise OpenWeightsError(
+            f"no admitted open protocol in series {protocol_series}: promote them first "
+            "(`llmarchive panels promote PROTOCOL --lane open --human-reviewed`)")
+    return sorted(chosen, key=lambda p: p["protocol_id"])
+
+
+def run_generation(paths: ArchivePaths, generation_id: str, subject_for: Callable[[int], Any], *,
+                   protocol_series: str = "v0", only: Optional[Sequence[str]] = None,
+                   run_date: Optional[str] = None, model_family: Optional[str] = None,
+                   instrument_suspect: Any = False, max_tokens: Optional[int] = None,
+                   progress: Optional[Callable] = None) -> GenerationResult:
+    """Run (or resume) every open protocol of a generation on the reference model.
+
+    ``subject_for(max_tokens)`` returns the reference subject for a
+    protocol's frozen ``max_tokens``; the caller keeps one instance per
+    value, so the model loads once per step, not once per call.  A
+    ``max_tokens`` override (for quick trials) makes every run exploratory:
+    it is recorded, and the measurements never reach a curve.
+    """
+    check_id(generation_id, "generation id")
+    protocols = open_protocols(paths, protocol_series, only)
+    date = run_date or datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    results = []
+    for protocol in protocols:
+        subject = subject_for(max_tokens or protocol["generation"]["max_tokens"])
+        prereg = preregistration(paths, protocol)
+        settings = RunSettings(
+            run_id=run_id(generation_id, protocol["protocol_id"]),
+            run_date=date,
+            series=SERIES,
+            model_family=model_family or getattr(subject, "name", None),
+            concurrency=getattr(subject, "workers", 1),
+            instrument_suspect=instrument_suspect,
+            allow_generation_override=max_tokens is not None,
+            extra={"generation_id": generation_id, "preregistration": prereg},
+        )
+        results.append(run_protocol(paths, protocol, subject, settings, progress=progress))
+    return GenerationResult(generation_id, results)
+
+
+class SubjectCache:
+    """One reference subject per ``max_tokens`` value, built on first use."""
+
+    def __init__(self, factory: Callable[[int], Any]) -> None:
+        self._factory = factory
+        self._subjects: dict[int, Any] = {}
+
+    def __call__(self, max_tokens: int) -> Any:
+        if max_tokens not in self._subjects:
+            self._subjects[max_tokens] = self._factory(max_tokens)
+        return self._subjects[max_tokens]

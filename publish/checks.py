@@ -1,0 +1,100 @@
+"""What must hold before (and after) publication, as plain functions.
+
+Each returns a list of problems in words (empty means the check passes).
+``llmarchive publish --check`` prints them and the Dagster ``public_archive``
+asset reports each as an asset check, so both read the same verdict.
+
+* :func:`chain_problems` — every run's trial log and every bookkeeping log
+  verifies as a hash chain from its first record.
+* :func:`flagged_on_curve` — no measurement carries a flag and
+  ``on_curve: true`` at once (the estimator never writes one; a hand edit
+  would).
+* :func:`unexplained_gaps` — every coverage row that is a gap names exactly
+  one cause from the closed list.
+* :func:`leak_problems` — no published byte carries guard or sealed wording
+  (the leak guard, run again over ``public/`` as it stands).
+"""
+from pathlib import Path
+
+from llmarchive import records
+from llmarchive.jsonio import RecordFileError, read_json, read_jsonl
+from llmarchive.paths import ArchivePaths
+from measure import chain
+from measure.schema import GAP_CAUSES
+from publish.errors import LeakError, PublishError
+
+CHECKS = ("trial_log_chains", "no_flagged_measurement_on_curve", "coverage_gaps_have_causes", "leak_guard")
+
+
+def _run_folders(paths: ArchivePaths) -> list[Path]:
+    if not paths.experiments.is_dir():
+        return []
+    return sorted(p for p in paths.experiments.iterdir() if p.is_dir())
+
+
+def chain_problems(paths: ArchivePaths) -> list[str]:
+    problems = []
+    for folder in _run_folders(paths):
+        log = folder / "trials.jsonl"
+        try:
+            chain.verify(read_jsonl(log))
+        except (chain.ChainError, RecordFileError) as exc:
+            problems.append(f"{log}: {exc}")
+    for kind in records.KINDS:
+        log = paths.record_log(kind)
+        try:
+            chain.verify(read_jsonl(log))
+        except (chain.ChainError, RecordFileError) as exc:
+            problems.append(f"{log}: {exc}")
+    return problems
+
+
+def flagged_on_curve(paths: ArchivePaths) -> list[str]:
+    problems = []
+    for folder in _run_folders(paths):
+        file = folder / "measurement.json"
+        if not file.exists():
+            continue
+        try:
+            m = read_json(file)
+        except RecordFileError as exc:
+            problems.append(str(exc))
+            continue
+        if m.get("on_curve") and m.get("flags"):
+            problems.append(f"{file}: on_curve with flags {', '.join(m['flags'])}")
+    return problems
+
+
+def unexplained_gaps(paths: ArchivePaths) -> list[str]:
+    problems = []
+    for row in records.read(paths, "coverage"):
+        if row.get("status") == "gap" and row.get("cause") not in GAP_CAUSES:
+            problems.append(f"coverage {row.get('job')} {row.get('period')} {row.get('protocol_id') or ''}: "
+                            f"gap without a cause from the closed list (got {row.get('cause')!r})")
+        if row.get("status") not in ("ran", "gap"):
+            problems.append(f"coverage {row.get('job')} {row.get('period')}: status {row.get('status')!r}")
+    return problems
+
+
+def leak_problems(paths: ArchivePaths) -> list[str]:
+    from publish import leak_guard, sources
+
+    if not paths.public.is_dir():
+        return []
+    try:
+        leak_guard(sources.gather(paths)).check_tree(paths.public, workers=1)
+    except LeakError as exc:
+        return [str(exc)]
+    except PublishError as exc:
+        return [f"the leak guard could not read its inputs: {exc}"]
+    return []
+
+
+def run_all(paths: ArchivePaths) -> dict[str, list[str]]:
+    """Every check by name."""
+    return {
+        "trial_log_chains": chain_problems(paths),
+        "no_flagged_measurement_on_curve": flagged_on_curve(paths),
+        "coverage_gaps_have_causes": unexplained_gaps(paths),
+        "leak_guard": leak_problems(paths),
+    }

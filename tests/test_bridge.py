@@ -1,0 +1,138 @@
+"""The generation bridge on the fake provider: plan, reserve, same week, pre-emption, a model that leaves."""
+import pytest
+
+from llmarchive import budget as budget_mod
+from llmarchive import records
+from llmarchive.bridge import BridgeError, bridge_calls, open_bridges, run_bridge, run_id_for
+from llmarchive.cli import main
+from llmarchive.runner import RunHalted
+from llmarchive.runs import load_run
+from llmarchive.subject_models import load_subject_models
+from llmarchive.subjects import list_models, make_subject
+from llmarchive.sweep import sweep
+from llmarchive.watch import watch
+from panels import registry
+from tests.fake_provider import Fault, FakeProvider, decide_by_hash
+from tests.instrument_helpers import admitted_archive
+
+CONFIG = load_subject_models()
+OLD, NEW = "claude-sonnet-5", "claude-sonnet-5-5"
+BUDGET = budget_mod.Budget(20.0, 6.5, 1.0, {"scenario": 0.005, "fingerprint": 0.001})
+
+
+@pytest.fixture
+def paths(archive_home, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-bridge")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    paths = admitted_archive(monkeypatch)
+    budget_mod.write_budget(paths, BUDGET)
+    return paths
+
+
+@pytest.fixture
+def fake():
+    with FakeProvider(decide_by_hash(), models=[OLD]) as fake:
+        yield fake
+
+
+def raise_bridge(paths, fake):
+    watch(paths, "2026-11-01", CONFIG, base_url=fake.base_url)
+    fake.set_models([OLD, NEW])
+    watch(paths, "2026-11-02", CONFIG, base_url=fake.base_url)
+    (bridge,) = open_bridges(paths)
+    return bridge
+
+
+def factory(fake):
+    return lambda model, max_tokens: make_subject("anthropic", max_tokens=max_tokens, model=model,
+                                                  base_url=fake.base_url)
+
+
+def listed(fake):
+    return lambda: [m["id"] for m in list_models("anthropic", fake.base_url)]
+
+
+def exhaust_general_pool(paths):
+    meter = budget_mod.SpendMeter(paths, budget_mod.Authorization("manual", "scenario", "general", 0.5),
+                                  "filler", "anthropic", "m")
+    for i in range(25):                 # 12.5 € of a 12.5 € general pool
+        meter.record(f"c{i}", {"answered": True})
+
+
+def test_the_plan_is_one_admitted_protocol_per_type_960_calls_for_v0(paths, fake):
+    bridge = raise_bridge(paths, fake)
+    by_id = {h["protocol_id"]: h for h in registry.list_protocols(paths)}
+    assert sorted(by_id[p]["rewording_type"] for p in bridge["protocol_ids"]) == ["anchoring", "default", "order",
+                                                                                  "wording"]
+    assert all(p.endswith("__v0") for p in bridge["protocol_ids"])
+    assert bridge_calls(paths, bridge["protocol_ids"]) == 960
+
+
+def test_the_bridge_runs_old_then_new_from_the_reserve_only_and_takes_the_months_sweep(paths, fake):
+    bridge = raise_bridge(paths, fake)
+    exhaust_general_pool(paths)
+    outcome = run_bridge(paths, "2026-11-03", CONFIG, subject_factory=factory(fake), listed=listed(fake),
+                         concurrency=8)
+    assert outcome.status == "complete" and outcome.calls == 960 and len(outcome.run_ids) == 8
+    models = [r.body["model"] for r in fake.chat_requests]
+    assert models[:480] == [OLD] * 480 and models[480:] == [NEW] * 480, "the old model first"
+    bridge_spend = [e for e in budget_mod.ledger(paths) if e["job"] == "bridge"]
+    assert len(bridge_spend) == 960 and {e["pool"] for e in bridge_spend} == {"bridge"}
+    run = load_run(paths.run_dir(run_id_for(OLD, NEW, bridge["protocol_ids"][0], "old"))).run
+    assert run["job"] == "bridge" and run["series"] == "commercial" and run["model_family"] == "claude-sonnet"
+    assert [r["status"] for r in records.read(paths, "generation_bridge")] == ["pending", "complete"]
+
+    after = watch(paths, "2026-11-04", CONFIG, base_url=fake.base_url)
+    assert after.alarms == [], "the alarm stops once both models' runs exist"
+
+    calls_before = len(fake.chat_requests)
+    swept = sweep(paths, "2026-11-05", CONFIG, subject_factory=factory(fake))
+    assert len(fake.chat_requests) == calls_before, "the bridge month's sweep sends nothing"
+    assert {c for _, c, _ in swept.skipped} == {"bridge_preempts_sweep"} and len(swept.skipped) == 12
+    assert {r["cause"] for r in swept.coverage_rows} == {"generation_bridge"}
+
+
+def test_a_bridge_that_does_not_fit_the_reserve_is_refused_before_any_call(paths, fake):
+    raise_bridge(paths, fake)
+    budget_mod.write_budget(paths, budget_mod.Budget(20.0, 4.0, 1.0, {"scenario": 0.005, "fingerprint": 0.001}))
+    with pytest.raises(BridgeError, match="bridge reserve"):
+        run_bridge(paths, "2026-11-03", CONFIG, subject_factory=factory(fake), listed=listed(fake))
+    assert fake.chat_requests == []
+    skip = records.read(paths, "skip")[-1]
+    assert (skip["job"], skip["cause"]) == ("bridge", "budget_halted")
+
+
+def test_an_old_model_that_leaves_during_the_bridge_makes_it_incomplete(paths, fake):
+    raise_bridge(paths, fake)
+
+    def leaves(request):
+        if request.body["model"] == OLD and len(fake.chat_requests) > 40:
+            fake.set_models([NEW])
+            return Fault.status(404, error_type="not_found_error")
+        return decide_by_hash()(request)
+
+    fake.responder = leaves
+    outcome = run_bridge(paths, "2026-11-03", CONFIG, subject_factory=factory(fake), listed=listed(fake))
+    assert outcome.status == "incomplete" and "left the provider's list" in outcome.message
+    (incomplete,) = records.read(paths, "bridge_incomplete")
+    assert (incomplete["old_model_id"], incomplete["new_model_id"]) == (OLD, NEW)
+    assert open_bridges(paths) == []
+    assert NEW not in {r.body["model"] for r in fake.chat_requests}
+
+
+def test_runs_more_than_a_week_after_the_first_are_not_the_same_bridge(paths, fake):
+    raise_bridge(paths, fake)
+    fake.responder = lambda request: Fault.status(401)      # stops the first run early, trials kept
+    with pytest.raises(RunHalted):
+        run_bridge(paths, "2026-11-03", CONFIG, subject_factory=factory(fake), listed=listed(fake))
+    fake.responder = decide_by_hash()
+    with pytest.raises(BridgeError, match="not be the same week"):
+        run_bridge(paths, "2026-11-10", CONFIG, subject_factory=factory(fake), listed=listed(fake))
+
+
+def test_the_cli_shows_the_pending_bridge_and_refuses_without_one(paths, fake, capsys):
+    assert main(["bridge", "run", "--base-url", fake.base_url]) == 2
+    assert "no bridge is pending" in capsys.readouterr().err
+    raise_bridge(paths, fake)
+    assert main(["bridge", "status"]) == 0
+    assert f"{OLD} → {NEW} raised 2026-11-02: pending (0/8 runs complete)" in capsys.readouterr().out

@@ -1,0 +1,206 @@
+"""Comparison points: our own open run's trials.jsonl is accepted as it is; every rejection reason is named."""
+import json
+import shutil
+
+import pytest
+
+from llmarchive import records
+from llmarchive.budget import unbudgeted
+from llmarchive.cli import main
+from llmarchive.comparison import EXPLORATORY_NOTE, SubmissionRejected, submit
+from llmarchive.instrument.rotation import due_protocol
+from llmarchive.paths import ArchivePaths
+from llmarchive.runner import RunSettings, run_protocol
+from llmarchive.subjects.anthropic import AnthropicSubject
+from measure.measurement import build
+from panels import registry
+from tests.fake_provider import FakeProvider, decide_by_hash
+from tests.instrument_helpers import admitted_archive
+
+OPEN = "risky_choice_framing__wording__v0"
+GUARD = "risky_choice_framing__anchoring__v0"
+MODEL = "outside-lab-model-2026-11"
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    """An admitted archive with one complete run of the open protocol and one of its guard twin."""
+    home = tmp_path_factory.mktemp("comparison") / "archive"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LLMARCHIVE_HOME", str(home))
+        mp.setenv("ANTHROPIC_API_KEY", "sk-outside")
+        mp.setenv("NO_PROXY", "127.0.0.1")
+        paths = admitted_archive(mp)
+        with FakeProvider(decide_by_hash()) as fake:
+            for pid, run_id in ((OPEN, "open-run"), (GUARD, "guard-run")):
+                protocol = registry.load_protocol(paths, pid)
+                subject = AnthropicSubject(MODEL, protocol["generation"]["max_tokens"], base_url=fake.base_url)
+                run_protocol(paths, protocol, subject, RunSettings(run_id=run_id, run_date="2026-11-10",
+                                                                      concurrency=8), authorization=unbudgeted())
+    return home
+
+
+@pytest.fixture
+def paths(template, archive_home, monkeypatch):
+    shutil.copytree(template, archive_home)
+    monkeypatch.setenv("LLMARCHIVE_PANEL_SEED", "issue six seed number one")
+    return ArchivePaths.from_env()
+
+
+def trials_of(paths, run_id):
+    return [json.loads(line) for line in (paths.run_dir(run_id) / "trials.jsonl").read_text().splitlines()]
+
+
+def write(tmp_path, lines, name="submission.jsonl"):
+    file = tmp_path / name
+    file.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return file
+
+
+def unchained(trials):
+    return [{k: v for k, v in t.items() if k not in ("prev_sha256", "record_sha256")} for t in trials]
+
+
+def nothing_stored(paths):
+    assert records.read(paths, "comparison_point") == []
+    assert not paths.comparison_points.exists() or list(paths.comparison_points.iterdir()) == []
+
+
+def test_our_own_open_runs_trial_log_is_accepted_as_it_is_and_recomputed_here(paths):
+    experiments_before = sorted(p.name for p in paths.experiments.iterdir())
+    due_before = due_protocol(paths, "2026-11-20")
+    file = paths.run_dir("open-run") / "trials.jsonl"
+    accepted = submit(paths, file, submitted_by="a test lab", today="2026-11-12")
+    record, m = accepted.record, accepted.record["measurement"]
+    trials = trials_of(paths, "open-run")
+    started = min(t["started_at"] for t in trials)[:10]      # a trial log carries no run_date: when it started
+    assert (record["protocol_id"], record["model_id"], record["submitted_by"], record["run_date"]) == (
+        OPEN, MODEL, "a test lab", started)
+    header = registry.header(registry.load_protocol(paths, OPEN))
+    expected = build(header, trials, {"run_id": accepted.comparison_id, "run_date": started,
+                                      "subject_model_id": MODEL, "series": None, "model_family": "third_party",
+                                      "returned_model_id": MODEL, "api_surface_sha": None,
+                                      "condition_profile": "third-party submission", "replicate_index": 0,
+                                      "exploratory": EXPLORATORY_NOTE})
+    assert m == expected
+    assert "exploratory" in m["flags"] and m["on_curve"] is False, "never on a curve"
+    assert m["panel_sha256"] == header["panel_sha256"] and m["grammar_version"] == 1 and m["n"] == 30
+    assert (paths.comparison_points / f"{accepted.comparison_id}.jsonl").read_bytes() == file.read_bytes()
+    # read-only: no run, no schedule change, nothing else recorded
+    assert sorted(p.name for p in paths.experiments.iterdir()) == experiments_before
+    assert due_protocol(paths, "2026-11-20") == due_before
+    for kind in ("coverage", "skip", "guard_rotation", "instrument_alarm", "revalidation"):
+        assert records.read(paths, kind) == []
+    again = submit(paths, file, submitted_by="a test lab")
+    assert again.already and len(records.read(paths, "comparison_point")) == 1
+
+
+def test_a_header_line_may_declare_the_fields_and_must_agree(paths, tmp_path):
+    trials = trials_of(paths, "open-run")
+    header = {"record_type": "comparison_submission", "protocol_id": OPEN, "model_id": MODEL, "grammar_version": 1,
+              "n": 30, "panel_sha256": registry.load_protocol(paths, OPEN)["panel_sha256"],
+              "run_date": "2026-11-10", "submitted_by": "lab in the header", "model_family": "outside-family"}
+    accepted = submit(paths, write(tmp_path, [header] + trials))
+    assert accepted.record["submitted_by"] == "lab in the header"
+    assert accepted.record["measurement"]["model_family"] == "outside-family"
+
+
+def mutate_panel(trials, header):
+    trials[5]["prompt_sha256"] = "0" * 64
+
+
+def mutate_grammar_declared(trials, header):
+    header["grammar_version"] = 2
+
+
+def mutate_grammar_extraction(trials, header):
+    t = next(t for t in trials if t["outcome"] == "valid")
+    t["token"] = "B" if t["token"] == "A" else "A"
+
+
+def mutate_n(trials, header):
+    trials.pop(7)
+
+
+def mutate_versions(trials, header):
+    trials[:] = [t for t in trials if t["version"] != "C"]
+
+
+def mutate_outcomes(trials, header):
+    del trials[3]["outcome"]
+
+
+def mutate_two_models(trials, header):
+    trials[0]["returned_model_id"] = "another-model"
+
+
+def mutate_alias(trials, header):
+    for t in trials:
+        t["returned_model_id"] = "claude-sonnet-latest"
+
+
+def mutate_no_submitter(trials, header):
+    header.pop("submitted_by")
+
+
+@pytest.mark.parametrize("mutate,condition,words", [
+    (mutate_panel, "panel_sha256", "not this panel's"),
+    (mutate_grammar_declared, "grammar_version", "declared 2"),
+    (mutate_grammar_extraction, "grammar_version", "do not re-extract"),
+    (mutate_n, "n", "exactly n = 30"),
+    (mutate_versions, "versions", "C missing"),
+    (mutate_outcomes, "outcome_distribution", "closed list"),
+    (mutate_two_models, "model_id", "2 models"),
+    (mutate_alias, "model_id", "not an exact model id"),
+    (mutate_no_submitter, "submitted_by", "name who submits"),
+])
+def test_each_rejection_reason_is_named_and_nothing_is_stored(paths, tmp_path, mutate, condition, words):
+    trials = unchained(trials_of(paths, "open-run"))
+    header = {"record_type": "comparison_submission", "submitted_by": "a test lab"}
+    mutate(trials, header)
+    with pytest.raises(SubmissionRejected) as info:
+        submit(paths, write(tmp_path, [header] + trials))
+    reasons = info.value.reasons
+    assert any(c == condition and words in message for c, message in reasons), reasons
+    nothing_stored(paths)
+
+
+def test_a_guard_protocol_is_refused_because_its_panel_is_not_public(paths):
+    with pytest.raises(SubmissionRejected) as info:
+        submit(paths, paths.run_dir("guard-run") / "trials.jsonl", submitted_by="a test lab")
+    assert ("protocol", f"{GUARD} is in the guard lane; comparison points are accepted only on open panels") \
+        in info.value.reasons
+    nothing_stored(paths)
+
+
+def test_every_reason_is_reported_at_once(paths, tmp_path):
+    trials = trials_of(paths, "open-run")
+    header = {"record_type": "comparison_submission", "grammar_version": 2, "model_id": "gpt-*"}
+    next(t for t in trials if t["version"] == "B")["prompt_sha256"] = "1" * 64    # also breaks the chain
+    trials = [t for t in trials if not (t["version"] == "A_prime")]
+    with pytest.raises(SubmissionRejected) as info:
+        submit(paths, write(tmp_path, [header] + trials))
+    conditions = {c for c, _ in info.value.reasons}
+    assert conditions >= {"panel_sha256", "grammar_version", "versions", "model_id", "submitted_by", "chain"}
+    assert str(info.value).startswith("submission rejected, nothing stored:")
+    nothing_stored(paths)
+
+
+def test_a_file_that_is_not_a_submission_is_refused_cleanly(paths, tmp_path):
+    bad = tmp_path / "notes.txt"
+    bad.write_text("my model scored 100%\n")
+    with pytest.raises(SubmissionRejected) as info:
+        submit(paths, bad, submitted_by="x")
+    assert ("format", "line 1 is not JSON (Expecting value)") in info.value.reasons
+    with pytest.raises(SubmissionRejected, match="cannot be read"):
+        submit(paths, tmp_path / "missing.jsonl", submitted_by="x")
+    nothing_stored(paths)
+
+
+def test_the_cli_accepts_and_refuses(paths, tmp_path, capsys):
+    file = paths.run_dir("open-run") / "trials.jsonl"
+    assert main(["comparison", "submit", str(file)]) == 1
+    assert "submitted_by: name who submits" in capsys.readouterr().err
+    assert main(["comparison", "submit", str(file), "--submitted-by", "a test lab"]) == 0
+    out = capsys.readouterr().out
+    assert "accepted: comparison point cp-" in out and "not a ranking" in out

@@ -1,0 +1,100 @@
+"""The lease on life: dead-man alert after 36 h without a daily cycle, dormant after 180 days without a run."""
+from datetime import datetime, timezone
+
+import pytest
+
+from llmarchive import records
+from llmarchive.cli import main
+from llmarchive.coverage import compute, gather
+from llmarchive.jsonio import write_json
+from llmarchive.lease import check, record_state
+from llmarchive.paths import ArchivePaths
+from tests.instrument_helpers import webhook_server
+
+NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def paths(archive_home):
+    return ArchivePaths.from_env().ensure()
+
+
+def beat(paths, at: str) -> None:
+    records.append(paths, "runtime_fingerprint", {
+        "date": at[:10], "status": "pass", "digest": "d" * 64, "expected_digest": "d" * 64, "model_sha256": "m" * 64,
+        "template_sha256": "t" * 64, "llama_cpp_version": "0.3.36", "runner_arch": "x86_64-linux",
+        "n_threads": 1, "n_batch": 512, "seed": 0}, recorded_at=at)
+
+
+def run_on(paths, run_date: str, run_id: str = "r1") -> None:
+    write_json(paths.run_dir(run_id) / "run.json", {"run_id": run_id, "run_date": run_date,
+                                                    "protocol_id": "p", "series": "commercial"})
+    write_json(paths.run_dir(run_id) / "measurement.json", {"run_id": run_id})
+
+
+def test_alive_when_the_cycle_ran_today_and_a_run_is_recent(paths):
+    beat(paths, "2026-11-29T06:00:00Z")
+    run_on(paths, "2026-11-02")
+    state = check(paths, NOW)
+    assert state.state == "alive" and not state.deadman and state.coverage_cause is None
+    assert state.hours_since_cycle == 6.0 and state.days_since_run == 27
+    assert record_state(paths, state) is None
+
+
+def test_no_daily_cycle_for_36_hours_fires_the_dead_man_alert(paths):
+    beat(paths, "2026-11-27T23:00:00Z")        # 37 h before NOW
+    run_on(paths, "2026-11-02")
+    state = check(paths, NOW)
+    assert state.deadman and state.state == "deadman"
+    assert "DEAD-MAN ALERT: no daily cycle completed for 37 h" in state.reason
+    assert state.coverage_cause == "human_absent"
+    beat(paths, "2026-11-28T01:00:00Z")        # 35 h: not yet
+    assert not check(paths, NOW).deadman
+
+
+def test_an_archive_whose_cycle_never_ran_is_in_alert(paths):
+    state = check(paths, NOW)
+    assert state.deadman and "no daily cycle has ever completed" in state.reason
+
+
+def test_vacation_then_dormant_by_days_without_a_run(paths):
+    beat(paths, "2026-11-29T06:00:00Z")
+    run_on(paths, "2026-09-10")                # 80 days
+    assert check(paths, NOW).state == "vacation"
+    run_on(paths, "2026-05-20", "r0")          # the latest run decides: still 80 days
+    assert check(paths, NOW).state == "vacation"
+
+
+def test_dormant_after_180_days_with_its_coverage_cause(paths):
+    beat(paths, "2026-11-29T06:00:00Z")
+    run_on(paths, "2026-05-20")                # 193 days
+    state = check(paths, NOW)
+    assert state.state == "dormant" and state.coverage_cause == "dormant"
+    assert "dormant: 193 days without a run" in state.reason
+    recorded = record_state(paths, state)
+    assert (recorded["state"], recorded["coverage_cause"]) == ("dormant", "dormant")
+    assert record_state(paths, check(paths, NOW)) is None, "once a day per state"
+    protocols = [{"protocol_id": "p", "lane": "open", "status": "admitted", "series": "v0",
+                  "rewording_type": "wording", "admitted_on": "2026-01-01"}]
+    rows = compute(paths, "2026-11-29", facts=gather(paths, protocols=protocols), jobs=("full_sweep",),
+                   now=NOW).rows
+    assert {r["period"]: r["cause"] for r in rows}["2026-11"] == "dormant"
+
+
+def test_a_provider_silent_for_seven_days_is_a_degraded_source(paths):
+    beat(paths, "2026-11-29T06:00:00Z")
+    run_on(paths, "2026-11-20")
+    records.append(paths, "model_observed", {"date": "2026-11-20", "provider": "anthropic",
+                                             "model_id": "claude-sonnet-5", "in_family": True},
+                   recorded_at="2026-11-20T06:00:00Z")
+    state = check(paths, NOW)
+    assert state.state == "alive" and state.source_degraded and "source degraded" in state.reason
+
+
+def test_the_cli_exits_1_records_and_posts_an_alert(paths, capsys):
+    with webhook_server() as (url, received):
+        assert main(["lease", "--webhook", url]) == 1
+    out = capsys.readouterr().out
+    assert "DEAD-MAN ALERT" in out
+    assert records.read(paths, "lease")[0]["state"] == "deadman"
+    assert received and received[0]["kind"] == "lease" and received[0]["state"] == "deadman"
