@@ -14,10 +14,10 @@ export DAGSTER_HOME ?= $(LLMARCHIVE_HOME)/dagster
 .PHONY: install demo test bench serve clean-var help
 
 help:
-	@echo "make demo   - install, run the pipeline on the embedded model, publish"
+	@echo "make demo   - install, then run the main pipeline through Dagster on the embedded model and publish"
 	@echo "make test   - install and run the whole test suite"
 	@echo "make bench  - run the benchmarks in bench/"
-	@echo "make serve  - serve the published archive (Datasette) and the Dagster UI"
+	@echo "make serve  - Datasette on :8001 (the published archive) and the Dagster UI on :3000"
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,8 +29,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Protocols and checks, demo admission and pre-registration, today's instrument, the open-weights series on
+# the embedded model, coverage and publication: every step a Dagster materialisation (see assets/demo.py).
+# About 20 minutes on two cores; run it again and finished work is not repeated.
 demo: $(STAMP)
-	$(VENV)/bin/llmarchive measure --sample
+	$(PY) -m assets.demo
 
 # The browser test drives Debian's chromium: installed when missing (CI runs as root).
 test: $(STAMP)
@@ -42,8 +45,14 @@ bench: $(STAMP)
 
 # Datasette on 127.0.0.1, the database opened immutable, with the explicit SQL time limit and row cap of
 # publish/datasette_meta.py (SETTINGS); the site is served at /site/index.html. Needs `make demo` first.
+# `dagster dev` (webserver and daemon: schedules and sensors run while it is up) beside Datasette; Ctrl-C stops both.
 serve: $(STAMP)
-	$(PY) -m llmarchive serve
+	@mkdir -p "$(DAGSTER_HOME)"
+	@test -f "$(DAGSTER_HOME)/dagster.yaml" || printf 'telemetry:\n  enabled: false\n' > "$(DAGSTER_HOME)/dagster.yaml"
+	@$(VENV)/bin/dagster dev -f definitions.py -h 127.0.0.1 -p 3000 & dagster_pid=$$!; \
+	  trap 'kill $$dagster_pid 2>/dev/null; wait $$dagster_pid 2>/dev/null' INT TERM EXIT; \
+	  echo "Dagster UI: http://127.0.0.1:3000   Datasette: http://127.0.0.1:8001"; \
+	  $(PY) -m llmarchive serve
 
 clean-var:
 	rm -rf var

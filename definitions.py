@@ -5,13 +5,17 @@ schedules.  Resources read their settings from the environment, so the same
 file serves a developer's laptop, CI and a deployment:
 
 * ``LLMARCHIVE_HOME`` — the archive (default ``./var``);
-* ``LLMARCHIVE_SUBJECT_MODEL`` / ``LLMARCHIVE_SUBJECT_BASE_URL`` — the tracked
-  commercial model and, optionally, another endpoint (a proxy, or the local
-  fake provider in tests); ``ANTHROPIC_API_KEY`` — the key, read only by the
-  subject at call time;
+* ``ANTHROPIC_API_KEY`` — the key, read only by the subject at call time;
+  without it the paid schedules and the model watch start STOPPED;
+* ``LLMARCHIVE_SUBJECT_MODELS`` — a ``subject_models.yaml`` other than the
+  repository's (which names the tracked family and its active model);
+  ``LLMARCHIVE_SUBJECT_BASE_URL`` — another endpoint for the provider (a
+  proxy, or the local fake provider in tests); ``LLMARCHIVE_WEBHOOK_URL`` —
+  where the bridge alarm is POSTed;
 * ``LLMARCHIVE_REFERENCE_MODEL`` / ``LLMARCHIVE_REFERENCE_MODEL_PATH`` /
   ``LLMARCHIVE_REFERENCE_MODEL_SHA256`` — the reference model (default: the
-  embedded SmolLM2).
+  embedded SmolLM2); ``LLMARCHIVE_REFERENCE_WORKERS`` — instances answering
+  side by side (default 2).
 """
 from assets.definitions_builder import build_definitions
 

@@ -4,14 +4,24 @@ from typing import Any, Mapping, Optional
 
 from dagster import Definitions
 
-from assets import open_weights, protocols, publication
-from assets.resources import AnthropicResource, ArchiveResource, BudgetResource, ReferenceModelResource
+from assets import commercial, coverage, instrument, open_weights, protocols, publication
+from assets.jobs import JOBS
+from assets.resources import ArchiveResource, BudgetResource, ReferenceModelResource, SubjectResource
+from assets.schedules import SCHEDULES
+from assets.sensors import SENSORS
 
 ASSETS = [
     protocols.protocols,
     protocols.preregistration_manifest,
+    commercial.commercial_trials,
+    commercial.commercial_measurements,
     open_weights.open_weights_trials,
     open_weights.open_weights_measurements,
+    instrument.runtime_fingerprint,
+    instrument.guard_rotation,
+    instrument.subject_fingerprint,
+    instrument.revalidation,
+    coverage.coverage,
     publication.public_archive,
 ]
 CHECKS = [protocols.protocol_checks, publication.publication_checks]
@@ -26,11 +36,12 @@ def default_resources(env: Optional[Mapping[str, str]] = None) -> dict[str, Any]
             model=env.get("LLMARCHIVE_REFERENCE_MODEL", "smollm2-135m"),
             model_path=env.get("LLMARCHIVE_REFERENCE_MODEL_PATH") or None,
             model_sha256=env.get("LLMARCHIVE_REFERENCE_MODEL_SHA256") or None,
+            workers=int(env.get("LLMARCHIVE_REFERENCE_WORKERS", "2")),
         ),
-        "subject": AnthropicResource(
-            model=env.get("LLMARCHIVE_SUBJECT_MODEL", ""),
+        "subject": SubjectResource(
+            subject_models_file=env.get("LLMARCHIVE_SUBJECT_MODELS") or None,
             base_url=env.get("LLMARCHIVE_SUBJECT_BASE_URL") or None,
-            model_family=env.get("LLMARCHIVE_SUBJECT_FAMILY") or None,
+            webhook_url=env.get("LLMARCHIVE_WEBHOOK_URL") or None,
         ),
         "budget": BudgetResource(),
     }
@@ -40,4 +51,5 @@ def build_definitions(resources: Optional[Mapping[str, Any]] = None) -> Definiti
     """The project's ``Definitions``; ``resources`` override the environment's."""
     merged = default_resources()
     merged.update(resources or {})
-    return Definitions(assets=ASSETS, asset_checks=CHECKS, resources=merged)
+    return Definitions(assets=ASSETS, asset_checks=CHECKS, jobs=JOBS, schedules=SCHEDULES, sensors=SENSORS,
+                       resources=merged)

@@ -12,8 +12,11 @@ from panels.build import all_protocol_ids
 
 ARCHIVE_START = "2026-09-01"
 
-months = MonthlyPartitionsDefinition(start_date=ARCHIVE_START)
-days = DailyPartitionsDefinition(start_date=ARCHIVE_START)
+# end_offset=1: the partition for the current month/day exists while it is
+# running, because the commercial month and the instrument's day are measured
+# *during* that period, not after it closes.
+months = MonthlyPartitionsDefinition(start_date=ARCHIVE_START, end_offset=1)
+days = DailyPartitionsDefinition(start_date=ARCHIVE_START, end_offset=1)
 protocol_ids = StaticPartitionsDefinition(all_protocol_ids())
 commercial = MultiPartitionsDefinition({"month": months, "protocol": protocol_ids})
 # One partition per generation: a commercial model id whose arrival the model

@@ -7,12 +7,15 @@ API.  Keys come from the environment only (``ANTHROPIC_API_KEY``,
 ``OPENAI_API_KEY``); a resource never holds or logs one.
 """
 import os
-from typing import Any, Optional
+from pathlib import Path
+from typing import Any, Callable, Optional
 
 from dagster import ConfigurableResource
 
 from llmarchive import budget as budget_mod
+from llmarchive.jsonio import read_json
 from llmarchive.paths import ArchivePaths
+from llmarchive.subject_models import SubjectModels, load_subject_models
 from llmarchive.subjects import list_models, make_subject
 
 
@@ -49,16 +52,32 @@ class ReferenceModelResource(ConfigurableResource):
                             workers=self.workers)
 
 
-class ApiSubjectResource(ConfigurableResource):
-    """A commercial model behind an HTTP API; ``kind`` is ``anthropic`` or ``openai``."""
+class SubjectResource(ConfigurableResource):
+    """The tracked commercial model behind its HTTP API.
 
-    kind: str = "anthropic"
-    model: str = ""
+    *Which* model is not configured here: ``subject_models.yaml`` names the
+    family and its active model, and the model watch records any switch.
+    This resource says how to reach the provider — ``provider`` (default:
+    the file's, ``anthropic`` or ``openai``), ``base_url`` (default: the
+    public API; tests point it at the local fake provider) — and how hard to
+    push it.  The key is read from the environment by the subject at call
+    time (``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``), never stored here.
+    """
+
+    subject_models_file: Optional[str] = None
+    provider: Optional[str] = None
     base_url: Optional[str] = None
-    model_family: Optional[str] = None
     concurrency: int = 4
     max_attempts: int = 6
     timeout_s: float = 120.0
+    webhook_url: Optional[str] = None
+
+    def models_config(self) -> SubjectModels:
+        return load_subject_models(self.subject_models_file)
+
+    @property
+    def kind(self) -> str:
+        return self.provider or self.models_config().provider
 
     @property
     def key_variable(self) -> str:
@@ -66,44 +85,40 @@ class ApiSubjectResource(ConfigurableResource):
 
     def configured(self) -> tuple[bool, str]:
         """Whether paid work may start, and why not in words."""
-        if not self.model:
-            return False, f"no model is configured for the {self.kind} subject"
         if self.kind == "anthropic" and not os.environ.get(self.key_variable):
-            return False, f"{self.key_variable} is not set"
+            return False, f"{self.key_variable} is not set: the commercial series is paid work and stays off"
+        if self.kind == "openai" and not (self.base_url or os.environ.get(self.key_variable)):
+            return False, "no OpenAI-compatible server is configured (base_url) and OPENAI_API_KEY is not set"
         return True, "configured"
 
-    def subject(self, max_tokens: int) -> Any:
-        return make_subject(self.kind, max_tokens=max_tokens, model=self.model, base_url=self.base_url,
-                            max_attempts=self.max_attempts, timeout_s=self.timeout_s)
+    def factory(self) -> Callable[[str, int], Any]:
+        """``factory(model_id, max_tokens)`` → a subject for one protocol's frozen max_tokens."""
+        def make(model: str, max_tokens: int) -> Any:
+            return make_subject(self.kind, max_tokens=max_tokens, model=model, base_url=self.base_url,
+                                max_attempts=self.max_attempts, timeout_s=self.timeout_s)
+        return make
 
     def models(self) -> list[dict]:
-        """The provider's models list (for the model watch)."""
+        """The provider's models list (the model watch reads it)."""
         return list_models(self.kind, base_url=self.base_url, max_attempts=self.max_attempts,
                            timeout_s=min(self.timeout_s, 30.0))
 
-
-class AnthropicResource(ApiSubjectResource):
-    """The Anthropic Messages API (the tracked commercial series)."""
-
-    kind: str = "anthropic"
-
-
-class OpenAICompatResource(ApiSubjectResource):
-    """Any OpenAI-compatible chat-completions server (llama-server, vLLM, Ollama)."""
-
-    kind: str = "openai"
+    def model_ids(self) -> list[str]:
+        return [m["id"] for m in self.models() if isinstance(m, dict) and "id" in m]
 
 
 class BudgetResource(ConfigurableResource):
-    """The private budget (``budget.json``) and the ladder that gates paid work.
+    """The private budget (``budget.json`` under the archive) that gates paid work.
 
-    ``unbudgeted`` allows paid-protocol runs against a server that costs
-    nothing (your own OpenAI-compatible server); costs are then logged as
-    unknown.  The Anthropic API is never run unbudgeted.
+    The ladder itself (SPEC §9) is :mod:`llmarchive.budget`; this resource
+    only says where the budget comes from, so a test can hand the steps a
+    budget file of its own.  ``budget_file`` defaults to the archive's.
     """
 
-    job: str = "sweep"
-    unbudgeted: bool = False
+    budget_file: Optional[str] = None
 
     def load(self, paths: ArchivePaths):
-        return budget_mod.load_budget(paths)
+        """The budget, or None when none exists (paid work then refuses to start)."""
+        if self.budget_file is None:
+            return budget_mod.load_budget(paths)
+        return budget_mod.parse_budget(read_json(Path(self.budget_file)), self.budget_file)

@@ -46,16 +46,14 @@ step ``open`` protocols first, then the guard twins of open protocols
 ``protocol_id``.  At 6 that keeps both open protocols, both twins and one
 ``order`` and one ``default`` protocol; at 4 guard protocols, one per type.
 """
-import contextlib
-import fcntl
 import math
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from llmarchive import records
-from llmarchive.jsonio import ChainedLog, RecordFileError, read_json, read_jsonl, write_json
+from llmarchive.jsonio import ChainedLog, RecordFileError, file_lock, read_json, read_jsonl, write_json
 from llmarchive.paths import ArchivePaths
 from measure.schema import SCHEMA_VERSION
 
@@ -444,18 +442,6 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except FileNotFoundError:
         return 0
-
-
-@contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock beside ``path`` (released by the OS if the process dies)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 class SpendMeter:

@@ -180,15 +180,6 @@ def month_bounds(month: str) -> tuple[Date, Date]:
     return first, nxt - timedelta(days=1)
 
 
-def _parse_time(value: object) -> Optional[datetime]:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 # --------------------------------------------------------------------------
 # what the archive observed
 # --------------------------------------------------------------------------
@@ -255,7 +246,7 @@ def gather(paths: ArchivePaths, protocols: Optional[list[dict]] = None, series: 
     logs = {kind: records.read(paths, kind) for kind in LOG_KINDS}
     if protocols is None:
         protocols = sweep_protocols(paths, series)
-    heartbeats = sorted(t for t in (_parse_time(r.get("recorded_at")) for r in logs["runtime_fingerprint"]) if t)
+    heartbeats = sorted(t for t in (records.parse_time(r.get("recorded_at")) for r in logs["runtime_fingerprint"]) if t)
     return Facts(complete_runs(paths), logs, protocols, rotation_order(protocols, series),
                  cadence or load_cadence(), heartbeats)
 

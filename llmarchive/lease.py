@@ -34,15 +34,6 @@ RUN_STATES = (("concluded", "concluded_after"), ("succession_offer", "succession
               ("dormant", "dormant_after"), ("vacation", "vacation_after"))
 
 
-def _time(value: object) -> Optional[datetime]:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 @dataclass
 class LeaseState:
     now: str
@@ -78,11 +69,11 @@ def check(paths: ArchivePaths, now: Optional[datetime] = None, cadence: Optional
     """The archive's lease state at ``now`` (UTC)."""
     cadence = cadence or load_cadence()
     now = now or datetime.now(timezone.utc)
-    beats = [t for t in (_time(r.get("recorded_at")) for r in records.read(paths, "runtime_fingerprint")) if t]
+    beats = [t for t in (records.parse_time(r.get("recorded_at")) for r in records.read(paths, "runtime_fingerprint")) if t]
     last_cycle = max(beats) if beats else None
     runs = [str(r["run_date"])[:10] for r in complete_runs(paths)]
     last_run = max(runs) if runs else None
-    contacts = [t for t in (_time(r.get("recorded_at")) for r in records.read(paths, "model_observed")) if t]
+    contacts = [t for t in (records.parse_time(r.get("recorded_at")) for r in records.read(paths, "model_observed")) if t]
 
     reasons: list[str] = []
     hours = None if last_cycle is None else (now - last_cycle).total_seconds() / 3600

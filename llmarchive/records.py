@@ -22,7 +22,7 @@ it would change ``schema_sha256``.
 from datetime import datetime, timezone
 from typing import Any, Mapping, Optional
 
-from llmarchive.jsonio import ChainedLog, read_jsonl
+from llmarchive.jsonio import append_record, read_jsonl
 from llmarchive.paths import ArchivePaths
 from measure.schema import GAP_CAUSES, SCHEMA_VERSION
 
@@ -88,7 +88,7 @@ def append(paths: ArchivePaths, kind: str, fields: Mapping[str, Any], recorded_a
             raise RecordError(f"coverage status must be 'ran' or 'gap', got {status!r}")
     record = {"record_type": kind, "schema_version": SCHEMA_VERSION, "recorded_at": recorded_at or utc_now()}
     record.update(fields)
-    return ChainedLog(paths.record_log(kind)).append(record)
+    return append_record(paths.record_log(kind), record)
 
 
 def read(paths: ArchivePaths, kind: str) -> list[dict]:
@@ -96,3 +96,13 @@ def read(paths: ArchivePaths, kind: str) -> list[dict]:
     if kind not in KINDS:
         raise RecordError(f"unknown record kind {kind!r}")
     return read_jsonl(paths.record_log(kind))
+
+
+def parse_time(value: object) -> Optional[datetime]:
+    """A record's ISO 8601 timestamp (``…Z`` or with an offset) as an aware datetime; None when it is not one."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None

@@ -23,9 +23,10 @@ so the ladder is re-read as money is spent, and marked ``instrument_suspect``
 when the day has no passing runtime fingerprint.  Finally the month's
 ``full_sweep`` coverage rows are written.
 """
+import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Collection, Optional
 
 from llmarchive import budget as budget_mod
 from llmarchive.bridge import bridge_in_month
@@ -67,8 +68,17 @@ def _series_closed(paths: ArchivePaths, config: SubjectModels) -> Optional[str]:
 
 def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
           subject_factory: Callable[[str, int], Any], provider_check: Optional[Callable[[], None]] = None,
-          concurrency: int = 4, budget: Optional[budget_mod.Budget] = None, progress=None) -> SweepOutcome:
-    """One sweep pass for the month of ``day``; see the module docstring."""
+          concurrency: int = 4, budget: Optional[budget_mod.Budget] = None, progress=None,
+          only: Optional[Collection[str]] = None) -> SweepOutcome:
+    """One sweep pass for the month of ``day``; see the module docstring.
+
+    ``only`` restricts the pass to some protocols (one Dagster partition is
+    one protocol of one month): the budget ladder still ranks the whole
+    month's candidates, so which protocols a rung keeps does not depend on
+    the order partitions run in, but only the chosen protocols are run and
+    have their skips recorded.  The month's coverage rows are then left to
+    the coverage job, which sees every protocol at once.
+    """
     from llmarchive.instrument.verdict import day_verdict
     from llmarchive.prereg import is_preregistered
     from llmarchive.runner import RunHalted, RunSettings, protocol_header, recorded_trials, run_protocol, schedule
@@ -82,14 +92,19 @@ def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
                        if r.get("series") == "commercial" and str(r.get("run_date"))[:7] == month
                        and r.get("job") != "bridge" and r.get("subject_model_id") == model}
 
+    def mine(pid: str) -> bool:
+        return only is None or pid in only
+
     def skip_all(condition: str, reason: str) -> None:
         for h in headers:
-            if h["protocol_id"] in done_this_month:
+            if h["protocol_id"] in done_this_month or not mine(h["protocol_id"]):
                 continue
             record_skip(paths, day, "sweep", h["protocol_id"], condition, reason)
             out.skipped.append((h["protocol_id"], condition, reason))
 
     def finish() -> SweepOutcome:
+        if only is not None:
+            return out
         rows = compute(paths, day, jobs=("full_sweep",), periods=(month,)).rows
         out.coverage_rows = write_rows(paths, rows)
         return out
@@ -119,19 +134,25 @@ def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
     for h in headers:
         pid = h["protocol_id"]
         if pid in done_this_month:
-            out.already.append(pid)
+            if mine(pid):
+                out.already.append(pid)
             continue
         protocol = registry.load_protocol(paths, pid)
         listed, why = is_preregistered(paths, protocol)
         if not listed:
-            reason = f"not_preregistered: {why}"
-            record_skip(paths, day, "sweep", pid, "not_preregistered", reason)
-            out.skipped.append((pid, "not_preregistered", reason))
+            if mine(pid):
+                reason = f"not_preregistered: {why}"
+                record_skip(paths, day, "sweep", pid, "not_preregistered", reason)
+                out.skipped.append((pid, "not_preregistered", reason))
             continue
         candidates.append(h)
         prereg_reason[pid] = why
-    plan = budget_mod.allowed_protocols(paths, candidates, job="sweep", date=day, budget=budget) if candidates else None
+    plan = (budget_mod.allowed_protocols(paths, candidates, job="sweep", date=day, budget=budget, record_skips=False)
+            if candidates else None)
     if plan is not None:
+        plan = dataclasses.replace(plan, allowed=[p for p in plan.allowed if mine(p)],
+                                   skipped=[(p, r) for p, r in plan.skipped if mine(p)])
+        budget_mod.record_plan_skips(paths, plan, day)
         out.skipped += [(pid, "budget_refused", reason) for pid, reason in plan.skipped]
 
     suspect = day_verdict(paths, day).instrument_suspect()

@@ -110,8 +110,9 @@ def watch(paths: ArchivePaths, day: str, config: SubjectModels, *, base_url: Opt
 
     observed = records.read(paths, "model_observed")
     first_watch = not any(r.get("provider") == config.provider for r in observed)
-    seen_before = {r.get("model_id") for r in observed if r.get("provider") == config.provider
-                   and str(r.get("date")) < day}
+    # Every id an earlier pass recorded, the same day included: the sensor polls several times a day,
+    # and an id first listed this morning is not new again this afternoon.
+    seen_before = {r.get("model_id") for r in observed if r.get("provider") == config.provider}
     today = {r.get("model_id") for r in observed if r.get("provider") == config.provider and r.get("date") == day}
     for model_id in out.listed:
         if model_id not in today:

@@ -3,6 +3,7 @@
 * :func:`admitted_archive` — an archive home with every protocol built and the
   v0 protocols promoted by the human gate to SPEC §3's lanes (guard wording
   from a secret test seed);
+* :func:`paid_archive` — the same with an API key set and a budget written;
 * :func:`preregister` — a pre-registration manifest for chosen protocols with a
   real OpenTimestamps proof carrying a pending attestation (built offline);
 * :class:`ScriptedSubject` — a free, synchronous subject answering by a rule
@@ -35,6 +36,17 @@ def admitted_archive(monkeypatch, series: str = "v0") -> ArchivePaths:
         if pid.endswith(f"__{series}"):
             lane, _ = planned_lane(pid)
             assert main(["panels", "promote", pid, "--lane", lane, "--human-reviewed", "--reviewer", "T"]) == 0
+    return paths
+
+
+def paid_archive(monkeypatch, budget, key: str = "sk-test") -> ArchivePaths:
+    """:func:`admitted_archive` with an API key in the environment and ``budget`` written (the paid paths)."""
+    from llmarchive import budget as budget_mod
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    paths = admitted_archive(monkeypatch)
+    budget_mod.write_budget(paths, budget)
     return paths
 
 

@@ -13,7 +13,7 @@ from llmarchive.sweep import sweep
 from llmarchive.watch import watch
 from panels import registry
 from tests.fake_provider import Fault, FakeProvider, decide_by_hash
-from tests.instrument_helpers import admitted_archive
+from tests.instrument_helpers import paid_archive
 
 CONFIG = load_subject_models()
 OLD, NEW = "claude-sonnet-5", "claude-sonnet-5-5"
@@ -22,11 +22,7 @@ BUDGET = budget_mod.Budget(20.0, 6.5, 1.0, {"scenario": 0.005, "fingerprint": 0.
 
 @pytest.fixture
 def paths(archive_home, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-bridge")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    paths = admitted_archive(monkeypatch)
-    budget_mod.write_budget(paths, BUDGET)
-    return paths
+    return paid_archive(monkeypatch, BUDGET, "sk-bridge")
 
 
 @pytest.fixture

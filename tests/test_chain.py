@@ -1,4 +1,6 @@
 """The append-only hash chain and the durable log built on it."""
+from pathlib import Path
+
 import pytest
 
 from llmarchive.jsonio import ChainedLog, read_jsonl
@@ -58,3 +60,31 @@ def test_a_corrupt_line_in_the_middle_is_an_error_naming_the_line(tmp_path):
     path.write_text("not json\n" + text)
     with pytest.raises(ValueError, match="line 1"):
         ChainedLog(path)
+
+
+def _append_skips(home: str, writer: int, count: int) -> None:
+    from llmarchive import records
+    from llmarchive.paths import ArchivePaths
+
+    paths = ArchivePaths(Path(home))
+    for i in range(count):
+        records.append(paths, "skip", {"date": "2026-11-02", "job": "sweep", "protocol_id": f"p{writer}",
+                                       "reason": f"writer {writer} record {i}", "cause": "budget_halted"})
+
+
+def test_records_appended_by_several_processes_at_once_keep_one_valid_chain(tmp_path):
+    import multiprocessing
+
+    from llmarchive import records
+    from llmarchive.paths import ArchivePaths
+
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_append_skips, args=(str(tmp_path), w, 30)) for w in range(4)]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join(60)
+        assert process.exitcode == 0
+    written = records.read(ArchivePaths(tmp_path), "skip")
+    assert len(written) == 120
+    chain.verify(written)

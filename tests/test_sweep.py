@@ -10,7 +10,7 @@ from llmarchive.subjects import list_models, make_subject
 from llmarchive.sweep import sweep, sweep_run_id
 from panels import registry
 from tests.fake_provider import Fault, FakeProvider, decide_by_hash
-from tests.instrument_helpers import admitted_archive, preregister
+from tests.instrument_helpers import paid_archive, preregister
 
 CONFIG = load_subject_models()
 OPEN = "risky_choice_framing__wording__v0"
@@ -20,11 +20,7 @@ BUDGET = budget_mod.Budget(100.0, 6.5, 1.0, {"scenario": 0.01, "fingerprint": 0.
 
 @pytest.fixture
 def paths(archive_home, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-sweep")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    paths = admitted_archive(monkeypatch)
-    budget_mod.write_budget(paths, BUDGET)
-    return paths
+    return paid_archive(monkeypatch, BUDGET, "sk-sweep")
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ def register(subparsers) -> None:
         help="the monthly budget: create it, show where the ladder stands, plan which protocols may run",
         description=(
             "The private budget (private/budget.json) and spend ledger (private/spend.jsonl). The ladder "
-            "cuts the sweep to 6 protocols from 60 %% of the general pool used, to 4 guard protocols "
-            "from 80 %%, and to subject_fingerprint only from 95 %%; the bridge and heartbeat reserves "
+            "cuts the sweep to 6 protocols from 60 % of the general pool used, to 4 guard protocols "
+            "from 80 %, and to subject_fingerprint only from 95 %; the bridge and heartbeat reserves "
             "are never spent by the sweep. The reference model is free and never gated."
         ),
     )

@@ -136,7 +136,7 @@ def guard_rotation(paths: ArchivePaths, day: str, subject: Any = None, *, series
         run_id = f"rotation_{day}_{pid}"
         settings = RunSettings(run_id=run_id, run_date=day, series="open_weights",
                                model_family="instrument-reference", allow_generation_override=max_tokens is not None,
-                               extra={"job": "guard_rotation"})
+                               concurrency=getattr(subject, "workers", 1), extra={"job": "guard_rotation"})
         result = run_protocol(instrument_paths(paths), protocol, subject, settings)
         if result.measurement is None:
             raise InstrumentError(f"rotation run {run_id} did not complete")

@@ -1,0 +1,97 @@
+"""The commercial series: one partition per month and protocol, the paid path."""
+from datetime import datetime, timezone
+
+from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
+
+from assets.partitions import commercial
+from assets.protocols import preregistration_manifest, protocols
+from assets.reporting import measurement_metadata, run_metadata
+from assets.resources import ArchiveResource, BudgetResource, SubjectResource
+from llmarchive import records
+from llmarchive.jsonio import read_json
+from llmarchive.runs import load_run
+from llmarchive.subject_models import active_model
+from llmarchive.sweep import sweep, sweep_run_id
+from measure.verify import recompute
+
+
+def _keys(context: AssetExecutionContext) -> tuple[str, str]:
+    keys = context.partition_key.keys_by_dimension
+    return keys["month"][:7], keys["protocol"]
+
+
+def _this_month(month: str) -> str:
+    """Today's date when ``month`` is the current month; a past or future month cannot be measured now."""
+    today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    if today[:7] != month:
+        raise Failure(description=f"the {month} partition cannot be run on {today}: a model is measured in the "
+                                  "month it is measured, never backfilled; run the current month's partition")
+    return today
+
+
+@asset(partitions_def=commercial, group_name="commercial", deps=[protocols, preregistration_manifest],
+       description="One protocol's trials on the tracked commercial model for one month, through the sweep's "
+                   "rules: pre-registration guard (not_preregistered → skipped, nothing spent), budget ladder, "
+                   "resumable run folders.")
+def commercial_trials(context: AssetExecutionContext, archive: ArchiveResource, subject: SubjectResource,
+                      budget: BudgetResource) -> MaterializeResult:
+    month, protocol_id = _keys(context)
+    day = _this_month(month)
+    ready, why = subject.configured()
+    if not ready:
+        raise Failure(description=f"{why}. Nothing was spent.")
+    paths = archive.paths()
+    config = subject.models_config()
+
+    def progress(done: int, total: int, trial: dict) -> None:
+        if done % 40 == 0 or done == total:
+            context.log.info(f"{protocol_id}: {done}/{total} trials")
+
+    outcome = sweep(paths, day, config, subject_factory=subject.factory(), provider_check=subject.model_ids,
+                    concurrency=subject.concurrency, budget=budget.load(paths), progress=progress,
+                    only=[protocol_id])
+    metadata = {
+        "month": month,
+        "protocol_id": protocol_id,
+        "model_id": outcome.model_id,
+        "ran": protocol_id in outcome.ran,
+        "already_done_this_month": protocol_id in outcome.already,
+        "skipped": MetadataValue.json([{"condition": c, "reason": r} for _, c, r in outcome.skipped]),
+    }
+    run_file = paths.run_dir(sweep_run_id(day, protocol_id, outcome.model_id)) / "run.json"
+    if run_file.exists():
+        run = read_json(run_file)
+        metadata.update(run_metadata(run))
+        metadata["spend_eur"] = run.get("cost_eur") if run.get("cost_eur") is not None else "unknown"
+    if outcome.halted:
+        raise Failure(description=f"the run stopped and can be resumed: {outcome.halted}", metadata=metadata)
+    return MaterializeResult(metadata=metadata)
+
+
+@asset(partitions_def=commercial, group_name="commercial", deps=[commercial_trials],
+       description="The measurement of that month's run, re-verified from its trials; or the recorded reason "
+                   "it was not run.")
+def commercial_measurements(context: AssetExecutionContext, archive: ArchiveResource,
+                            subject: SubjectResource) -> MaterializeResult:
+    month, protocol_id = _keys(context)
+    paths = archive.paths()
+    model = active_model(paths, subject.models_config())
+    folder_path = paths.run_dir(sweep_run_id(f"{month}-01", protocol_id, model))
+    if not (folder_path / "run.json").exists():
+        skips = [s for s in records.read(paths, "skip")
+                 if s.get("protocol_id") == protocol_id and str(s.get("date", ""))[:7] == month]
+        last = skips[-1] if skips else None
+        return MaterializeResult(metadata={
+            "measurement": "none",
+            "skip_cause": (last or {}).get("cause") or "-",
+            "skip_reason": (last or {}).get("reason") or "no run and no recorded skip yet",
+        })
+    folder = load_run(folder_path)
+    if folder.measurement is None:
+        raise Failure(description=f"{folder_path.name} is not complete: materialise commercial_trials again to resume")
+    differences = recompute(folder.measurement, folder.trials, folder.protocol_header)
+    if differences:
+        raise Failure(description=f"{folder_path.name}: {len(differences)} field(s) do not recompute",
+                      metadata={"differences": MetadataValue.json(differences[:20])})
+    return MaterializeResult(metadata={"run_id": folder_path.name, **measurement_metadata(folder.measurement),
+                                       "spend_eur": folder.run.get("cost_eur")})

@@ -1,0 +1,37 @@
+"""Coverage: every scheduled job of a month, ran or exactly one cause."""
+from datetime import datetime, timezone
+
+from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
+
+from assets.partitions import months
+from assets.resources import ArchiveResource
+from llmarchive.coverage import UnexplainedGap, month_bounds, record_coverage
+
+
+@asset(partitions_def=months, group_name="publication",
+       deps=["commercial_measurements", "open_weights_measurements", "runtime_fingerprint", "guard_rotation",
+             "subject_fingerprint", "revalidation"],
+       description="The month's coverage rows: for every scheduled job and period, it ran or exactly one cause "
+                   "from the closed list. A period with neither fails this step.")
+def coverage(context: AssetExecutionContext, archive: ArchiveResource) -> MaterializeResult:
+    paths = archive.paths()
+    first, last = month_bounds(context.partition_key[:7])
+    today = datetime.now(timezone.utc).date()
+    if first > today:
+        raise Failure(description=f"{context.partition_key[:7]} has not started yet")
+    through = min(last, today).isoformat()
+    try:
+        result = record_coverage(paths, through, since=first.isoformat())
+    except UnexplainedGap as exc:
+        raise Failure(description=str(exc)) from None
+    gaps: dict[str, int] = {}
+    for row in result.rows:
+        if row["status"] == "gap":
+            gaps[row["cause"]] = gaps.get(row["cause"], 0) + 1
+    return MaterializeResult(metadata={
+        "rows": len(result.rows),
+        "ran": sum(1 for r in result.rows if r["status"] == "ran"),
+        "gaps_by_cause": MetadataValue.json(gaps),
+        "pending": len(result.pending),
+        "through": through,
+    })

@@ -1,0 +1,73 @@
+"""Sensors: the model watch and the lease on life.
+
+``model_watch`` polls the provider's models list through the subject
+resource, records every listed id (``model_observed``), adds a generation
+partition for every model of the tracked family it has not seen, and
+raises the bridge alarm for a new id in the family — in the sensor's
+evaluation message in the UI, in the record logs, and as a POST to the
+configured webhook.  It never launches a paid run: the bridge is started
+by hand (``llmarchive bridge run``).  A provider that cannot be reached is a
+recorded ``provider_outage``, not a crash.
+
+``lease_on_life`` checks, every hour, that a daily cycle completed within
+36 hours and that the archive is not dormant; it must not depend on the
+daily cycle it watches.
+"""
+import os
+from datetime import datetime, timezone
+
+from dagster import DefaultSensorStatus, SensorEvaluationContext, SensorResult, sensor
+
+from assets.partitions import GENERATIONS, generations
+from assets.resources import ArchiveResource, SubjectResource
+from llmarchive import lease, watch as model_watch_lib
+from llmarchive.subject_models import active_model
+
+PAID_KEY = "ANTHROPIC_API_KEY"
+
+
+def _status() -> DefaultSensorStatus:
+    return DefaultSensorStatus.RUNNING if os.environ.get(PAID_KEY) else DefaultSensorStatus.STOPPED
+
+
+@sensor(minimum_interval_seconds=6 * 3600, default_status=_status(),
+        description="Reads the provider's models list (free, but needs the API key: STOPPED by default until "
+                    f"{PAID_KEY} is set). New id in the family → generation partition + bridge alarm; never "
+                    "launches a paid run.")
+def model_watch(context: SensorEvaluationContext, archive: ArchiveResource, subject: SubjectResource):
+    paths = archive.paths()
+    config = subject.models_config()
+    day = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    outcome = model_watch_lib.watch(paths, day, config, base_url=subject.base_url, webhook=subject.webhook_url,
+                                    fetch=subject.models, max_attempts=subject.max_attempts)
+    known = set(context.instance.get_dynamic_partitions(GENERATIONS))
+    family = [i for i in outcome.listed if config.in_family(i)]
+    wanted = [i for i in family if i in outcome.new_ids or i == active_model(paths, config)]
+    to_add = sorted(set(wanted) - known)
+    for alarm in outcome.alarms:
+        context.log.warning(f"BRIDGE ALARM: {alarm}")
+    if outcome.outage:
+        message = f"provider_outage recorded: {outcome.outage}"
+    elif outcome.alarms:
+        message = "BRIDGE ALARM: " + " | ".join(outcome.alarms)
+    else:
+        message = f"{len(outcome.listed)} models listed, {len(outcome.new_ids)} new, no alarm"
+    return SensorResult(
+        skip_reason=message,
+        dynamic_partitions_requests=[generations.build_add_request(to_add)] if to_add else [],
+        cursor=day,
+    )
+
+
+@sensor(minimum_interval_seconds=3600, default_status=DefaultSensorStatus.RUNNING,
+        description="Dead-man alert when no daily cycle completed for 36 h; dormant after 180 days without a run.")
+def lease_on_life(context: SensorEvaluationContext, archive: ArchiveResource):
+    paths = archive.paths()
+    state = lease.check(paths)
+    lease.record_state(paths, state)
+    if state.deadman or state.state != "alive":
+        context.log.warning(f"lease: {state.state}: {state.reason}")
+    return SensorResult(skip_reason=f"{state.state}: {state.reason}")
+
+
+SENSORS = [model_watch, lease_on_life]

@@ -1,0 +1,176 @@
+"""The Dagster asset graph, materialised in process on real components.
+
+Protocols and their checks, the commercial month × protocol partition against
+the local fake provider (over HTTP), its resumption after an interruption,
+coverage and publication with their checks.  The open-weights partition on
+the embedded model is in ``test_dagster_open_weights.py``.
+"""
+import json
+
+import pytest
+from dagster import DagsterInstance, MultiPartitionKey
+
+from llmarchive import budget as budget_mod
+from llmarchive import records
+from llmarchive.runs import load_run
+from llmarchive.sweep import sweep_run_id
+from measure.canonical import canonical_sha256
+from panels import registry
+from panels.build import protocol_hash
+from tests.dagster_helpers import failure_text, materialization_metadata, resources, run, this_month_key, today
+from tests.fake_provider import Fault, FakeProvider, decide_by_hash
+from tests.instrument_helpers import paid_archive, preregister
+
+OPEN = "risky_choice_framing__wording__v0"
+MODEL = "claude-sonnet-5"
+BUDGET = budget_mod.Budget(100.0, 6.5, 1.0, {"scenario": 0.01, "fingerprint": 0.001})
+
+
+@pytest.fixture
+def instance():
+    with DagsterInstance.ephemeral() as instance:
+        yield instance
+
+
+@pytest.fixture
+def paths(archive_home, monkeypatch):
+    paths = paid_archive(monkeypatch, BUDGET, "sk-dagster-test")
+    preregister(paths, [OPEN])
+    return paths
+
+
+@pytest.fixture
+def fake():
+    with FakeProvider(decide_by_hash(), models=[MODEL]) as fake:
+        yield fake
+
+
+def key(protocol_id: str, month: str = None) -> MultiPartitionKey:
+    return MultiPartitionKey({"month": month or this_month_key(), "protocol": protocol_id})
+
+
+def test_the_protocols_asset_builds_24_files_and_its_four_blocking_checks_pass(archive_home, instance):
+    from llmarchive.paths import ArchivePaths
+
+    paths = ArchivePaths.from_env()
+    result = run(["protocols"], resources(paths), instance)
+    meta = materialization_metadata(result, "protocols")
+    assert meta["protocols"] == 24 and meta["status"] == {"candidate": 24}
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert checks == {"gate_1": True, "gate_1b": True, "twin_pairing": True, "leak_12_words": True}
+    assert len(list(paths.protocols.glob("*.json"))) == 24
+
+
+def test_a_tampered_protocol_fails_gate_1b_and_the_check_names_it(archive_home, instance):
+    from dagster import AssetSelection
+
+    from assets.definitions_builder import ASSETS, CHECKS
+    from assets.protocols import protocol_checks
+    from dagster import materialize
+    from llmarchive.paths import ArchivePaths
+
+    paths = ArchivePaths.from_env()
+    run(["protocols"], resources(paths), instance)
+    target = paths.protocols / "sunk_cost_fallacy__order__v0.json"
+    protocol = json.loads(target.read_text(encoding="utf-8"))
+    protocol["panel"][3]["versions"]["B"] = protocol["panel"][3]["versions"]["A"] + " Please think it over."
+    # Re-hashed, so the file is self-consistent: only the gate can tell the rewording is not an order change.
+    protocol["panel_sha256"] = canonical_sha256(protocol["panel"])
+    protocol["protocol_sha256"] = protocol_hash(protocol)
+    target.write_text(json.dumps(protocol), encoding="utf-8")
+    result = materialize(ASSETS + CHECKS, selection=AssetSelection.checks(protocol_checks),
+                         resources=resources(paths), instance=instance, raise_on_error=False)
+    evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    assert evaluations["gate_1b"].passed is False
+    listed = evaluations["gate_1b"].metadata["first_failures"].value
+    assert "sunk_cost_fallacy__order__v0" in listed
+
+
+def test_a_commercial_partition_runs_its_protocol_over_http_and_the_measurement_recomputes(paths, fake, instance):
+    res = resources(paths, fake.base_url, concurrency=8)
+    result = run(["commercial_trials", "commercial_measurements"], res, instance, partition_key=key(OPEN))
+    trials_meta = materialization_metadata(result, "commercial_trials")
+    assert trials_meta["ran"] is True and trials_meta["model_id"] == MODEL
+    assert trials_meta["protocol_id"] == OPEN and trials_meta["month"] == this_month_key()[:7]
+    assert len(fake.chat_requests) == 120 and all(r.path == "/v1/messages" for r in fake.chat_requests)
+    measured = materialization_metadata(result, "commercial_measurements")
+    run_id = sweep_run_id(today(), OPEN, MODEL)
+    assert measured["run_id"] == run_id
+    folder = load_run(paths.run_dir(run_id))
+    assert len(folder.trials) == 120 and folder.run["job"] == "sweep"
+    assert measured["stability_pct"] == folder.measurement["stability_pct"]
+    assert len(budget_mod.ledger(paths)) == 120, "every paid call reaches the spend ledger"
+    assert "sk-dagster-test" not in (paths.run_dir(run_id) / "run.json").read_text(encoding="utf-8")
+
+
+def test_a_partition_whose_protocol_is_not_preregistered_spends_nothing_and_names_the_cause(paths, fake, instance):
+    other = "base_rate_neglect__anchoring__v0"
+    result = run(["commercial_trials", "commercial_measurements"], resources(paths, fake.base_url), instance,
+                 partition_key=key(other))
+    assert fake.chat_requests == []
+    meta = materialization_metadata(result, "commercial_trials")
+    assert meta["ran"] is False and meta["skipped"][0]["condition"] == "not_preregistered"
+    measured = materialization_metadata(result, "commercial_measurements")
+    assert measured["measurement"] == "none" and measured["skip_cause"] == "protocol_confounded"
+
+
+def test_an_interrupted_commercial_partition_resumes_without_repeating_a_trial(paths, fake, instance):
+    answer = decide_by_hash()
+    calls = {"n": 0, "key_revoked": True}
+
+    def responder(request):
+        calls["n"] += 1
+        if calls["n"] > 50 and calls["key_revoked"]:
+            return Fault.status(401)
+        return answer(request)
+
+    fake.responder = responder
+    res = resources(paths, fake.base_url, concurrency=4)
+    first = run(["commercial_trials"], res, instance, partition_key=key(OPEN), raise_on_error=False)
+    assert not first.success and "can be resumed" in failure_text(first)
+    run_dir = paths.run_dir(sweep_run_id(today(), OPEN, MODEL))
+    done_first = len(load_run(run_dir).trials)
+    assert 40 <= done_first < 120
+    skip = records.read(paths, "skip")[-1]
+    assert skip["condition"] == "provider_refused_request" and skip["protocol_id"] == OPEN
+
+    calls["key_revoked"] = False
+    sent_before = len(fake.chat_requests)
+    second = run(["commercial_trials", "commercial_measurements"], res, instance, partition_key=key(OPEN))
+    assert second.success
+    folder = load_run(run_dir)
+    assert len(folder.trials) == 120
+    assert len({(t["item_id"], t["version"], t["replicate_index"]) for t in folder.trials}) == 120
+    assert len(fake.chat_requests) - sent_before == 120 - done_first, "only the missing trials were sent"
+    assert materialization_metadata(second, "commercial_measurements")["run_id"] == run_dir.name
+
+
+def test_a_commercial_partition_refuses_a_past_month_and_a_missing_key(paths, fake, instance, monkeypatch):
+    res = resources(paths, fake.base_url)
+    past = run(["commercial_trials"], res, instance, partition_key=key(OPEN, "2026-09-01"), raise_on_error=False)
+    assert not past.success and "never backfilled" in failure_text(past)
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    keyless = run(["commercial_trials"], res, instance, partition_key=key(OPEN), raise_on_error=False)
+    assert not keyless.success and "ANTHROPIC_API_KEY is not set" in failure_text(keyless)
+    assert fake.chat_requests == [] and budget_mod.ledger(paths) == []
+
+
+def test_coverage_and_publication_after_a_commercial_month_pass_their_checks(paths, fake, instance):
+    res = resources(paths, fake.base_url, concurrency=8)
+    run(["commercial_trials", "commercial_measurements"], res, instance, partition_key=key(OPEN))
+    covered = run(["coverage"], res, instance, partition_key=this_month_key())
+    meta = materialization_metadata(covered, "coverage")
+    assert meta["ran"] >= 1 and meta["rows"] >= 1
+    published = run(["public_archive"], res, instance)
+    checks = {e.check_name: e.passed for e in published.get_asset_check_evaluations()}
+    assert checks == {"trial_log_chains": True, "no_flagged_measurement_on_curve": True,
+                      "coverage_gaps_have_causes": True, "leak_guard": True}
+    import sqlite3
+
+    with sqlite3.connect(paths.public / "archive.db") as db:
+        protocols = {row[0] for row in db.execute("select protocol_id from measurements")}
+    assert OPEN in protocols
+    guard_words = [registry.load_protocol(paths, p["protocol_id"])["panel"][0]["versions"]["A"]
+                   for p in registry.list_protocols(paths) if p.get("lane") == "guard"]
+    blob = b"".join(f.read_bytes() for f in paths.public.rglob("*") if f.is_file())
+    assert all(text[:200].encode() not in blob for text in guard_words)

@@ -1,0 +1,36 @@
+"""An open-weights generation partition on the embedded model, through Dagster (slow: a real model)."""
+import pytest
+from dagster import DagsterInstance
+
+from llmarchive import open_weights as ow
+from llmarchive.models import EMBEDDED_SHA256
+from llmarchive.runs import load_run
+from tests.dagster_helpers import materialization_metadata, resources, run
+from tests.instrument_helpers import admitted_archive
+
+OPEN = "risky_choice_framing__wording__v0"
+
+
+@pytest.mark.slow
+def test_an_open_weights_partition_runs_the_embedded_model_and_a_second_materialisation_calls_nothing(
+        archive_home, monkeypatch):
+    paths = admitted_archive(monkeypatch)
+    generation = ow.generation_id_for_model("smollm2-135m", EMBEDDED_SHA256)
+    # A short answer budget keeps the test quick; the run is then recorded as exploratory (off the curve).
+    config = {"ops": {"open_weights_trials": {"config": {"protocols": [OPEN], "max_tokens": 12}},
+                      "open_weights_measurements": {"config": {"protocols": [OPEN]}}}}
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("generation", [generation])
+        first = run(["open_weights_trials", "open_weights_measurements"], resources(paths), instance,
+                    partition_key=generation, run_config=config)
+        trials = materialization_metadata(first, "open_weights_trials")
+        assert trials["complete"] is True and trials["called_now"] == 120 and trials["spend_eur"] == 0.0
+        folder = load_run(paths.run_dir(ow.run_id(generation, OPEN)))
+        assert len(folder.trials) == 120 and folder.measurement is not None
+        assert folder.measurement["on_curve"] is False, "a max_tokens override is exploratory"
+        assert len({t["subject_model_id"] for t in folder.trials}) == 1
+
+        again = run(["open_weights_trials"], resources(paths), instance, partition_key=generation, run_config={
+            "ops": {"open_weights_trials": {"config": {"protocols": [OPEN], "max_tokens": 12}}}})
+        repeat = materialization_metadata(again, "open_weights_trials")
+        assert repeat["called_now"] == 0 and repeat["already_recorded"] == 120

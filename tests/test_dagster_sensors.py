@@ -1,0 +1,84 @@
+"""The model-watch and lease sensors, evaluated against a real Dagster instance and the fake provider."""
+import pytest
+from dagster import DagsterInstance, SensorResult, build_sensor_context
+
+from assets.partitions import GENERATIONS
+from assets.resources import ArchiveResource, SubjectResource
+from assets.sensors import lease_on_life, model_watch
+from llmarchive import lease, records
+from llmarchive.paths import ArchivePaths
+from tests.fake_provider import Fault, FakeProvider
+from tests.instrument_helpers import admitted_archive, webhook_server
+
+BASELINE = ["claude-haiku-5", "claude-sonnet-4-5", "claude-sonnet-5"]
+
+
+@pytest.fixture
+def instance():
+    with DagsterInstance.ephemeral() as instance:
+        yield instance
+
+
+@pytest.fixture
+def paths(archive_home, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-sensor")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    return admitted_archive(monkeypatch)
+
+
+def evaluate(instance, paths: ArchivePaths, base_url: str, webhook: str = None) -> SensorResult:
+    context = build_sensor_context(instance=instance, resources={
+        "archive": ArchiveResource(home=str(paths.home)),
+        "subject": SubjectResource(base_url=base_url, max_attempts=2, webhook_url=webhook)})
+    result = model_watch(context)
+    for request in result.dynamic_partitions_requests or []:
+        instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+    return result
+
+
+def test_the_first_watch_adds_the_active_model_as_a_generation_and_raises_no_alarm(instance, paths):
+    with FakeProvider(models=BASELINE) as fake:
+        result = evaluate(instance, paths, fake.base_url)
+    assert instance.get_dynamic_partitions(GENERATIONS) == ["claude-sonnet-5"]
+    assert "no alarm" in result.skip_reason.skip_message and "3 models listed" in result.skip_reason.skip_message
+    assert records.read(paths, "generation_bridge") == []
+
+
+def test_a_new_id_in_the_family_adds_its_partition_and_raises_the_bridge_alarm(instance, paths):
+    with FakeProvider(models=BASELINE) as fake, webhook_server() as (hook, posted):
+        evaluate(instance, paths, fake.base_url, hook)
+        fake.set_models(BASELINE + ["claude-sonnet-5-1"])
+        result = evaluate(instance, paths, fake.base_url, hook)
+    assert sorted(instance.get_dynamic_partitions(GENERATIONS)) == ["claude-sonnet-5", "claude-sonnet-5-1"]
+    assert result.skip_reason.skip_message.startswith("BRIDGE ALARM") and "claude-sonnet-5-1" in result.skip_reason.skip_message
+    [bridge] = records.read(paths, "generation_bridge")
+    assert (bridge["old_model_id"], bridge["new_model_id"]) == ("claude-sonnet-5", "claude-sonnet-5-1")
+    assert any("claude-sonnet-5-1" in str(body) for body in posted)
+    assert not [r for r in records.read(paths, "subject_model") if r["model_id"] == "claude-sonnet-5-1"], \
+        "an undeclared new id raises the alarm but never switches the active model"
+
+
+def test_polling_again_the_same_day_with_no_change_adds_nothing_and_raises_nothing(instance, paths):
+    with FakeProvider(models=BASELINE) as fake:
+        evaluate(instance, paths, fake.base_url)
+        again = evaluate(instance, paths, fake.base_url)
+    assert again.dynamic_partitions_requests in (None, [])
+    assert "0 new, no alarm" in again.skip_reason.skip_message
+    assert records.read(paths, "generation_bridge") == [] and records.read(paths, "needs_review") == []
+
+
+def test_an_unreachable_provider_is_a_recorded_outage_not_a_crash(instance, paths):
+    with FakeProvider(models=BASELINE) as fake:
+        fake.models_script.extend([Fault.status(503), Fault.status(503)])
+        result = evaluate(instance, paths, fake.base_url)
+    assert result.skip_reason.skip_message.startswith("provider_outage recorded")
+    assert instance.get_dynamic_partitions(GENERATIONS) == []
+    [skip] = records.read(paths, "skip")
+    assert skip["job"] == "model_watch" and skip["condition"] == "provider_unreachable"
+
+
+def test_the_lease_sensor_reports_the_archive_state_without_the_daily_cycle(instance, paths):
+    context = build_sensor_context(instance=instance, resources={"archive": ArchiveResource(home=str(paths.home))})
+    result = lease_on_life(context)
+    state = lease.check(paths)
+    assert result.skip_reason.skip_message == f"{state.state}: {state.reason}"

@@ -1,0 +1,74 @@
+"""``dagster-webserver -f definitions.py`` starts and serves the whole graph (what ``make serve`` runs)."""
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERY = """{
+  assetNodes { assetKey { path } }
+  repositoriesOrError { ... on RepositoryConnection { nodes {
+    jobs { name }
+    schedules { name scheduleState { status } }
+    sensors { name sensorState { status } }
+  } } }
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", [None, "sk-configured"])
+def test_the_webserver_serves_every_asset_and_paid_schedules_start_only_with_a_key(tmp_path, key):
+    home = tmp_path / "dagster"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env.update(DAGSTER_HOME=str(home), LLMARCHIVE_HOME=str(tmp_path / "archive"), NO_PROXY="127.0.0.1")
+    if key:
+        env["ANTHROPIC_API_KEY"] = key
+    port = free_port()
+    webserver = Path(sys.executable).parent / "dagster-webserver"
+    process = subprocess.Popen([str(webserver), "-f", "definitions.py", "-h", "127.0.0.1", "-p", str(port)],
+                               cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 180
+        answer = None
+        while time.monotonic() < deadline:
+            assert process.poll() is None, process.stdout.read().decode(errors="replace")[-3000:]
+            try:
+                answer = httpx.post(f"http://127.0.0.1:{port}/graphql", json={"query": QUERY}, timeout=10).json()
+                if answer.get("data", {}).get("assetNodes"):
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(1)
+        assert answer and answer.get("data"), answer
+        assets = {"/".join(node["assetKey"]["path"]) for node in answer["data"]["assetNodes"]}
+        assert assets == {"protocols", "preregistration_manifest", "commercial_trials", "commercial_measurements",
+                          "open_weights_trials", "open_weights_measurements", "runtime_fingerprint",
+                          "guard_rotation", "subject_fingerprint", "revalidation", "coverage", "public_archive"}
+        [repo] = answer["data"]["repositoriesOrError"]["nodes"]
+        schedules = {s["name"]: s["scheduleState"]["status"] for s in repo["schedules"]}
+        sensors = {s["name"]: s["sensorState"]["status"] for s in repo["sensors"]}
+        paid = "RUNNING" if key else "STOPPED"
+        assert schedules == {"daily_instrument_schedule": "RUNNING", "daily_subject_fingerprint_schedule": paid,
+                             "monthly_sweep_schedule": paid, "monthly_coverage_schedule": "RUNNING",
+                             "monthly_publication_schedule": "RUNNING"}
+        assert sensors == {"model_watch": paid, "lease_on_life": "RUNNING"}
+        assert {"commercial_job", "open_weights_job", "daily_instrument_job"} <= {j["name"] for j in repo["jobs"]}
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
