@@ -43,16 +43,12 @@ test: $(STAMP)
 bench: $(STAMP)
 	@for script in bench/*_bench.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
-# Datasette on 127.0.0.1, the database opened immutable, with the explicit SQL time limit and row cap of
-# publish/datasette_meta.py (SETTINGS); the site is served at /site/index.html. Needs `make demo` first.
-# `dagster dev` (webserver and daemon: schedules and sensors run while it is up) beside Datasette; Ctrl-C stops both.
+# Datasette on 127.0.0.1:8001 (database opened immutable, with the SQL time limit and row cap of
+# publish/datasette_meta.py; the site at /site/index.html) beside `dagster dev -f definitions.py` on
+# 127.0.0.1:3000 (webserver and daemon: schedules and sensors tick while it is up). Ctrl-C stops both
+# (assets/serve.py). Run `make demo` first so there is something to serve.
 serve: $(STAMP)
-	@mkdir -p "$(DAGSTER_HOME)"
-	@test -f "$(DAGSTER_HOME)/dagster.yaml" || printf 'telemetry:\n  enabled: false\n' > "$(DAGSTER_HOME)/dagster.yaml"
-	@$(VENV)/bin/dagster dev -f definitions.py -h 127.0.0.1 -p 3000 & dagster_pid=$$!; \
-	  trap 'kill $$dagster_pid 2>/dev/null; wait $$dagster_pid 2>/dev/null' INT TERM EXIT; \
-	  echo "Dagster UI: http://127.0.0.1:3000   Datasette: http://127.0.0.1:8001"; \
-	  $(PY) -m llmarchive serve
+	$(PY) -m assets.serve
 
 clean-var:
 	rm -rf var

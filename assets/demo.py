@@ -22,27 +22,20 @@ import os
 import sys
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Optional
 
 from dagster import DagsterInstance, materialize
 
+from assets.dagster_home import ensure_dagster_home
 from assets.definitions_builder import ASSETS, CHECKS, default_resources
 from llmarchive import open_weights as ow
 from llmarchive.demo import DEMO_REVIEWER, admit_demo_protocols
 from llmarchive.models import EMBEDDED_SHA256
 from llmarchive.paths import ArchivePaths
 
-DAGSTER_YAML = "telemetry:\n  enabled: false\n"
-
-
 def dagster_instance(paths: ArchivePaths) -> DagsterInstance:
-    """A persistent instance under the archive (telemetry off: this machine has no network to spare)."""
-    home = Path(os.environ.setdefault("DAGSTER_HOME", str(paths.home / "dagster")))
-    home.mkdir(parents=True, exist_ok=True)
-    config = home / "dagster.yaml"
-    if not config.exists():
-        config.write_text(DAGSTER_YAML, encoding="utf-8")
+    """The persistent instance ``make serve`` shows (see :mod:`assets.dagster_home`)."""
+    ensure_dagster_home(paths)
     return DagsterInstance.get()
 
 
@@ -50,8 +43,10 @@ def _step(title: str, instance: DagsterInstance, selection: list[str], resources
           partition_key: Optional[str] = None, run_config: Optional[dict] = None) -> float:
     print(f"\n== {title}", flush=True)
     started = time.monotonic()
+    # INFO, not Dagster's DEBUG event stream: the steps' own progress lines stay readable.
+    config = {**(run_config or {}), "loggers": {"console": {"config": {"log_level": "INFO"}}}}
     result = materialize(ASSETS + CHECKS, selection=selection, partition_key=partition_key, resources=resources,
-                         instance=instance, run_config=run_config, raise_on_error=True)
+                         instance=instance, run_config=config, raise_on_error=True)
     for evaluation in result.get_asset_check_evaluations():
         print(f"   check {evaluation.asset_key.to_user_string()}:{evaluation.check_name} "
               f"{'passed' if evaluation.passed else 'FAILED'}")

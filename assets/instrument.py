@@ -64,18 +64,12 @@ def guard_rotation(context: AssetExecutionContext, config: RotationConfig, archi
                    reference_model: ReferenceModelResource) -> MaterializeResult:
     day = _today_only(context.partition_key)
     paths = archive.paths()
-    subjects: dict = {}
-
-    def subject_for(max_tokens: int):
-        if max_tokens not in subjects:
-            subjects[max_tokens] = reference_model.subject(max_tokens)
-        return subjects[max_tokens]
-
     pid = due_protocol(paths, day)
     if pid is None:
         raise Failure(description="no admitted guard protocol to rotate through (promote guard protocols first)")
     max_tokens = config.max_tokens or None
-    subject = subject_for(max_tokens or registry.load_protocol(paths, pid)["generation"]["max_tokens"])
+    # Loaded once for the step, not per call.
+    subject = reference_model.subject(max_tokens or registry.load_protocol(paths, pid)["generation"]["max_tokens"])
     record = rotate(paths, day, subject, max_tokens=max_tokens)
     if record.get("verdict") in ("improved", "regressed", "unmeasurable", "unavailable"):
         context.log.error(f"instrument_alarm from the guard rotation: {record.get('reason')}")

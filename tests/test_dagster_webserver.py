@@ -1,5 +1,6 @@
 """``dagster-webserver -f definitions.py`` starts and serves the whole graph (what ``make serve`` runs)."""
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -71,4 +72,40 @@ def test_the_webserver_serves_every_asset_and_paid_schedules_start_only_with_a_k
         try:
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+@pytest.mark.slow
+def test_make_serve_starts_dagster_and_datasette_and_sigterm_stops_both(tmp_path):
+    from llmarchive.paths import ArchivePaths
+    from publish import publish_all
+
+    archive = tmp_path / "archive"
+    publish_all(ArchivePaths(archive).ensure())
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env.update(LLMARCHIVE_HOME=str(archive), DAGSTER_HOME=str(tmp_path / "dagster"), NO_PROXY="127.0.0.1")
+    dagster_port, datasette_port = free_port(), free_port()
+    process = subprocess.Popen([sys.executable, "-m", "assets.serve", "--dagster-port", str(dagster_port),
+                                "--datasette-port", str(datasette_port)], cwd=ROOT, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    urls = [f"http://127.0.0.1:{dagster_port}/server_info", f"http://127.0.0.1:{datasette_port}/archive.json"]
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and not all(_answers(u) for u in urls):
+            assert process.poll() is None, process.stdout.read().decode(errors="replace")[-3000:]
+            time.sleep(1)
+        assert all(_answers(u) for u in urls)
+        assert (tmp_path / "dagster" / "dagster.yaml").exists(), "a persistent DAGSTER_HOME under the archive"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+        assert not any(_answers(u) for u in urls), "nothing is left listening"
+    finally:
+        if process.poll() is None:
             process.kill()
