@@ -340,7 +340,6 @@ def _touch(line: str) -> str:
 def _breakages(protocol: Mapping, item: Mapping) -> list[tuple[str, str, dict]]:
     """Deliberately broken versions of one real item, each with the rule that must catch it."""
     family, rewording_type = protocol["family"], protocol["rewording_type"]
-    options = protocol["options"]
     v = dict(item["versions"])
     a, b = v["A"], v["B"]
     a_lines, b_lines = a.split("\n"), b.split("\n")

@@ -1,5 +1,4 @@
 """Shared fixtures: every test gets its own archive home under a temp dir."""
-import os
 import sys
 from pathlib import Path
 
@@ -16,3 +15,12 @@ def archive_home(tmp_path, monkeypatch):
     home = tmp_path / "archive"
     monkeypatch.setenv("LLMARCHIVE_HOME", str(home))
     return home
+
+
+@pytest.fixture
+def instance():
+    """An ephemeral Dagster instance (in memory, gone after the test)."""
+    from dagster import DagsterInstance
+
+    with DagsterInstance.ephemeral() as instance:
+        yield instance

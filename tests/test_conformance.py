@@ -120,7 +120,7 @@ def test_default_rejects_an_a_whose_default_is_cs_dominant_option(protocols):
 def test_anchoring_rejects_an_anchor_that_appears_elsewhere_in_the_item(protocols):
     def mutate(it):
         i = _diff_line(it)
-        a_line, b_line = _lines(it, "A")[i], _lines(it, "B")[i]
+        b_line = _lines(it, "B")[i]
         anchor = next(t for t in conformance.tokens(b_line) if conformance.is_number(t))
         total = it["structure"]["values"]["spent"]
         _set_line(it, "B", i, b_line.replace(anchor, f"{total:,}"))

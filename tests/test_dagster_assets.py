@@ -8,7 +8,7 @@ the embedded model is in ``test_dagster_open_weights.py``.
 import json
 
 import pytest
-from dagster import DagsterInstance, MultiPartitionKey
+from dagster import MultiPartitionKey
 
 from llmarchive import budget as budget_mod
 from llmarchive import records
@@ -24,12 +24,6 @@ from tests.instrument_helpers import paid_archive, preregister
 OPEN = "risky_choice_framing__wording__v0"
 MODEL = "claude-sonnet-5"
 BUDGET = budget_mod.Budget(100.0, 6.5, 1.0, {"scenario": 0.01, "fingerprint": 0.001})
-
-
-@pytest.fixture
-def instance():
-    with DagsterInstance.ephemeral() as instance:
-        yield instance
 
 
 @pytest.fixture

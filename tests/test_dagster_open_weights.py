@@ -28,7 +28,7 @@ def test_an_open_weights_partition_runs_the_embedded_model_and_a_second_material
         folder = load_run(paths.run_dir(ow.run_id(generation, OPEN)))
         assert len(folder.trials) == 120 and folder.measurement is not None
         assert folder.measurement["on_curve"] is False, "a max_tokens override is exploratory"
-        assert len({t["subject_model_id"] for t in folder.trials}) == 1
+        assert folder.measurement["subject_model_id"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
 
         again = run(["open_weights_trials"], resources(paths), instance, partition_key=generation, run_config={
             "ops": {"open_weights_trials": {"config": {"protocols": [OPEN], "max_tokens": 12}}}})

@@ -1,6 +1,6 @@
 """The model-watch and lease sensors, evaluated against a real Dagster instance and the fake provider."""
 import pytest
-from dagster import DagsterInstance, SensorResult, build_sensor_context
+from dagster import SensorResult, build_sensor_context
 
 from assets.partitions import GENERATIONS
 from assets.resources import ArchiveResource, SubjectResource
@@ -11,12 +11,6 @@ from tests.fake_provider import Fault, FakeProvider
 from tests.instrument_helpers import admitted_archive, webhook_server
 
 BASELINE = ["claude-haiku-5", "claude-sonnet-4-5", "claude-sonnet-5"]
-
-
-@pytest.fixture
-def instance():
-    with DagsterInstance.ephemeral() as instance:
-        yield instance
 
 
 @pytest.fixture

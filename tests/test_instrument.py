@@ -173,7 +173,7 @@ def test_an_alarm_raised_after_a_run_marks_that_days_measurement_and_it_still_ve
     with FakeProvider(decide_by_hash()) as fake:
         before = _run(paths, fake, "early-in-the-day", "2026-11-02",
                       day_verdict(paths, "2026-11-02").instrument_suspect())
-        other_day = _run(paths, fake, "other-day", "2026-11-01", False)
+        _run(paths, fake, "other-day", "2026-11-01", False)
     assert "instrument_suspect" not in before.measurement["flags"]
     outcome = runtime_fingerprint(paths, "2026-11-02", lambda: PromptEngine(tamper=("fp01", 0)))
     assert outcome.status == "fail"
