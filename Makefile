@@ -31,7 +31,7 @@ install: $(STAMP)
 
 # Protocols and checks, demo admission and pre-registration, today's instrument, the open-weights series on
 # the embedded model, coverage and publication: every step a Dagster materialisation (see assets/demo.py).
-# About 20 minutes on two cores; run it again and finished work is not repeated.
+# About 16–20 minutes on two cores; run it again and finished work is not repeated.
 demo: $(STAMP)
 	$(PY) -m assets.demo
 
