@@ -131,7 +131,7 @@ def part_b(paths: ArchivePaths, latency: float, concurrency: int) -> bool:
     from llmarchive.subjects.http import RetryPolicy
 
     protocol = registry.load_protocol(paths, PROTOCOL)
-    os.environ["ANTHROPIC_API_KEY"] = "sk-bench-not-a-real-key"
+    os.environ["ANTHROPIC_API_KEY"] = "fake-credential-bench"
     budget_mod.write_budget(paths, budget_mod.Budget(20.0, 6.5, 1.0, {"scenario": 0.0094, "fingerprint": 0.0011}))
     budget = budget_mod.load_budget(paths)
     trials = len(schedule(protocol))

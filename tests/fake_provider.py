@@ -35,7 +35,7 @@ was called) or a :class:`Fault`:
   ``Fault.slow(seconds, then)`` (waits, then answers ``then``),
   ``Fault.content_filter()`` (the provider blocks the request: HTTP 400).
 
-``FakeProvider(require_key="sk-…")`` answers 401 unless the request carries
+``FakeProvider(require_key="…")`` answers 401 unless the request carries
 that key (``x-api-key`` or ``Authorization: Bearer``).  ``models_script``
 takes faults for the models list the same way ``script`` does for chats.
 

@@ -39,7 +39,7 @@ def admitted_archive(monkeypatch, series: str = "v0") -> ArchivePaths:
     return paths
 
 
-def paid_archive(monkeypatch, budget, key: str = "sk-test") -> ArchivePaths:
+def paid_archive(monkeypatch, budget, key: str = "fake-credential-test") -> ArchivePaths:
     """:func:`admitted_archive` with an API key in the environment and ``budget`` written (the paid paths)."""
     from llmarchive import budget as budget_mod
 

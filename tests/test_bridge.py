@@ -22,7 +22,7 @@ BUDGET = budget_mod.Budget(20.0, 6.5, 1.0, {"scenario": 0.005, "fingerprint": 0.
 
 @pytest.fixture
 def paths(archive_home, monkeypatch):
-    return paid_archive(monkeypatch, BUDGET, "sk-bridge")
+    return paid_archive(monkeypatch, BUDGET, "fake-credential-bridge")
 
 
 @pytest.fixture

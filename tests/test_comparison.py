@@ -28,7 +28,7 @@ def template(tmp_path_factory):
     home = tmp_path_factory.mktemp("comparison") / "archive"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("LLMARCHIVE_HOME", str(home))
-        mp.setenv("ANTHROPIC_API_KEY", "sk-outside")
+        mp.setenv("ANTHROPIC_API_KEY", "fake-credential-outside")
         mp.setenv("NO_PROXY", "127.0.0.1")
         paths = admitted_archive(mp)
         with FakeProvider(decide_by_hash()) as fake:

@@ -28,7 +28,7 @@ BUDGET = budget_mod.Budget(100.0, 6.5, 1.0, {"scenario": 0.01, "fingerprint": 0.
 
 @pytest.fixture
 def paths(archive_home, monkeypatch):
-    paths = paid_archive(monkeypatch, BUDGET, "sk-dagster-test")
+    paths = paid_archive(monkeypatch, BUDGET, "fake-credential-dagster-test")
     preregister(paths, [OPEN])
     return paths
 
@@ -94,7 +94,7 @@ def test_a_commercial_partition_runs_its_protocol_over_http_and_the_measurement_
     assert len(folder.trials) == 120 and folder.run["job"] == "sweep"
     assert measured["stability_pct"] == folder.measurement["stability_pct"]
     assert len(budget_mod.ledger(paths)) == 120, "every paid call reaches the spend ledger"
-    assert "sk-dagster-test" not in (paths.run_dir(run_id) / "run.json").read_text(encoding="utf-8")
+    assert "fake-credential-dagster-test" not in (paths.run_dir(run_id) / "run.json").read_text(encoding="utf-8")
 
 
 def test_a_partition_whose_protocol_is_not_preregistered_spends_nothing_and_names_the_cause(paths, fake, instance):

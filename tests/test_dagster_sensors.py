@@ -15,7 +15,7 @@ BASELINE = ["claude-haiku-5", "claude-sonnet-4-5", "claude-sonnet-5"]
 
 @pytest.fixture
 def paths(archive_home, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-sensor")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-sensor")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     return admitted_archive(monkeypatch)
 

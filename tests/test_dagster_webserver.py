@@ -28,7 +28,7 @@ def free_port() -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("key", [None, "sk-configured"])
+@pytest.mark.parametrize("key", [None, "fake-credential-configured"])
 def test_the_webserver_serves_every_asset_and_paid_schedules_start_only_with_a_key(tmp_path, key):
     home = tmp_path / "dagster"
     home.mkdir()

@@ -33,7 +33,7 @@ OPEN = "risky_choice_framing__wording__v0"
 
 
 def test_a_day_of_the_cycle_is_published_from_its_records(archive_home, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-cycle")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-cycle")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     paths = admitted_archive(monkeypatch)
     budget_mod.write_budget(paths, budget_mod.Budget(100.0, 6.5, 1.0, {"scenario": 0.01, "fingerprint": 0.001}))

@@ -22,7 +22,7 @@ def knows_the_facts(request):
 
 @pytest.fixture
 def paths(archive_home, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-subject")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-subject")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     paths = ArchivePaths.from_env().ensure()
     budget_mod.write_budget(paths, BUDGET)
@@ -69,11 +69,11 @@ def test_an_unreachable_provider_is_a_provider_outage_not_a_fingerprint(paths):
 
 
 def test_a_refused_key_is_recorded_as_needing_a_person(paths):
-    with FakeProvider(knows_the_facts, require_key="sk-the-real-one") as fake:
+    with FakeProvider(knows_the_facts, require_key="fake-credential-the-real-one") as fake:
         outcome = subject_fingerprint(paths, "2026-11-02", subject(fake))
     assert outcome.record is None
     assert (outcome.skip["cause"], outcome.skip["condition"]) == ("human_absent", "provider_refused_request")
-    assert "sk-subject" not in outcome.skip["reason"]
+    assert "fake-credential-subject" not in outcome.skip["reason"]
 
 
 def test_a_day_already_fingerprinted_is_not_asked_or_billed_again(paths):

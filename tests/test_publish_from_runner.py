@@ -17,7 +17,7 @@ from publish import publish_all
 from tests import publish_helpers as ph
 from tests.fake_provider import FakeProvider, decide_by_hash
 
-KEY = "sk-ant-publication-e2e-key-7c1b2e"
+KEY = "fake-credential-publication-e2e"
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.02)
 
 

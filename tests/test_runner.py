@@ -20,7 +20,7 @@ from measure.schema import OUTCOMES, VERSIONS
 from tests.fake_provider import Fault, FakeProvider, Reply, decide_by_hash
 from tests.protocol_fixtures import make_protocol
 
-KEY = "sk-ant-runner-test-key-5f2c9d"
+KEY = "fake-credential-runner-test"
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.02)
 
 

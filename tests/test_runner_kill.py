@@ -21,7 +21,7 @@ from measure import chain
 from tests.fake_provider import FakeProvider, decide_by_hash
 
 ROOT = Path(__file__).resolve().parent.parent
-KEY = "sk-ant-kill-test-key-77aa"
+KEY = "fake-credential-kill-test"
 PROTOCOL = "risky_choice_framing__wording__v0"
 
 

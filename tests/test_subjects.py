@@ -12,7 +12,7 @@ from llmarchive.subjects.openai_compat import OpenAICompatSubject
 from measure.rng import Stream
 from tests.fake_provider import Fault, FakeProvider, Reply
 
-KEY = "sk-ant-test-0123456789-secret"
+KEY = "fake-credential-subjects-test"
 FAST = RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=0.05)
 OPTIONS = ["A", "B"]
 
@@ -92,11 +92,11 @@ def test_a_missing_anthropic_key_is_refused_before_any_call(monkeypatch):
 
 
 def test_a_rejected_key_stops_with_an_error_that_does_not_contain_the_key(fake, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-wrong-key-abcdef")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-wrong")
     subject = subject_for("anthropic", fake)
     with pytest.raises(SubjectError) as err:
         subject.call("x")
-    assert "HTTP 401" in str(err.value) and "sk-wrong-key-abcdef" not in str(err.value)
+    assert "HTTP 401" in str(err.value) and "fake-credential-wrong" not in str(err.value)
     assert len(fake.chat_requests) == 1, "an authentication failure is not retried"
 
 

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_list_models_reads_both_dialects_and_sees_changes(monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-watch")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-watch")
     with FakeProvider(models=["claude-sonnet-5"]) as fake:
         assert [m["id"] for m in list_models("anthropic", fake.base_url)] == ["claude-sonnet-5"]
         fake.set_models(["claude-sonnet-5", {"id": "claude-sonnet-5-5", "display_name": "Sonnet 5.5"}])
@@ -56,7 +56,7 @@ def test_the_fake_provider_can_answer_with_the_embedded_model(monkeypatch):
     from llmarchive.subjects.anthropic import AnthropicSubject
     from tests.fake_provider import embedded_model_responder
 
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-x")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-x")
     with FakeProvider(embedded_model_responder(max_tokens=16)) as fake:
         subject = AnthropicSubject("claude-local", 16, base_url=fake.base_url)
         first, second = subject.call("Say yes."), subject.call("Say yes.")

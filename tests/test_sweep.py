@@ -20,7 +20,7 @@ BUDGET = budget_mod.Budget(100.0, 6.5, 1.0, {"scenario": 0.01, "fingerprint": 0.
 
 @pytest.fixture
 def paths(archive_home, monkeypatch):
-    return paid_archive(monkeypatch, BUDGET, "sk-sweep")
+    return paid_archive(monkeypatch, BUDGET, "fake-credential-sweep")
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ BASELINE = ["claude-haiku-5", "claude-sonnet-4-5", "claude-sonnet-5"]
 
 @pytest.fixture
 def env(archive_home, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-watch")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-watch")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
 
 
