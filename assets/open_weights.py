@@ -9,6 +9,7 @@ from assets.protocols import protocols
 from assets.reporting import measurement_table, outcome_table
 from assets.resources import ArchiveResource, ReferenceModelResource
 from llmarchive import open_weights as ow
+from llmarchive.instrument.verdict import suspect_value
 from llmarchive.runs import load_run
 from measure.verify import recompute
 
@@ -23,14 +24,6 @@ class OpenWeightsConfig(Config):
     protocol_series: str = "v0"
     protocols: Optional[list[str]] = None
     max_tokens: Optional[int] = None
-
-
-def _suspect(paths, date: str):
-    try:
-        from llmarchive.instrument.verdict import suspect_value
-    except ImportError:
-        return False
-    return suspect_value(paths, date)
 
 
 @asset(partitions_def=generations, group_name="open_weights", deps=[protocols],
@@ -48,7 +41,7 @@ def open_weights_trials(context: AssetExecutionContext, config: OpenWeightsConfi
             context.log.info(f"{trial['protocol_id']}: {done}/{total} trials")
 
     result = ow.run_generation(paths, generation, subjects, protocol_series=config.protocol_series,
-                               only=config.protocols, instrument_suspect=_suspect(paths, today),
+                               only=config.protocols, instrument_suspect=suspect_value(paths, today),
                                max_tokens=config.max_tokens, progress=progress)
     runs = [r.run for r in result.runs]
     return MaterializeResult(metadata={

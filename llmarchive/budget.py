@@ -53,7 +53,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from llmarchive import records
-from llmarchive.jsonio import ChainedLog, RecordFileError, file_lock, read_json, read_jsonl, write_json
+from llmarchive.jsonio import ChainedLog, RecordFileError, read_json, read_jsonl, write_json
+from llmarchive.locks import file_lock
 from llmarchive.paths import ArchivePaths
 from measure.schema import SCHEMA_VERSION
 

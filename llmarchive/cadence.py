@@ -22,6 +22,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
+from llmarchive.yamlfile import read_yaml
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CADENCE_FILE = REPO_ROOT / "cadence.yaml"
 
@@ -119,14 +121,7 @@ def parse_document(data: Any, where: str = "cadence.yaml") -> Cadence:
 
 def load_cadence(path: Optional[Union[str, Path]] = None) -> Cadence:
     """Read and validate ``cadence.yaml`` (the repository's, unless ``path`` is given)."""
-    import yaml
-
     file = Path(path) if path else CADENCE_FILE
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CadenceError(f"{file}: no such file") from None
-    except yaml.YAMLError as exc:
-        raise CadenceError(f"{file}: not valid YAML ({exc})") from None
+    data = read_yaml(file, CadenceError)
     cadence = parse_document(data, str(file))
     return Cadence(cadence.schedules, cadence.policy, cadence.raw, file)

@@ -5,14 +5,13 @@ crash leaves either the old file or the new one, never half of either.
 Appends to a chained log are flushed and fsynced before returning: a record
 that was reported written survives a SIGKILL.
 """
-import contextlib
-import fcntl
 import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from llmarchive.locks import file_lock
 from measure import chain
 from measure.canonical import canonical_json
 
@@ -140,25 +139,11 @@ class ChainedLog:
         return linked
 
 
-@contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock beside ``path`` (released by the OS if the process dies).
-
-    Chained logs are shared by processes — Dagster runs each step in its own,
-    and a month's partitions may run side by side — so a writer must read the
-    last hash and append under one lock, or two records would chain onto the
-    same predecessor.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
 def append_record(path: Path, record: Mapping) -> dict:
-    """Append one record to a chained log, opened, verified and written under the log's lock."""
+    """Append one record to a chained log, opened, verified and written under the log's lock.
+
+    Chained logs are shared by processes (Dagster runs each step in its own),
+    so the last hash is read and the record written under one lock.
+    """
     with file_lock(path):
         return ChainedLog(path).append(record)

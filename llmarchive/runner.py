@@ -36,17 +36,17 @@ for every lane — SPEC §10), ``stop_reason``, ``returned_model_id``,
 import asyncio
 import contextlib
 import dataclasses
-import fcntl
 import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Union
 
 from llmarchive.budget import Authorization, Budget, SpendMeter, append_many
 from llmarchive.jsonio import ChainedLog, RecordFileError, read_json, read_jsonl, write_json
+from llmarchive.locks import lock_file
 from llmarchive.paths import ArchivePaths, check_id
 from llmarchive.records import utc_now
 from llmarchive.runs import measurement_run
@@ -212,18 +212,8 @@ class RunResult:
 Progress = Callable[[int, int, dict], None]
 
 
-@contextlib.contextmanager
-def _run_lock(folder: Path) -> Iterator[None]:
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "a") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise RunError(f"run {folder.name} is being worked on by another process") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+def _run_lock(folder: Path) -> contextlib.AbstractContextManager:
+    return lock_file(folder / ".lock", busy=RunError(f"run {folder.name} is being worked on by another process"))
 
 
 def run_protocol(paths: ArchivePaths, protocol: Mapping, subject: Any, settings: RunSettings, *,
@@ -595,11 +585,9 @@ def recorded_trials(paths: ArchivePaths, run_id: str) -> int:
         raise RunError(str(exc)) from None
 
 
-def preregistration(paths: ArchivePaths, protocol: Mapping) -> Optional[dict]:
-    """``{"listed": bool, "reason": str}`` from :mod:`llmarchive.prereg`, or None when it is not installed."""
-    try:
-        from llmarchive.prereg import is_preregistered
-    except ImportError:
-        return None
+def preregistration(paths: ArchivePaths, protocol: Mapping) -> dict:
+    """``{"listed": bool, "reason": str}``: whether the protocol's hashes are in a stamped manifest."""
+    from llmarchive.prereg import is_preregistered
+
     listed, reason = is_preregistered(paths, dict(protocol))
     return {"listed": bool(listed), "reason": reason}

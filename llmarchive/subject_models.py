@@ -28,6 +28,7 @@ from typing import Any, Optional, Union
 from llmarchive import records
 from llmarchive.jsonio import RecordFileError, read_json
 from llmarchive.paths import ArchivePaths
+from llmarchive.yamlfile import read_yaml
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SUBJECT_MODELS_FILE = REPO_ROOT / "subject_models.yaml"
@@ -92,15 +93,8 @@ def parse_subject_models(data: Any, where: str = "subject_models.yaml") -> Subje
 
 def load_subject_models(path: Optional[Union[str, Path]] = None) -> SubjectModels:
     """Read and check ``subject_models.yaml`` (the repository's, unless ``path`` is given)."""
-    import yaml
-
     file = Path(path) if path else SUBJECT_MODELS_FILE
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SubjectModelsError(f"{file}: no such file") from None
-    except yaml.YAMLError as exc:
-        raise SubjectModelsError(f"{file}: not valid YAML ({exc})") from None
+    data = read_yaml(file, SubjectModelsError)
     config = parse_subject_models(data, str(file))
     return SubjectModels(**{**config.__dict__, "source": file})
 

@@ -16,13 +16,13 @@ gives the same bytes except where the build time is written (the site,
 ``status.json`` and ``render_manifest.json``).
 """
 import contextlib
-import fcntl
 import os
 import re
 import shutil
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
+from llmarchive.locks import lock_file
 from llmarchive.paths import ArchivePaths
 from llmarchive.records import utc_now
 from measure.canonical import sha256_hex
@@ -79,18 +79,10 @@ def _swap(staging: Path, public: Path) -> None:
         shutil.rmtree(old)
 
 
-@contextlib.contextmanager
-def _publish_lock(paths: ArchivePaths) -> Iterator[None]:
+def _publish_lock(paths: ArchivePaths) -> contextlib.AbstractContextManager:
     """One build at a time per archive home (the CLI and the Dagster asset may both be asked)."""
-    with open(paths.home / ".publish.lock", "a") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise PublishError(f"another publication of {paths.home} is running; try again when it ends") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    return lock_file(paths.home / ".publish.lock",
+                     busy=PublishError(f"another publication of {paths.home} is running; try again when it ends"))
 
 
 def publish_all(paths: ArchivePaths, build_time: Optional[str] = None) -> dict:

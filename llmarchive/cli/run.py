@@ -67,10 +67,8 @@ def _slug(text: str) -> str:
 
 
 def _load_protocol(paths, protocol_id: str) -> dict:
-    try:
-        from panels import registry
-    except ImportError as exc:
-        raise CommandError(f"protocols cannot be loaded: panels.registry is not available ({exc})") from None
+    from panels import registry
+
     try:
         return registry.load_protocol(paths, protocol_id)
     except ValueError as exc:
@@ -124,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
     prereg = preregistration(paths, protocol)
     exploratory = False
-    if prereg is not None and not prereg["listed"]:
+    if not prereg["listed"]:
         exploratory = f"not pre-registered: {prereg['reason']}"
     # SPEC §7: a day without a passing runtime fingerprint (or with an alarm) is instrument_suspect.
     suspect = suspect_value(paths, run_date, run_id)

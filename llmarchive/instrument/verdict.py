@@ -17,13 +17,12 @@ the day's alarm was raised is marked afterwards by :func:`mark_day_suspect`
 measurement is rebuilt by the frozen estimator with the flag set.  The flag
 is only ever added, never removed here — recovery is a human change.
 """
-import fcntl
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional, Union
 
 from llmarchive import records
 from llmarchive.jsonio import RecordFileError, read_json, write_json
+from llmarchive.locks import lock_file
 from llmarchive.paths import ArchivePaths
 from llmarchive.runs import load_run, measurement_run
 from measure.measurement import MeasurementError, build
@@ -75,12 +74,6 @@ def raise_alarm(paths: ArchivePaths, date: str, source: str, reason: str, **extr
     return record
 
 
-def _lock(folder: Path):
-    handle = open(folder / ".lock", "a")
-    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-    return handle
-
-
 def mark_day_suspect(paths: ArchivePaths, date: str, reason: str) -> list[str]:
     """Flag every complete measurement of ``date`` that is not yet ``instrument_suspect``.
 
@@ -99,8 +92,7 @@ def mark_day_suspect(paths: ArchivePaths, date: str, reason: str) -> list[str]:
                 continue
         except RecordFileError:
             continue
-        handle = _lock(folder)
-        try:
+        with lock_file(folder / ".lock"):
             loaded = load_run(folder)
             if loaded.measurement is None or "instrument_suspect" in (loaded.measurement.get("flags") or []):
                 continue
@@ -113,8 +105,6 @@ def mark_day_suspect(paths: ArchivePaths, date: str, reason: str) -> list[str]:
             write_json(run_file, run)
             write_json(folder / "measurement.json", measurement)
             changed.append(folder.name)
-        finally:
-            handle.close()
     return changed
 
 
