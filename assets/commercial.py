@@ -1,5 +1,4 @@
 """The commercial series: one partition per month and protocol, the paid path."""
-from datetime import datetime, timezone
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
@@ -13,6 +12,7 @@ from llmarchive.runs import load_run
 from llmarchive.subject_models import active_model
 from llmarchive.sweep import sweep, sweep_run_id
 from measure.verify import recompute
+from llmarchive.records import utc_today
 
 
 def _keys(context: AssetExecutionContext) -> tuple[str, str]:
@@ -22,7 +22,7 @@ def _keys(context: AssetExecutionContext) -> tuple[str, str]:
 
 def _this_month(month: str) -> str:
     """Today's date when ``month`` is the current month; a past or future month cannot be measured now."""
-    today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    today = utc_today()
     if today[:7] != month:
         raise Failure(description=f"the {month} partition cannot be run on {today}: a model is measured in the "
                                   "month it is measured, never backfilled; run the current month's partition")

@@ -21,7 +21,6 @@ are not repeated.
 import os
 import sys
 import time
-from datetime import datetime, timezone
 from typing import Optional
 
 from dagster import DagsterInstance, materialize
@@ -32,6 +31,7 @@ from llmarchive import open_weights as ow
 from llmarchive.demo import DEMO_REVIEWER, admit_demo_protocols
 from llmarchive.models import EMBEDDED_SHA256
 from llmarchive.paths import ArchivePaths
+from llmarchive.records import utc_today
 
 def dagster_instance(paths: ArchivePaths) -> DagsterInstance:
     """The persistent instance ``make serve`` shows (see :mod:`assets.dagster_home`)."""
@@ -63,7 +63,7 @@ def run_demo(home: Optional[str] = None, protocols: Optional[list[str]] = None,
     instance = dagster_instance(paths)
     resources = default_resources()
     timings: dict[str, float] = {}
-    today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    today = utc_today()
 
     timings["protocols"] = _step("protocols: build the 24 protocols and run gates 1, 1b, twins, leak",
                                  instance, ["protocols"], resources)

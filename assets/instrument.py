@@ -1,5 +1,4 @@
 """The instrument's daily checks, one partition per day (SPEC §7), and revalidation."""
-from datetime import datetime, timezone
 
 from dagster import AssetExecutionContext, Config, Failure, MaterializeResult, MetadataValue, asset
 
@@ -14,10 +13,11 @@ from llmarchive.instrument.verdict import day_verdict
 from llmarchive.revalidate import RevalidationFailed, revalidate
 from llmarchive.subject_models import active_model
 from panels import registry
+from llmarchive.records import utc_today
 
 
 def _today_only(day: str) -> str:
-    today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    today = utc_today()
     if day != today:
         raise Failure(description=f"the instrument observes the day it runs: the {day} partition cannot be run on "
                                   f"{today} (a missed day is a coverage gap with its cause, never a backfill)")

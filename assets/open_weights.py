@@ -1,5 +1,4 @@
 """The open-weights series: every open protocol on the reference model, per generation."""
-from datetime import datetime, timezone
 from typing import Optional
 
 from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
@@ -12,6 +11,7 @@ from llmarchive import open_weights as ow
 from llmarchive.instrument.verdict import suspect_value
 from llmarchive.runs import load_run
 from measure.verify import recompute
+from llmarchive.records import utc_today
 
 
 class OpenWeightsConfig(Config):
@@ -34,7 +34,7 @@ def open_weights_trials(context: AssetExecutionContext, config: OpenWeightsConfi
     paths = archive.paths()
     generation = context.partition_key
     subjects = ow.SubjectCache(reference_model.subject)
-    today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    today = utc_today()
 
     def progress(done: int, total: int, trial: dict) -> None:
         if done % 40 == 0 or done == total:

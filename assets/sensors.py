@@ -14,7 +14,6 @@ recorded ``provider_outage``, not a crash.
 daily cycle it watches.
 """
 import os
-from datetime import datetime, timezone
 
 from dagster import DefaultSensorStatus, SensorEvaluationContext, SensorResult, sensor
 
@@ -22,6 +21,7 @@ from assets.partitions import GENERATIONS, generations
 from assets.resources import ArchiveResource, SubjectResource
 from llmarchive import lease, watch as model_watch_lib
 from llmarchive.subject_models import active_model
+from llmarchive.records import utc_today
 
 PAID_KEY = "ANTHROPIC_API_KEY"
 
@@ -37,7 +37,7 @@ def _status() -> DefaultSensorStatus:
 def model_watch(context: SensorEvaluationContext, archive: ArchiveResource, subject: SubjectResource):
     paths = archive.paths()
     config = subject.models_config()
-    day = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    day = utc_today()
     outcome = model_watch_lib.watch(paths, day, config, base_url=subject.base_url, webhook=subject.webhook_url,
                                     fetch=subject.models, max_attempts=subject.max_attempts)
     known = set(context.instance.get_dynamic_partitions(GENERATIONS))

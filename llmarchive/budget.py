@@ -57,6 +57,7 @@ from llmarchive.jsonio import ChainedLog, RecordFileError, read_json, read_jsonl
 from llmarchive.locks import file_lock
 from llmarchive.paths import ArchivePaths
 from measure.schema import SCHEMA_VERSION
+from llmarchive.records import utc_today
 
 CATEGORIES = ("scenario", "fingerprint")
 POOLS = ("general", "bridge", "heartbeat")
@@ -363,7 +364,7 @@ def allowed_protocols(paths: ArchivePaths, protocols: Sequence[Mapping], job: st
 
 
 def record_plan_skips(paths: ArchivePaths, plan: Plan, date: Optional[str] = None) -> None:
-    day = date or datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    day = date or utc_today()
     for pid, reason in plan.skipped:
         records.append(paths, "skip", {"date": day, "job": plan.job, "protocol_id": pid, "reason": reason,
                                        "cause": "budget_halted"})
@@ -426,7 +427,7 @@ def authorize_run(paths: ArchivePaths, budget: Budget, header: Mapping, job: str
     if reason is None and cost > left + EPSILON_EUR:
         reason = f"{calls} calls cost about €{cost:.2f}; €{max(left, 0):.2f} left in {pool_name} for {state.month}"
     if reason:
-        day = date or datetime.now(timezone.utc).strftime("%Y-%m-%d")
+        day = date or utc_today()
         records.append(paths, "skip", {"date": day, "job": job, "protocol_id": protocol_id, "reason": reason,
                                        "cause": "budget_halted"})
         raise BudgetHalted(f"{protocol_id} may not run ({job}): {reason}")

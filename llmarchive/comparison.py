@@ -49,7 +49,6 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
@@ -59,6 +58,7 @@ from llmarchive.paths import ArchivePaths
 from measure import chain, extract
 from measure.measurement import MeasurementError, build
 from measure.schema import OUTCOMES, VERSIONS
+from llmarchive.records import utc_today
 
 HEADER_TYPE = "comparison_submission"
 HEADER_FIELDS = ("protocol_id", "panel_sha256", "grammar_version", "n", "model_id", "model_family", "run_date",
@@ -309,7 +309,7 @@ def submit(paths: ArchivePaths, file: Path, submitted_by: Optional[str] = None,
         measurement = build(registry.header(protocol), trials, run)
     except MeasurementError as exc:
         raise SubmissionRejected([("format", f"the trials cannot be measured: {exc}")]) from None
-    day = today or datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    day = today or utc_today()
     folder = paths.comparison_points
     folder.mkdir(parents=True, exist_ok=True)
     copy = folder / f"{comparison_id}.jsonl"

@@ -14,11 +14,11 @@ budget (SPEC §3); whether each protocol was pre-registered is still
 recorded on its run.
 """
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from llmarchive.paths import ArchivePaths, check_id
 from llmarchive.runner import RunResult, RunSettings, preregistration, run_protocol
+from llmarchive.records import utc_today
 
 SERIES = "open_weights"
 
@@ -83,7 +83,7 @@ def run_generation(paths: ArchivePaths, generation_id: str, subject_for: Callabl
     """
     check_id(generation_id, "generation id")
     protocols = open_protocols(paths, protocol_series, only)
-    date = run_date or datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    date = run_date or utc_today()
     results = []
     for protocol in protocols:
         subject = subject_for(max_tokens or protocol["generation"]["max_tokens"])

@@ -27,13 +27,12 @@ import hashlib
 import json
 import os
 import subprocess
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
 from llmarchive.jsonio import write_json
 from llmarchive.paths import ArchivePaths
-from llmarchive.records import utc_now
+from llmarchive.records import utc_now, utc_today
 from measure.canonical import canonical_json
 
 MANIFEST_GLOB = "preregistration_*.json"
@@ -108,7 +107,7 @@ def write_manifest(paths: ArchivePaths, protocols: Iterable[Mapping], date: Opti
     for existing in manifests(paths):
         if read_manifest(existing).get("protocols") == rows:
             return existing, False
-    day = date or datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    day = date or utc_today()
     paths.timestamps.mkdir(parents=True, exist_ok=True)
     path = paths.timestamps / f"preregistration_{day}.json"
     suffix = 2

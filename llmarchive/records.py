@@ -71,6 +71,11 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+def utc_today() -> str:
+    """Today's date in UTC as ``YYYY-MM-DD`` (the day a check, run or skip counts for)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d")
+
+
 def append(paths: ArchivePaths, kind: str, fields: Mapping[str, Any], recorded_at: Optional[str] = None) -> dict:
     """Validate and append one record of ``kind``; return it as written."""
     if kind not in KINDS:

@@ -40,7 +40,6 @@ import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Union
 
@@ -48,7 +47,7 @@ from llmarchive.budget import Authorization, Budget, SpendMeter, append_many
 from llmarchive.jsonio import ChainedLog, RecordFileError, read_json, read_jsonl, write_json
 from llmarchive.locks import lock_file
 from llmarchive.paths import ArchivePaths, check_id
-from llmarchive.records import utc_now
+from llmarchive.records import utc_now, utc_today
 from llmarchive.runs import measurement_run
 from llmarchive.subjects.base import CallResult, SubjectError, classify
 from measure.measurement import MeasurementError, build, extractor_sha
@@ -310,7 +309,7 @@ class _Run:
             raise RunError(f"run_date must be YYYY-MM-DD, got {given!r}")
         if stored and given and stored != given:
             raise RunError(f"run {self.settings.run_id} has run_date {stored}; it cannot be resumed as {given}")
-        return stored or given or datetime.now(timezone.utc).strftime("%Y-%m-%d")
+        return stored or given or utc_today()
 
     def _recorded_trials(self) -> dict[tuple, dict]:
         planned = {p.identity: p for p in self.plan}

@@ -5,10 +5,11 @@ discovery skips it.
 """
 import argparse
 import re
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Callable, Optional
 
 from llmarchive.cli import CommandError
+from llmarchive.records import utc_today
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -18,7 +19,7 @@ def add_date(parser: argparse.ArgumentParser, what: str = "the day this counts f
 
 
 def day(args: argparse.Namespace) -> str:
-    value = getattr(args, "date", None) or datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    value = getattr(args, "date", None) or utc_today()
     if not _DATE.match(value):
         raise CommandError(f"--date must be YYYY-MM-DD, got {value!r}")
     try:

@@ -1,7 +1,6 @@
 """``llmarchive open-weights``: the open protocols on the reference model for one generation."""
 import argparse
 import sys
-from datetime import datetime, timezone
 
 from llmarchive import open_weights as ow
 from llmarchive.cli import CommandError, archive
@@ -9,6 +8,7 @@ from llmarchive.instrument.verdict import suspect_value
 from llmarchive.runner import RunError, RunHalted
 from llmarchive.subjects import make_subject
 from llmarchive.subjects.base import SubjectError
+from llmarchive.records import utc_today
 
 ORDER = 42
 
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         if generation is None:
             first = subjects(args.max_tokens or 256)
             generation = ow.generation_id_for_model(first.name, first.model_sha256)
-        today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+        today = utc_today()
         result = ow.run_generation(paths, generation, subjects, protocol_series=args.series, only=args.protocols,
                                    instrument_suspect=suspect_value(paths, today), max_tokens=args.max_tokens)
     except (ow.OpenWeightsError, RunError, RunHalted, SubjectError, ValueError) as exc:

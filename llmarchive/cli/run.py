@@ -2,7 +2,6 @@
 import argparse
 import re
 import sys
-from datetime import datetime, timezone
 
 from llmarchive import budget as budget_mod
 from llmarchive.cli import CommandError, archive
@@ -11,6 +10,7 @@ from llmarchive.runner import (RunError, RunHalted, RunSettings, preregistration
                                recorded_trials, run_protocol, schedule)
 from llmarchive.subjects import SUBJECT_KINDS, make_subject
 from llmarchive.subjects.base import SubjectError
+from llmarchive.records import utc_today
 
 ORDER = 40
 
@@ -86,7 +86,7 @@ def _all_headers(paths) -> list[dict]:
 def run(args: argparse.Namespace) -> int:
     paths = archive(args).ensure()
     protocol = _load_protocol(paths, args.protocol)
-    run_date = args.run_date or datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    run_date = args.run_date or utc_today()
     if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", run_date):
         raise CommandError(f"--run-date must be YYYY-MM-DD, got {run_date!r}")
     max_tokens = args.max_tokens or (protocol.get("generation") or {}).get("max_tokens")

@@ -26,6 +26,7 @@ from llmarchive.locks import lock_file
 from llmarchive.paths import ArchivePaths
 from llmarchive.runs import load_run, measurement_run
 from measure.measurement import MeasurementError, build
+from llmarchive.records import utc_today
 
 
 @dataclass(frozen=True)
@@ -115,9 +116,8 @@ def suspect_value(paths: ArchivePaths, date: Optional[str], run_id: Optional[str
     already exists, its stored ``run_date`` is the day that counts (a resumed
     run keeps its own date).
     """
-    from datetime import datetime, timezone
 
-    day = date or datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    day = date or utc_today()
     if run_id is not None:
         run_file = paths.run_dir(run_id) / "run.json"
         if run_file.exists():
