@@ -84,6 +84,8 @@ def test_the_server_answers_read_only(server):
 
 @pytest.mark.parametrize("width", [400, 1280])
 def test_site_works_at_this_width_without_leaving_127_0_0_1(server, browser, width):
+    from playwright.sync_api import expect
+
     SHOTS.mkdir(parents=True, exist_ok=True)
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
@@ -99,7 +101,9 @@ def test_site_works_at_this_width_without_leaving_127_0_0_1(server, browser, wid
     page.screenshot(path=str(SHOTS / f"home_{width}.png"), full_page=True)
 
     page.click("header nav a[data-tab=results]")
-    assert page.locator("section#results").is_visible() and page.locator("section#home").is_hidden()
+    # Tabs switch on the hashchange event, which fires after the click returns: wait for it.
+    expect(page.locator("section#results")).to_be_visible()
+    assert page.locator("section#home").is_hidden()
     assert page.url.endswith("#results")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     page.screenshot(path=str(SHOTS / f"results_{width}.png"))
@@ -126,7 +130,8 @@ def test_site_works_at_this_width_without_leaving_127_0_0_1(server, browser, wid
     assert drawer.is_hidden()
 
     page.click("header nav a[data-tab=glossary]")
-    assert page.locator("section#glossary").is_visible()
+    expect(page.locator("section#glossary")).to_be_visible()
+    assert page.locator("section#results").is_hidden()
     context.close()
 
     assert errors == []
