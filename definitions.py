@@ -5,8 +5,9 @@ schedules.  Resources read their settings from the environment, so the same
 file serves a developer's laptop, CI and a deployment:
 
 * ``LLMARCHIVE_HOME`` — the archive (default ``./var``);
-* ``ANTHROPIC_API_KEY`` — the key, read only by the subject at call time;
-  without it the paid schedules and the model watch start STOPPED;
+* ``ANTHROPIC_API_KEY`` — the key, read only by the subject at call time.
+  The paid schedules and the model watch are created STOPPED with or
+  without it: paid work starts only when the owner turns it on in the UI;
 * ``LLMARCHIVE_SUBJECT_MODELS`` — a ``subject_models.yaml`` other than the
   repository's (which names the tracked family and its active model);
   ``LLMARCHIVE_SUBJECT_BASE_URL`` — another endpoint for the provider (a

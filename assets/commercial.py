@@ -4,15 +4,32 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataV
 
 from assets.partitions import commercial
 from assets.protocols import preregistration_manifest, protocols
-from assets.reporting import measurement_metadata, run_metadata
+from assets.reporting import cost_metadata, gate_check_results, gate_check_specs, measurement_metadata, run_metadata
 from assets.resources import ArchiveResource, BudgetResource, SubjectResource
 from llmarchive import records
+from llmarchive.budget import protocol_calls
 from llmarchive.jsonio import read_json
 from llmarchive.runs import load_run
 from llmarchive.subject_models import active_model
 from llmarchive.sweep import sweep, sweep_run_id
 from measure.verify import recompute
 from llmarchive.records import utc_today
+from panels.build import SERIES as PROTOCOL_SERIES
+
+
+def _calls_note() -> str:
+    """What one partition costs, in calls and in the formula the budget's rate turns into euros.
+
+    The rate is the owner's private figure (``budget.json``), read only at run
+    time; the description states calls and formula, the materialisation the amount.
+    """
+    per_series = ", ".join(f"{4 * s['n']} calls for a {name} protocol (4 versions × n = {s['n']})"
+                           for name, s in PROTOCOL_SERIES.items())
+    return (f"Cost: one partition sends {per_series}; cost = calls × rates_eur_per_call.scenario of the "
+            "private budget.json (the estimate and the amount charged are in the materialisation metadata: "
+            "planned_calls, rate_eur_per_call, estimated_cost_eur, spend_eur). Manual: nothing starts it but you — "
+            "materialise the current month's partition by hand, or turn on the monthly_sweep_schedule (created "
+            "STOPPED).")
 
 
 def _keys(context: AssetExecutionContext) -> tuple[str, str]:
@@ -30,9 +47,9 @@ def _this_month(month: str) -> str:
 
 
 @asset(partitions_def=commercial, group_name="commercial", deps=[protocols, preregistration_manifest],
-       description="One protocol's trials on the tracked commercial model for one month, through the sweep's "
-                   "rules: pre-registration guard (not_preregistered → skipped, nothing spent), budget ladder, "
-                   "resumable run folders.")
+       description="PAID. One protocol's trials on the tracked commercial model for one month, through the "
+                   "sweep's rules: pre-registration guard (not_preregistered → skipped, nothing spent), budget "
+                   "ladder, resumable run folders. " + _calls_note())
 def commercial_trials(context: AssetExecutionContext, archive: ArchiveResource, subject: SubjectResource,
                       budget: BudgetResource) -> MaterializeResult:
     month, protocol_id = _keys(context)
@@ -42,13 +59,14 @@ def commercial_trials(context: AssetExecutionContext, archive: ArchiveResource, 
         raise Failure(description=f"{why}. Nothing was spent.")
     paths = archive.paths()
     config = subject.models_config()
+    loaded_budget = budget.load(paths)
 
     def progress(done: int, total: int, trial: dict) -> None:
         if done % 40 == 0 or done == total:
             context.log.info(f"{protocol_id}: {done}/{total} trials")
 
     outcome = sweep(paths, day, config, subject_factory=subject.factory(), provider_check=subject.model_ids,
-                    concurrency=subject.concurrency, budget=budget.load(paths), progress=progress,
+                    concurrency=subject.concurrency, budget=loaded_budget, progress=progress,
                     only=[protocol_id])
     metadata = {
         "month": month,
@@ -57,20 +75,35 @@ def commercial_trials(context: AssetExecutionContext, archive: ArchiveResource, 
         "ran": protocol_id in outcome.ran,
         "already_done_this_month": protocol_id in outcome.already,
         "skipped": MetadataValue.json([{"condition": c, "reason": r} for _, c, r in outcome.skipped]),
+        **_cost_metadata(paths, protocol_id, loaded_budget),
     }
     run_file = paths.run_dir(sweep_run_id(day, protocol_id, outcome.model_id)) / "run.json"
     if run_file.exists():
         run = read_json(run_file)
         metadata.update(run_metadata(run))
-        metadata["spend_eur"] = run.get("cost_eur") if run.get("cost_eur") is not None else "unknown"
+        spent = run.get("cost_eur")
+        metadata["spend_eur"] = MetadataValue.float(float(spent)) if isinstance(spent, (int, float)) else "unknown"
     if outcome.halted:
         raise Failure(description=f"the run stopped and can be resumed: {outcome.halted}", metadata=metadata)
     return MaterializeResult(metadata=metadata)
 
 
+def _cost_metadata(paths, protocol_id: str, loaded_budget) -> dict:
+    """Planned calls × the budget's scenario rate: what one run of this protocol is expected to cost."""
+    from llmarchive import registry
+
+    try:
+        calls = protocol_calls(registry.load_protocol(paths, protocol_id))
+    except ValueError as exc:   # an unknown or edited protocol: the sweep itself refuses it and says why
+        return {"planned_calls": f"unknown ({exc})"}
+    return cost_metadata(calls, None if loaded_budget is None else loaded_budget.rate("scenario"))
+
+
 @asset(partitions_def=commercial, group_name="commercial", deps=[commercial_trials],
-       description="The measurement of that month's run, re-verified from its trials; or the recorded reason "
-                   "it was not run.")
+       check_specs=gate_check_specs("commercial_measurements"),
+       description="The measurement of that month's run, re-verified from its trials (its numbers as typed "
+                   "metadata, plotted across months; its gates as WARN checks); or the recorded reason it was "
+                   "not run. Free: it reads the run folder, it calls nothing.")
 def commercial_measurements(context: AssetExecutionContext, archive: ArchiveResource,
                             subject: SubjectResource) -> MaterializeResult:
     month, protocol_id = _keys(context)
@@ -81,11 +114,13 @@ def commercial_measurements(context: AssetExecutionContext, archive: ArchiveReso
         skips = [s for s in records.read(paths, "skip")
                  if s.get("protocol_id") == protocol_id and str(s.get("date", ""))[:7] == month]
         last = skips[-1] if skips else None
+        why = (f"{last.get('cause')}: {last.get('reason')}" if last
+               else "no run and no recorded skip yet")
         return MaterializeResult(metadata={
             "measurement": "none",
             "skip_cause": (last or {}).get("cause") or "-",
             "skip_reason": (last or {}).get("reason") or "no run and no recorded skip yet",
-        })
+        }, check_results=gate_check_results("commercial_measurements", [], missing=f"no measurement ({why})"))
     folder = load_run(folder_path)
     if folder.measurement is None:
         raise Failure(description=f"{folder_path.name} is not complete: materialise commercial_trials again to resume")
@@ -93,5 +128,8 @@ def commercial_measurements(context: AssetExecutionContext, archive: ArchiveReso
     if differences:
         raise Failure(description=f"{folder_path.name}: {len(differences)} field(s) do not recompute",
                       metadata={"differences": MetadataValue.json(differences[:20])})
-    return MaterializeResult(metadata={"run_id": folder_path.name, **measurement_metadata(folder.measurement),
-                                       "spend_eur": folder.run.get("cost_eur")})
+    spend = folder.run.get("cost_eur")
+    return MaterializeResult(
+        metadata={"run_id": folder_path.name, **measurement_metadata(folder.measurement),
+                  "spend_eur": MetadataValue.float(float(spend)) if isinstance(spend, (int, float)) else "unknown"},
+        check_results=gate_check_results("commercial_measurements", [folder.measurement]))

@@ -1,7 +1,8 @@
 """Coverage: every scheduled job of a month, ran or exactly one cause."""
 from datetime import datetime, timezone
 
-from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
+from dagster import (AllPartitionMapping, AssetDep, AssetExecutionContext, Failure, MaterializeResult, MetadataValue,
+                     asset)
 
 from assets.partitions import months
 from assets.resources import ArchiveResource
@@ -9,10 +10,13 @@ from llmarchive.coverage import UnexplainedGap, month_bounds, record_coverage
 
 
 @asset(partitions_def=months, group_name="publication",
-       deps=["commercial_measurements", "open_weights_measurements", "runtime_fingerprint", "guard_rotation",
-             "subject_fingerprint", "revalidation"],
-       description="The month's coverage rows: for every scheduled job and period, it ran or exactly one cause "
-                   "from the closed list. A period with neither fails this step.")
+       # A month's coverage reads every generation there is: a generation is not a period of time, so the
+       # dynamic generation partitions map onto each month as a whole.
+       deps=["commercial_measurements", AssetDep("open_weights_measurements", partition_mapping=AllPartitionMapping()),
+             "runtime_fingerprint", "guard_rotation", "subject_fingerprint", "revalidation"],
+       description="The month's coverage rows, written as one batch: for every scheduled job and period, it ran "
+                   "or exactly one cause from the closed list (a gap is a coverage_gap record). A period with "
+                   "neither fails this step.")
 def coverage(context: AssetExecutionContext, archive: ArchiveResource) -> MaterializeResult:
     paths = archive.paths()
     first, last = month_bounds(context.partition_key[:7])
@@ -29,9 +33,10 @@ def coverage(context: AssetExecutionContext, archive: ArchiveResource) -> Materi
         if row["status"] == "gap":
             gaps[row["cause"]] = gaps.get(row["cause"], 0) + 1
     return MaterializeResult(metadata={
-        "rows": len(result.rows),
-        "ran": sum(1 for r in result.rows if r["status"] == "ran"),
+        "rows": MetadataValue.int(len(result.rows)),
+        "ran": MetadataValue.int(sum(1 for r in result.rows if r["status"] == "ran")),
+        "gaps": MetadataValue.int(sum(gaps.values())),
         "gaps_by_cause": MetadataValue.json(gaps),
-        "pending": len(result.pending),
+        "pending": MetadataValue.int(len(result.pending)),
         "through": through,
     })

@@ -28,6 +28,7 @@ from dagster import DagsterInstance, materialize
 from assets.dagster_home import ensure_dagster_home
 from assets.definitions_builder import ASSETS, CHECKS, default_resources
 from llmarchive import open_weights as ow
+from llmarchive import progress
 from llmarchive.demo import DEMO_REVIEWER, admit_demo_protocols
 from llmarchive.models import EMBEDDED_SHA256
 from llmarchive.paths import ArchivePaths
@@ -40,11 +41,12 @@ def dagster_instance(paths: ArchivePaths) -> DagsterInstance:
 
 
 def _step(title: str, instance: DagsterInstance, selection: list[str], resources: dict,
-          partition_key: Optional[str] = None, run_config: Optional[dict] = None) -> float:
+          partition_key: Optional[str] = None, run_config: Optional[dict] = None,
+          log_level: str = "INFO") -> float:
     print(f"\n== {title}", flush=True)
     started = time.monotonic()
     # INFO, not Dagster's DEBUG event stream: the steps' own progress lines stay readable.
-    config = {**(run_config or {}), "loggers": {"console": {"config": {"log_level": "INFO"}}}}
+    config = {**(run_config or {}), "loggers": {"console": {"config": {"log_level": log_level}}}}
     result = materialize(ASSETS + CHECKS, selection=selection, partition_key=partition_key, resources=resources,
                          instance=instance, run_config=config, raise_on_error=True)
     for evaluation in result.get_asset_check_evaluations():
@@ -82,11 +84,18 @@ def run_demo(home: Optional[str] = None, protocols: Optional[list[str]] = None,
     generation = ow.generation_id_for_model(reference.model, reference.model_sha256 or EMBEDDED_SHA256)
     instance.add_dynamic_partitions("generation", [generation])
     config = {"protocols": protocols, "max_tokens": max_tokens}
+    # The open-weights step runs in this process: when the demo's stderr is a terminal it
+    # draws a progress bar there (llmarchive.progress, asked for through the environment),
+    # and Dagster's own INFO lines, which would write through the bar, wait for warnings.
+    if sys.stderr.isatty():
+        os.environ.setdefault(progress.ENV_VAR, "terminal")
+    bar = sys.stderr.isatty() and os.environ.get(progress.ENV_VAR) == "terminal"
     timings["open_weights"] = _step(
         f"open-weights series, generation {generation}: the open v0 protocols on the reference model",
         instance, ["open_weights_trials", "open_weights_measurements"], resources, partition_key=generation,
         run_config={"ops": {"open_weights_trials": {"config": config},
-                            "open_weights_measurements": {"config": {"protocols": protocols}}}})
+                            "open_weights_measurements": {"config": {"protocols": protocols}}}},
+        log_level="WARNING" if bar else "INFO")
 
     timings["coverage"] = _step("coverage of this month", instance, ["coverage"], resources,
                                 partition_key=today[:7] + "-01")

@@ -1,18 +1,21 @@
-"""The instrument's daily checks, one partition per day (SPEC §7), and revalidation."""
+"""The instrument's daily checks, one partition per day (method §7), and revalidation."""
 
-from dagster import AssetExecutionContext, Config, Failure, MaterializeResult, MetadataValue, asset
+from dagster import (AssetExecutionContext, Config, Failure, MaterializeResult, MetadataValue, OpExecutionContext,
+                     Output, asset, job, op)
 
 from assets.partitions import days
 from assets.protocols import protocols
+from assets.reporting import cost_metadata, subject_fingerprint_cost_note
 from assets.resources import ArchiveResource, BudgetResource, ReferenceModelResource, SubjectResource
+from llmarchive import registry
+from llmarchive.instrument.acknowledge import AcknowledgeError, acknowledge
 from llmarchive.instrument.fingerprint import default_engine_factory, runtime_fingerprint as run_fingerprint
-from llmarchive.instrument.prompts import SUBJECT_MAX_TOKENS
+from llmarchive.instrument.prompts import SUBJECT_ITEMS, SUBJECT_MAX_TOKENS
 from llmarchive.instrument.rotation import due_protocol, guard_rotation as rotate
 from llmarchive.instrument.subject import subject_fingerprint as ask_subject
-from llmarchive.instrument.verdict import day_verdict
+from llmarchive.instrument.verdict import ALARM_VERDICTS, day_verdict, latched_alarm
 from llmarchive.revalidate import RevalidationFailed, revalidate
 from llmarchive.subject_models import active_model
-from panels import registry
 from llmarchive.records import utc_today
 
 
@@ -35,8 +38,10 @@ def runtime_fingerprint(context: AssetExecutionContext, archive: ArchiveResource
     outcome = run_fingerprint(paths, day, default_engine_factory(r.model, r.model_path, r.model_sha256,
                                                                  r.n_threads, r.n_batch))
     record = outcome.record
+    latch = latched_alarm(paths)
     metadata = {
         "status": record["status"],
+        "latched_alarm": MetadataValue.json(latch),
         "digest": record.get("digest") or "-",
         "expected_digest": record.get("expected_digest") or "-",
         "model_sha256": record.get("model_sha256") or "-",
@@ -48,6 +53,10 @@ def runtime_fingerprint(context: AssetExecutionContext, archive: ArchiveResource
     if outcome.alarm is not None:
         context.log.error(f"instrument_alarm: {outcome.alarm.get('reason')}")
         metadata["alarm"] = outcome.alarm.get("reason")
+    if latch is not None:
+        context.log.warning(f"instrument alarm latched since {latch['since']} ({latch['alarm_count']} unacknowledged): "
+                            f"new measurements are instrument_suspect until acknowledge_instrument_job records a "
+                            f"core_change")
     return MaterializeResult(metadata=metadata)
 
 
@@ -59,7 +68,7 @@ class RotationConfig(Config):
 
 @asset(partitions_def=days, group_name="instrument", deps=[protocols, runtime_fingerprint],
        description="The day's guard protocol on the reference model (a fixed cycle through every guard "
-                   "protocol), compared with its previous result by SPEC §6's change rule.")
+                   "protocol), compared with its previous result by method §6's change rule.")
 def guard_rotation(context: AssetExecutionContext, config: RotationConfig, archive: ArchiveResource,
                    reference_model: ReferenceModelResource) -> MaterializeResult:
     day = _today_only(context.partition_key)
@@ -71,7 +80,7 @@ def guard_rotation(context: AssetExecutionContext, config: RotationConfig, archi
     # Loaded once for the step, not per call.
     subject = reference_model.subject(max_tokens or registry.load_protocol(paths, pid)["generation"]["max_tokens"])
     record = rotate(paths, day, subject, max_tokens=max_tokens)
-    if record.get("verdict") in ("improved", "regressed", "unmeasurable", "unavailable"):
+    if record.get("verdict") in ALARM_VERDICTS:
         context.log.error(f"instrument_alarm from the guard rotation: {record.get('reason')}")
     return MaterializeResult(metadata={
         "protocol_id": record.get("protocol_id"),
@@ -84,8 +93,9 @@ def guard_rotation(context: AssetExecutionContext, config: RotationConfig, archi
 
 
 @asset(partitions_def=days, group_name="instrument",
-       description="Twenty-four short single-fact items (half true, half false) asked of the tracked "
-                   "commercial model: a public daily series. Paid: off until a key is configured.")
+       description="PAID. Twenty-four short single-fact items (half true, half false) asked of the tracked "
+                   "commercial model: a public daily series; a day with any unanswered call records no "
+                   "fingerprint, only a skip. " + subject_fingerprint_cost_note(len(SUBJECT_ITEMS)))
 def subject_fingerprint(context: AssetExecutionContext, archive: ArchiveResource, subject: SubjectResource,
                         budget: BudgetResource) -> MaterializeResult:
     day = _today_only(context.partition_key)
@@ -94,10 +104,12 @@ def subject_fingerprint(context: AssetExecutionContext, archive: ArchiveResource
         raise Failure(description=f"{why}. Nothing was spent.")
     paths = archive.paths()
     model = active_model(paths, subject.models_config())
-    outcome = ask_subject(paths, day, subject.factory()(model, SUBJECT_MAX_TOKENS), budget=budget.load(paths),
+    b = budget.load(paths)
+    outcome = ask_subject(paths, day, subject.factory()(model, SUBJECT_MAX_TOKENS), budget=b,
                           concurrency=subject.concurrency)
     record = outcome.record or {}
     return MaterializeResult(metadata={
+        **cost_metadata(len(SUBJECT_ITEMS), b.rate("fingerprint") if b else None),
         "model_id": model,
         "correct": record.get("correct"),
         "total": record.get("total"),
@@ -117,3 +129,42 @@ def revalidation(context: AssetExecutionContext, archive: ArchiveResource) -> Ma
         raise Failure(description=str(exc)) from None
     return MaterializeResult(metadata={"revalidated": MetadataValue.json(outcome.chosen),
                                        "differing": len(outcome.differing)})
+
+
+class AcknowledgeConfig(Config):
+    """The human ``core_change`` that ends a latched alarm: both fields are required and may not be empty."""
+
+    core_change: str
+    reviewer: str
+
+
+@op(description="Record a human core_change ending the latched instrument alarm: what changed and why, and who "
+                "reviewed it. Accepts the pending fingerprint candidates and alarmed guard-rotation results as the "
+                "new expectations. Succeeds without recording anything when no alarm is latched.")
+def acknowledge_instrument_alarm(context: OpExecutionContext, config: AcknowledgeConfig,
+                                 archive: ArchiveResource) -> Output[bool]:
+    try:
+        outcome = acknowledge(archive.paths(), config.core_change, config.reviewer)
+    except AcknowledgeError as exc:
+        raise Failure(description=str(exc)) from None
+    if not outcome.recorded:
+        context.log.info("no instrument alarm is latched: nothing to acknowledge, nothing recorded")
+        return Output(False, metadata={"recorded": False})
+    record, latch = outcome.record, outcome.latch
+    context.log.info(f"core_change recorded by {record['reviewer']}: the alarm latched since {latch['since']} "
+                     f"({latch['alarm_count']} alarm(s)) is acknowledged")
+    return Output(True, metadata={
+        "recorded": True,
+        "latched_since": latch["since"],
+        "alarm_count": latch["alarm_count"],
+        "record_sha256": record.get("record_sha256"),
+        "accepted_expectations": len(record["accepted_expectations"]),
+        "accepted_rotations": MetadataValue.json(record["accepted_rotations"]),
+    })
+
+
+@job(description="Acknowledge a latched instrument alarm (method §7: recovery only by a human core_change). "
+                 "Launch it from the Launchpad with ops.acknowledge_instrument_alarm.config.core_change and "
+                 ".reviewer filled in.")
+def acknowledge_instrument_job():
+    acknowledge_instrument_alarm()

@@ -1,28 +1,60 @@
-"""Jobs: what each schedule, sensor or maintainer launches."""
+"""Jobs: what each schedule, sensor or maintainer launches, and which job of the archive it runs.
+
+The archive's jobs have one name each (:mod:`llmarchive.jobs`, the keys of
+``cadence.yaml``); a Dagster job says which of them it runs, in its
+description and in its ``llmarchive/jobs`` tag, and :data:`RUNS` lists the
+same for code.  A Dagster job that runs none (building the panels,
+publishing, a human's decision) says so.
+"""
 from dagster import AssetSelection, define_asset_job
 
+from llmarchive import jobs as library
 
-panels_job = define_asset_job("panels_job", selection=AssetSelection.assets("protocols", "preregistration_manifest"),
-                              description="Build the protocols, run their checks, write the pre-registration manifest.")
-open_weights_job = define_asset_job(
-    "open_weights_job",
-    selection=AssetSelection.assets("open_weights_trials", "open_weights_measurements"),
-    description="The open protocols on the reference model for one generation (free).")
-daily_instrument_job = define_asset_job(
-    "daily_instrument_job",
-    selection=AssetSelection.assets("runtime_fingerprint", "guard_rotation", "revalidation"),
-    description="The free daily checks: runtime fingerprint, guard rotation, revalidation.")
-subject_fingerprint_job = define_asset_job(
-    "subject_fingerprint_job", selection=AssetSelection.assets("subject_fingerprint"),
-    description="The paid daily subject fingerprint (24 items).")
-commercial_job = define_asset_job(
-    "commercial_job",
-    selection=AssetSelection.assets("commercial_trials", "commercial_measurements"),
-    description="One protocol of one month on the tracked commercial model (paid).")
-coverage_job = define_asset_job("coverage_job", selection=AssetSelection.assets("coverage"),
-                                description="The month's coverage rows.")
-publication_job = define_asset_job("publication_job", selection=AssetSelection.assets("public_archive"),
-                                   description="Regenerate everything under public/ (with its checks).")
+RUNS_TAG = "llmarchive/jobs"
+# Dagster job → the archive's jobs it runs (llmarchive.jobs names); () for work outside the schedule table.
+RUNS: dict[str, tuple[str, ...]] = {}
+
+
+def _asset_job(name: str, assets: tuple[str, ...], runs: tuple[str, ...], description: str):
+    for job in runs:
+        library.spec(job)   # an unknown name fails at import, not in a run
+    RUNS[name] = runs
+    said = (f" Runs the archive's job{'s' if len(runs) > 1 else ''} {', '.join(runs)}." if runs
+            else " Not one of the archive's scheduled jobs.")
+    return define_asset_job(name, selection=AssetSelection.assets(*assets), description=description + said,
+                            tags={RUNS_TAG: "+".join(runs) or "none"})
+
+
+panels_job = _asset_job("panels_job", ("protocols", "preregistration_manifest"), (),
+                        "Build the protocols, run their checks, write the pre-registration manifest.")
+open_weights_job = _asset_job("open_weights_job", ("open_weights_trials", "open_weights_measurements"),
+                              (library.OPEN_WEIGHTS_SERIES,),
+                              "The open protocols on the reference model for one generation (free).")
+daily_instrument_job = _asset_job(
+    "daily_instrument_job", ("runtime_fingerprint", "guard_rotation", "revalidation"),
+    (library.RUNTIME_FINGERPRINT, library.GUARD_MARGIN_ROTATION, library.REVALIDATION_DAILY),
+    "The free daily checks: runtime fingerprint, guard rotation, revalidation.")
+subject_fingerprint_job = _asset_job("subject_fingerprint_job", ("subject_fingerprint",),
+                                     (library.SUBJECT_FINGERPRINT,),
+                                     "PAID. The daily subject fingerprint (24 items); manual.")
+commercial_job = _asset_job("commercial_job", ("commercial_trials", "commercial_measurements"),
+                            (library.FULL_SWEEP,),
+                            "PAID. One protocol of one month on the tracked commercial model; manual.")
+coverage_job = _asset_job("coverage_job", ("coverage",), (library.COVERAGE_PUBLISH,), "The month's coverage rows.")
+publication_job = _asset_job("publication_job", ("public_archive",), (),
+                             "Regenerate everything under public/ (with its checks).")
 
 JOBS = [panels_job, open_weights_job, daily_instrument_job, subject_fingerprint_job, commercial_job, coverage_job,
         publication_job]
+
+# An op job with config (the human's core_change), not an asset selection.
+from assets.instrument import acknowledge_instrument_job  # noqa: E402
+
+JOBS.append(acknowledge_instrument_job)
+RUNS[acknowledge_instrument_job.name] = ()
+
+# The needs_review decision (method §4.3): an op job configured with the reviewer's decision.
+from assets.review import review_job  # noqa: E402
+
+JOBS.append(review_job)
+RUNS[review_job.name] = ()

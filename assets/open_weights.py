@@ -5,7 +5,7 @@ from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataVa
 
 from assets.partitions import generations
 from assets.protocols import protocols
-from assets.reporting import measurement_table, outcome_table
+from assets.reporting import gate_check_results, gate_check_specs, measurement_table, outcome_table, typed_numbers
 from assets.resources import ArchiveResource, ReferenceModelResource
 from llmarchive import open_weights as ow
 from llmarchive.instrument.verdict import suspect_value
@@ -57,7 +57,10 @@ def open_weights_trials(context: AssetExecutionContext, config: OpenWeightsConfi
 
 
 @asset(partitions_def=generations, group_name="open_weights", deps=[open_weights_trials],
-       description="The measurement of each open protocol of the generation, re-verified from its trials.")
+       check_specs=gate_check_specs("open_weights_measurements"),
+       description="The measurement of each open protocol of the generation, re-verified from its trials: its "
+                   "numbers as typed metadata per protocol (<protocol_id>/stability_pct …, plotted across "
+                   "generations), its gates as WARN checks.")
 def open_weights_measurements(context: AssetExecutionContext, config: OpenWeightsConfig,
                               archive: ArchiveResource) -> MaterializeResult:
     paths = archive.paths()
@@ -75,9 +78,14 @@ def open_weights_measurements(context: AssetExecutionContext, config: OpenWeight
         measurements.append(folder.measurement)
     if problems:
         raise RuntimeError("open-weights measurements are not ready: " + "; ".join(problems))
+    numbers: dict = {}
+    for m in measurements:
+        numbers.update(typed_numbers(m, prefix=f"{m['protocol_id']}/"))
     return MaterializeResult(metadata={
         "generation": generation,
         "measurements": MetadataValue.md(measurement_table(measurements)),
-        "on_curve": sum(1 for m in measurements if m.get("on_curve")),
-        "flagged": sum(1 for m in measurements if m.get("flags")),
-    })
+        "on_curve": MetadataValue.int(sum(1 for m in measurements if m.get("on_curve"))),
+        "flagged": MetadataValue.int(sum(1 for m in measurements if m.get("flags"))),
+        **numbers,
+    }, check_results=gate_check_results("open_weights_measurements", measurements,
+                                        missing=None if measurements else "no open protocol was measured"))

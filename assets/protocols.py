@@ -15,7 +15,8 @@ from dagster import (
 
 from assets.resources import ArchiveResource
 from llmarchive import prereg
-from panels import checks, registry
+from llmarchive import registry
+from panels import checks
 
 CHECK_DESCRIPTIONS = {
     "gate_1": "Gate 1: equal expected value in A and B, same options and right answer, numbers in the text "
@@ -25,6 +26,10 @@ CHECK_DESCRIPTIONS = {
     "twin_pairing": "Twin pairing: each open protocol has exactly one guard twin of its own family and "
                     "another type, named both ways.",
     "leak_12_words": "No run of 12 consecutive words of a guard item appears in an open item.",
+    "design_readers": "Simulated readers (panels.readers) scored by the real estimator: the normative reader's "
+                      "gap_ab and gap_aa' are 0; every reader's gap_ac >= theta_positive_pct + 10; the biased "
+                      "reader's gap_ab >= 20 on the two open wording protocols; on every item C reverses the "
+                      "biased reader's choice; the stored design_readers match.",
 }
 
 
@@ -50,7 +55,17 @@ def protocols(context: AssetExecutionContext, archive: ArchiveResource) -> Mater
         "status": MetadataValue.json(dict(status)),
         "lanes": MetadataValue.json(dict(lanes)),
         "hashes": MetadataValue.md(_table(loaded)),
+        "design_readers": MetadataValue.md(_design_table(loaded)),
     })
+
+
+def _design_table(protocols) -> str:
+    rows = ["| protocol | reader | gap_ab | gap_aa′ | gap_ac | stability |", "|---|---|---|---|---|---|"]
+    for p in protocols:
+        for reader, f in (p.get("design_readers") or {}).items():
+            rows.append(f"| {p['protocol_id']} | {reader} | {f.get('gap_ab_pct')} | {f.get('gap_aa_prime_pct')} | "
+                        f"{f.get('gap_ac_pct')} | {f.get('stability_pct')} |")
+    return "\n".join(rows)
 
 
 @multi_asset_check(
@@ -60,7 +75,7 @@ def protocols(context: AssetExecutionContext, archive: ArchiveResource) -> Mater
 def protocol_checks(archive: ArchiveResource):
     paths = archive.paths()
     loaded = registry.load_all(paths)
-    groups = checks.run_groups(loaded, checks.headers_with_sealed(paths, loaded))
+    groups = checks.run_groups(loaded, registry.headers_with_sealed(paths, loaded))
     for name in checks.GROUPS:
         failures = groups[name]
         yield AssetCheckResult(

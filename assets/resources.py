@@ -29,7 +29,7 @@ class ArchiveResource(ConfigurableResource):
 
 
 class ReferenceModelResource(ConfigurableResource):
-    """The frozen local reference model (SPEC §7) through llama-cpp-python.
+    """The frozen local reference model (method §7) through llama-cpp-python.
 
     ``model`` names a pinned configuration (``smollm2-135m``, the embedded
     default, or ``qwen2.5-1.5b``); ``model_path`` and ``model_sha256`` point at
@@ -110,7 +110,7 @@ class SubjectResource(ConfigurableResource):
 class BudgetResource(ConfigurableResource):
     """The private budget (``budget.json`` under the archive) that gates paid work.
 
-    The ladder itself (SPEC §9) is :mod:`llmarchive.budget`; this resource
+    The ladder itself (method §9) is :mod:`llmarchive.budget`; this resource
     only says where the budget comes from, so a test can hand the steps a
     budget file of its own.  ``budget_file`` defaults to the archive's.
     """

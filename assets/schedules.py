@@ -1,11 +1,11 @@
-"""Schedules.  The free ones run by default; the paid ones stay off until a key is configured.
+"""Schedules.  The free ones run by default; every paid one is created STOPPED.
 
-"Configured" is read once, when the definitions load: with ``ANTHROPIC_API_KEY``
-in the environment of ``dagster dev`` the paid schedules start RUNNING,
-without it they start STOPPED and their description says why.  A maintainer
-can still toggle any schedule in the UI.
+SPEC keeps every paid job manual: the owner decides when money is spent.  So
+the paid schedules (the subject fingerprint and the monthly sweep) start
+STOPPED whether or not a key is configured, and their descriptions say how
+to start one in the UI.  A key in the environment only makes a started
+schedule able to run; it never starts one.
 """
-import os
 from datetime import timedelta
 
 from dagster import DefaultScheduleStatus, MultiPartitionKey, RunRequest, schedule
@@ -14,14 +14,13 @@ from assets.jobs import commercial_job, coverage_job, daily_instrument_job, publ
 from panels.build import all_protocol_ids
 
 PAID_KEY = "ANTHROPIC_API_KEY"
+# Never RUNNING by default, key or no key (see the module docstring).
+PAID_STATUS = DefaultScheduleStatus.STOPPED
 
-
-def paid_status() -> DefaultScheduleStatus:
-    return DefaultScheduleStatus.RUNNING if os.environ.get(PAID_KEY) else DefaultScheduleStatus.STOPPED
-
-
-PAID_NOTE = (f"Paid: RUNNING by default only when {PAID_KEY} is set where the definitions load; "
-             f"otherwise STOPPED until a key is configured.")
+PAID_NOTE = (f"Paid, so it is created STOPPED (key or no key) and runs only once you start it: in the Dagster UI "
+             f"open the Automation page, find this schedule and turn its toggle on (turn it off the same way). "
+             f"A started schedule still needs {PAID_KEY} where the daemon runs and a budget file "
+             f"(`llmarchive budget init`).")
 
 
 @schedule(job=daily_instrument_job, cron_schedule="0 4 * * *", execution_timezone="UTC",
@@ -33,7 +32,7 @@ def daily_instrument_schedule(context):
 
 
 @schedule(job=subject_fingerprint_job, cron_schedule="30 4 * * *", execution_timezone="UTC",
-          default_status=paid_status(),
+          default_status=PAID_STATUS,
           description="Every day at 04:30 UTC: the subject fingerprint. " + PAID_NOTE)
 def daily_subject_fingerprint_schedule(context):
     day = context.scheduled_execution_time.strftime("%Y-%m-%d")
@@ -45,9 +44,9 @@ def sweep_series() -> str:
     return load_subject_models().protocol_series
 
 
-@schedule(job=commercial_job, cron_schedule="0 6 2 * *", execution_timezone="UTC", default_status=paid_status(),
+@schedule(job=commercial_job, cron_schedule="0 6 2 * *", execution_timezone="UTC", default_status=PAID_STATUS,
           description="The 2nd of every month at 06:00 UTC: one run per protocol of the sweep's series — the "
-                      "unattended paid path, gated by pre-registration and the budget ladder. " + PAID_NOTE)
+                      "paid path, gated by pre-registration and the budget ladder. " + PAID_NOTE)
 def monthly_sweep_schedule(context):
     month = context.scheduled_execution_time.strftime("%Y-%m-01")
     series = sweep_series()

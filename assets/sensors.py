@@ -6,15 +6,15 @@ partition for every model of the tracked family it has not seen, and
 raises the bridge alarm for a new id in the family — in the sensor's
 evaluation message in the UI, in the record logs, and as a POST to the
 configured webhook.  It never launches a paid run: the bridge is started
-by hand (``llmarchive bridge run``).  A provider that cannot be reached is a
-recorded ``provider_outage``, not a crash.
+by hand (``llmarchive bridge run``).  It talks to the paid provider with the
+owner's key, so like every paid job it is created STOPPED, key or no key.
+A provider that cannot be reached is a recorded ``provider_outage``, not a
+crash.
 
 ``lease_on_life`` checks, every hour, that a daily cycle completed within
 36 hours and that the archive is not dormant; it must not depend on the
 daily cycle it watches.
 """
-import os
-
 from dagster import DefaultSensorStatus, SensorEvaluationContext, SensorResult, sensor
 
 from assets.partitions import GENERATIONS, generations
@@ -26,14 +26,11 @@ from llmarchive.records import utc_today
 PAID_KEY = "ANTHROPIC_API_KEY"
 
 
-def _status() -> DefaultSensorStatus:
-    return DefaultSensorStatus.RUNNING if os.environ.get(PAID_KEY) else DefaultSensorStatus.STOPPED
-
-
-@sensor(minimum_interval_seconds=6 * 3600, default_status=_status(),
-        description="Reads the provider's models list (free, but needs the API key: STOPPED by default until "
-                    f"{PAID_KEY} is set). New id in the family → generation partition + bridge alarm; never "
-                    "launches a paid run.")
+@sensor(minimum_interval_seconds=6 * 3600, default_status=DefaultSensorStatus.STOPPED,
+        description="Reads the provider's models list every 6 h. New id in the family → generation partition + "
+                    "bridge alarm; never launches a paid run. It uses the paid provider's key, so it is created "
+                    "STOPPED (key or no key): start it in the Dagster UI on the Automation page by turning on "
+                    f"model_watch's toggle; it needs {PAID_KEY} where the daemon runs.")
 def model_watch(context: SensorEvaluationContext, archive: ArchiveResource, subject: SubjectResource):
     paths = archive.paths()
     config = subject.models_config()

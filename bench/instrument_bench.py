@@ -1,6 +1,6 @@
 """Benchmark: the daily instrument on this machine — what one day of self-checks costs.
 
-The daily instrument is (SPEC §7) the runtime fingerprint (12 fixed prompts,
+The daily instrument is (method §7) the runtime fingerprint (12 fixed prompts,
 greedy, top-5 logprobs per generated token) plus one guard protocol on the
 reference model (4 versions × n = 120 calls at the protocol's frozen
 ``max_tokens``).  This script runs both for real, on the embedded reference
@@ -13,7 +13,7 @@ model, in a throw-away archive home, and prints:
 * the guard protocol's wall time through the guard rotation (runner, trial
   log, measurement, comparison), per call;
 * the daily total, and what a month of it is against a 2,000-minute monthly
-  CI allowance (SPEC §7 sizes the rotation for that reason).
+  CI allowance (method §7 sizes the rotation for that reason).
 
 Run: ``.venv/bin/python bench/instrument_bench.py`` (about 4–6 minutes on
 two cores).  ``--protocol`` picks the guard protocol (default: the first in
@@ -29,12 +29,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from llmarchive import registry  # noqa: E402
 from llmarchive.cli import main as cli  # noqa: E402
 from llmarchive.instrument.fingerprint import default_engine_factory, runtime_fingerprint  # noqa: E402
 from llmarchive.instrument.prompts import FINGERPRINT_MAX_TOKENS, FINGERPRINT_PROMPTS  # noqa: E402
 from llmarchive.instrument.rotation import guard_rotation, rotation_order  # noqa: E402
 from llmarchive.paths import ArchivePaths  # noqa: E402
-from panels import registry  # noqa: E402
 from panels.build import all_protocol_ids  # noqa: E402
 from panels.lanes import planned_lane  # noqa: E402
 

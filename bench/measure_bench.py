@@ -1,10 +1,12 @@
 """Benchmark: one v1-sized measurement, fast bootstrap vs a naive resampler.
 
 A v1 measurement has n = 120 responses per version, k = 2 options, 15 items
-and B = 10,000 bootstrap replicates.  The estimator draws each replicate's
-*counts* by inverting exact binomial CDFs (see measure/stats.py); the naive
-reference, which lives only here, draws the 120 responses of each version
-one by one with replacement and counts them.  Both use the same SHA-256
+and B = 10,000 bootstrap replicates.  Both resamplers follow method §6's unit:
+n responses per version, invalid ones included, the gap over the valid ones
+of each draw.  The estimator draws each replicate's *counts* by inverting
+exact binomial CDFs (see measure/stats.py); the naive reference, which lives
+only here, draws the 120 responses of each version one by one with
+replacement and counts them.  Both use the same SHA-256
 stream, so the difference is the algorithm alone.
 
 Targets: a whole measurement (measure.measurement.build) in ≤ 50 ms, and
@@ -36,18 +38,30 @@ def v1_trials():
     return trials_from(plan, 8)
 
 
-def naive_bootstrap_gaps(counts_x, counts_y, seed, b):
-    """Reference: resample n individual responses per version per replicate."""
+def naive_bootstrap_gaps(counts_x, counts_y, seed, b, n_x, n_y):
+    """Reference: resample n individual responses per version per replicate.
+
+    The same unit as the estimator (method §6): each version's bag holds all
+    its ``n`` responses, the invalid ones as ``None``; a replicate draws
+    ``n`` of them with replacement and takes the gap over the valid ones (a
+    draw without any valid response counts as a gap of 1, as in
+    ``measure.stats.replicate_gap``).
+    """
     bag_x = [t for t, c in sorted(counts_x.items()) for _ in range(c)]
     bag_y = [t for t, c in sorted(counts_y.items()) for _ in range(c)]
-    nx, ny = len(bag_x), len(bag_y)
+    bag_x += [None] * (n_x - len(bag_x))
+    bag_y += [None] * (n_y - len(bag_y))
     stream = Stream(seed)
     tokens = sorted(set(counts_x) | set(counts_y))
     out = []
     for _ in range(b):
-        cx = Counter(bag_x[stream.below(nx)] for _ in range(nx))
-        cy = Counter(bag_y[stream.below(ny)] for _ in range(ny))
-        out.append(Fraction(sum(abs(cx[t] * ny - cy[t] * nx) for t in tokens), 2 * nx * ny))
+        cx = Counter(bag_x[stream.below(n_x)] for _ in range(n_x))
+        cy = Counter(bag_y[stream.below(n_y)] for _ in range(n_y))
+        mx, my = n_x - cx[None], n_y - cy[None]
+        if mx == 0 or my == 0:
+            out.append(Fraction(1))
+            continue
+        out.append(Fraction(sum(abs(cx[t] * my - cy[t] * mx) for t in tokens), 2 * mx * my))
     return out
 
 
@@ -67,8 +81,9 @@ def main() -> int:
     build_s, record = timed(lambda: build(proto, trials, RUN), REPEATS)
     x, y = record["decisions"]["A"], record["decisions"]["B"]
     seed = stats.bootstrap_seed(proto["protocol_id"], RUN["run_date"], RUN["subject_model_id"])
-    fast_s, fast = timed(lambda: stats.bootstrap_gaps(x, y, seed, B), REPEATS)
-    naive_s, naive = timed(lambda: naive_bootstrap_gaps(x, y, seed, B), 1)
+    n = proto["n"]
+    fast_s, fast = timed(lambda: stats.bootstrap_gaps(x, y, seed, B, n_x=n, n_y=n), REPEATS)
+    naive_s, naive = timed(lambda: naive_bootstrap_gaps(x, y, seed, B, n, n), 1)
     ratio = naive_s / fast_s
     fast_mean = float(sum(fast) / len(fast)) * 100
     naive_mean = float(sum(naive) / len(naive)) * 100

@@ -1,7 +1,7 @@
 """Benchmark: publishing a synthetic ten-year archive, and the canned queries through Datasette.
 
 The archive: the 12 real v0 protocols (built by the panels registry with a
-secret guard seed and promoted to SPEC §3's lanes) run every month for 120
+secret guard seed and promoted to method §3's lanes) run every month for 120
 months in both series.  The two open protocols are run three times a month
 per series (replicates 0–2) so the open lane holds about 170,000 trial rows
 (2 × 120 × 2 × 3 × 120 = 172,800); the ten guard protocols once.  Every run
@@ -17,9 +17,14 @@ Reported:
   (``publish.sources.gather``);
 * the p95 latency of every canned query through Datasette's ASGI app
   (in-process client, the serving settings of ``make serve``; target ≤ 100 ms),
-  each against the same SQL run directly on sqlite3.
+  each against the same SQL run directly on sqlite3;
+* the whole-table CSV download (``<table>.csv?_stream=on``) of ``measurements``
+  and ``open_lane_trials`` through the same app, every row checked, against
+  writing the same rows to CSV straight from sqlite3;
+* the blocking checks :func:`publish.publish_all` runs first, on their own.
 
-Run: ``.venv/bin/python bench/publish_bench.py [--keep DIR]``.
+Run: ``.venv/bin/python bench/publish_bench.py [--keep DIR [--reuse]]`` (``--reuse`` publishes the
+archive an earlier ``--keep DIR`` generated, without generating it again).
 """
 import argparse
 import asyncio
@@ -178,7 +183,7 @@ def bookkeeping(paths: ArchivePaths) -> None:
 
 
 def generate(home: Path) -> tuple[ArchivePaths, int, int]:
-    from panels import lanes, registry
+    from llmarchive import lanes, registry
 
     paths = ArchivePaths(home).ensure()
     paths.panel_seed_file.write_text("bench-guard-seed-0123456789abcdef", encoding="utf-8")
@@ -251,21 +256,65 @@ def bench_queries(db_path: Path) -> list[tuple[str, float, float]]:
     return out
 
 
+def bench_downloads(db_path: Path) -> list[tuple[str, int, float, float, int]]:
+    """(table, rows, seconds through Datasette, seconds straight from sqlite3, bytes) per whole-table CSV."""
+    import csv
+    import io
+
+    import yaml
+    from datasette.app import Datasette
+
+    from publish import datasette_meta
+
+    metadata = yaml.safe_load(datasette_meta.REPO_METADATA.read_text(encoding="utf-8"))
+    ds = Datasette(immutables=[str(db_path)], metadata=metadata, settings=dict(datasette_meta.SETTINGS),
+                   plugins_dir=str(datasette_meta.PLUGINS_DIR))
+    con = sqlite3.connect(f"file:{db_path}?mode=ro&immutable=1", uri=True)
+    out = []
+    for table in ("measurements", "open_lane_trials"):
+        count = con.execute(f'select count(*) from "{table}"').fetchone()[0]
+        started = time.perf_counter()
+        response = asyncio.run(ds.client.get(datasette_meta.full_csv_url(table)))
+        through = time.perf_counter() - started
+        assert response.status_code == 200, (table, response.status_code)
+        rows = list(csv.reader(io.StringIO(response.text)))[1:]
+        assert len(rows) == count == len({tuple(r) for r in rows}), \
+            f"{table}: downloaded {len(rows)} rows ({len({tuple(r) for r in rows})} distinct) of {count}"
+        started = time.perf_counter()
+        buffer = io.StringIO()
+        cursor = con.execute(f'select * from "{table}"')
+        writer = csv.writer(buffer)
+        writer.writerow([d[0] for d in cursor.description])
+        writer.writerows(cursor)
+        direct = time.perf_counter() - started
+        out.append((table, count, through, direct, len(response.content)))
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--keep", help="generate into this folder and keep it (default: a temporary folder)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="with --keep: reuse the archive a previous run generated there (skips ~3 minutes)")
     args = parser.parse_args()
     from publish import publish_all, sources
 
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="publish-bench-"))
     home = root / "home"
-    if home.exists():
+    marker = home / ".bench-generated"
+    reuse = args.reuse and args.keep and marker.exists()
+    if home.exists() and not reuse:
         shutil.rmtree(home)
     try:
-        started = time.perf_counter()
-        paths, runs, trials = generate(home)
-        print(f"synthetic archive: {runs:,} runs ({MONTHS} months, 12 protocols, 2 series), {trials:,} private "
-              f"trial rows, generated in {time.perf_counter() - started:.1f} s")
+        if reuse:
+            paths = ArchivePaths(home)
+            print(f"synthetic archive: reused from {home} ({marker.read_text(encoding='utf-8').strip()})")
+        else:
+            started = time.perf_counter()
+            paths, runs, trials = generate(home)
+            summary = (f"{runs:,} runs ({MONTHS} months, 12 protocols, 2 series), {trials:,} private trial rows")
+            marker.write_text(summary + "\n", encoding="utf-8")
+            print(f"synthetic archive: {summary}, generated in {time.perf_counter() - started:.1f} s")
 
         started = time.perf_counter()
         inputs = sources.gather(paths)
@@ -300,6 +349,20 @@ def main() -> int:
             print(f"  {name:<28} {through:7.1f} ms   sqlite3 direct {direct:7.2f} ms   ratio "
                   f"{through / max(direct, 1e-6):6.1f}x")
         print(f"worst p95 {worst:.1f} ms -> {'OK' if worst <= QUERY_TARGET_MS else 'OVER TARGET'}")
+
+        print("whole-table CSV downloads through Datasette (streamed, every row):")
+        for table, count, through, direct, size in bench_downloads(paths.public / "archive.db"):
+            print(f"  {table:<20} {count:>9,} rows {size / 1e6:7.1f} MB in {through:6.1f} s   sqlite3 -> csv "
+                  f"{direct:5.2f} s   ratio {through / max(direct, 1e-6):5.1f}x")
+        from publish import checks
+
+        started = time.perf_counter()
+        blocking = checks.blocking_problems(paths)
+        print(f"blocking checks inside publish_all: {time.perf_counter() - started:.1f} s "
+              f"({'none failing' if not blocking else blocking})")
+        changes_rows = sqlite3.connect(paths.public / "archive.db").execute("select count(*), "
+                                                                            "sum(label != 'flat') from changes").fetchone()
+        print(f"changes table: {changes_rows[0]:,} consecutive on-curve pairs, {changes_rows[1] or 0:,} called changes")
         return 0 if build_s <= BUILD_TARGET_S and worst <= QUERY_TARGET_MS else 1
     finally:
         if not args.keep:

@@ -17,7 +17,9 @@
 (b) API path.  A 120-trial protocol against the fake provider
     (tests/fake_provider.py, real HTTP on 127.0.0.1, in its own process)
     answering every call after 500 ms, at concurrency 8, with a budget and
-    its spend ledger as in production.  Ideal throughput is 8 / 0.5 s = 16 trials/s; target ≥ 90 %.
+    its spend ledger as in production (token prices: a durable reservation
+    before every call, a usage charge after it).  Ideal throughput is
+    8 / 0.5 s = 16 trials/s; target ≥ 90 %.
 
 Run: ``.venv/bin/python bench/runner_bench.py`` (both parts), or ``--part a``
 / ``--part b``.  Part (a) uses the first ``--items`` scenarios of
@@ -37,9 +39,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from llmarchive import budget as budget_mod  # noqa: E402
+from llmarchive import registry  # noqa: E402
 from llmarchive.paths import ArchivePaths  # noqa: E402
 from llmarchive.runner import RunSettings, run_protocol, schedule  # noqa: E402
-from panels import registry  # noqa: E402
 
 PROTOCOL = "risky_choice_framing__wording__v0"
 
@@ -132,7 +134,8 @@ def part_b(paths: ArchivePaths, latency: float, concurrency: int) -> bool:
 
     protocol = registry.load_protocol(paths, PROTOCOL)
     os.environ["ANTHROPIC_API_KEY"] = "fake-credential-bench"
-    budget_mod.write_budget(paths, budget_mod.Budget(20.0, 6.5, 1.0, {"scenario": 0.0094, "fingerprint": 0.0011}))
+    budget_mod.write_budget(paths, budget_mod.Budget(20.0, 6.5, 1.0, {"scenario": 0.0094, "fingerprint": 0.0011},
+                                                     prices_eur_per_mtok={"input": 2.8, "output": 14.0}))
     budget = budget_mod.load_budget(paths)
     trials = len(schedule(protocol))
     auth = budget_mod.authorize_run(paths, budget, protocol, "manual", trials)
@@ -163,6 +166,10 @@ def part_b(paths: ArchivePaths, latency: float, concurrency: int) -> bool:
     print(f"    throughput: {rate:.2f} trials/s of an ideal {ideal_rate:.2f} -> {100 * share:.1f} % "
           f"(target >= 90 %) -> {'PASS' if share >= 0.90 else 'FAIL'}")
     print(f"    most requests in flight at once: {in_flight} (bound {concurrency})")
+    entries = budget_mod.ledger_entries(paths)
+    print(f"    ledger: {sum(e['record_type'] == budget_mod.RESERVATION for e in entries)} reservations, "
+          f"{sum(e['record_type'] == budget_mod.CHARGE for e in entries)} charges, "
+          f"{len(budget_mod.open_reservations(entries))} left open; run cost €{result.run['cost_eur']:.4f}")
     return ok
 
 

@@ -1,4 +1,4 @@
-"""The generation bridge (SPEC §4.3): old and new model, same week, one protocol per type.
+"""The generation bridge (method §4.3): old and new model, same week, one protocol per type.
 
 When a new model id appears in the tracked family, the model watch records a
 ``generation_bridge`` with status ``pending`` and raises its alarm daily.  The
@@ -16,17 +16,27 @@ and every run is authorised with the ``bridge`` job, which draws on that
 reserve and on nothing else.  A bridge that does not fit is refused and
 recorded as a ``skip`` (condition ``budget_refused``).
 
-Same week.  A bridge's runs must fall within seven days of its first run; a
-resume later than that is refused (the comparison would no longer be "the
-same week").
+Same week.  Every run of a bridge carries the bridge's start date (the
+``run_date`` of its first run) as its own ``run_date``, whichever day of the
+week it is started or resumed on, so an interrupted bridge resumes the next
+day under the same date.  A resume seven or more days after the start is
+refused (the comparison would no longer be "the same week").
+
+An undeclared new model.  When the new id came with no provider declaration
+(a ``needs_review`` is open, :mod:`llmarchive.review`), the new model's runs
+are held under ``private/review/runs/`` and filed as ``comparison_point``
+records, never as measurements of the family, until a person resolves the
+review; resolved as successor, they move onto the curve.
 
 The month's sweep.  A bridge raised in a month takes that month's sweep:
 ``llmarchive sweep`` skips every protocol with condition
 ``bridge_preempts_sweep`` (coverage cause ``generation_bridge``).
 
 When the old model leaves first.  If the old model is no longer listed by
-the provider before its runs are complete, the bridge cannot finish: a
-``bridge_incomplete`` record marks a permanent, disclosed discontinuity.
+the provider before its half of the bridge is complete, the bridge cannot
+finish: a ``bridge_incomplete`` record marks a permanent, disclosed
+discontinuity.  Once the old model's runs are all complete its leaving
+changes nothing: the new model's half can still be run.
 
 Completion.  When both models' runs exist for every bridge protocol, a
 ``generation_bridge`` record with status ``complete`` closes the bridge and
@@ -35,11 +45,14 @@ the daily alarm stops.
 import re
 from dataclasses import dataclass, field
 from datetime import date as Date
+from pathlib import Path
 from typing import Any, Callable, Optional
 
+from measure.errors import ArchiveError
 from llmarchive import budget as budget_mod
 from llmarchive import records
-from llmarchive.coverage import record_skip, sweep_protocols
+from llmarchive.coverage import sweep_protocols
+from llmarchive.skips import record_skip
 from llmarchive.jsonio import RecordFileError, read_json
 from llmarchive.paths import ArchivePaths
 from llmarchive.subject_models import SubjectModels
@@ -48,7 +61,7 @@ TYPES = ("wording", "anchoring", "order", "default")
 SAME_WEEK_DAYS = 7
 
 
-class BridgeError(RuntimeError):
+class BridgeError(ArchiveError, RuntimeError):
     """A bridge that cannot be run as asked; the message says why and what to do."""
 
 
@@ -98,13 +111,32 @@ def open_bridges(paths: ArchivePaths, family: Optional[str] = None) -> list[dict
             if not b["closed"] and (family is None or key[0] == family)]
 
 
+def run_folder(paths: ArchivePaths, bridge: dict, protocol_id: str, role: str) -> Path:
+    """Where a bridge run lives: on the curve (``experiments/``), held for review, or where it will go.
+
+    An existing folder is found wherever it is (a held run resumes where it
+    was started); a new one goes to the held folders when its model is an
+    undeclared new id (:func:`llmarchive.review.holds`).
+    """
+    from llmarchive.review import held_paths, holds
+
+    run_id = run_id_for(bridge["old_model_id"], bridge["new_model_id"], protocol_id, role)
+    curve, held = paths.run_dir(run_id), held_paths(paths).run_dir(run_id)
+    if curve.exists():
+        return curve
+    if held.exists():
+        return held
+    if role == "new" and holds(paths, bridge["model_family"], bridge["new_model_id"]):
+        return held
+    return curve
+
+
 def bridge_runs(paths: ArchivePaths, bridge: dict) -> dict[tuple[str, str], dict]:
     """The run records of a bridge, by (protocol_id, role), complete or not."""
     out = {}
-    old, new = bridge["old_model_id"], bridge["new_model_id"]
     for pid in bridge.get("protocol_ids") or []:
         for role in ("old", "new"):
-            run_file = paths.run_dir(run_id_for(old, new, pid, role)) / "run.json"
+            run_file = run_folder(paths, bridge, pid, role) / "run.json"
             if run_file.exists():
                 try:
                     out[(pid, role)] = read_json(run_file)
@@ -113,15 +145,32 @@ def bridge_runs(paths: ArchivePaths, bridge: dict) -> dict[tuple[str, str], dict
     return out
 
 
+def run_complete(paths: ArchivePaths, bridge: dict, protocol_id: str, role: str) -> bool:
+    """Is this bridge run complete (``status: complete`` and its measurement written)?"""
+    folder = run_folder(paths, bridge, protocol_id, role)
+    if not (folder / "measurement.json").exists():
+        return False
+    try:
+        return read_json(folder / "run.json").get("status") == "complete"
+    except (RecordFileError, AttributeError):
+        return False
+
+
+def half_complete(paths: ArchivePaths, bridge: dict, role: str) -> bool:
+    """Are all of one model's runs of the bridge complete (``role`` is ``old`` or ``new``)?"""
+    pids = bridge.get("protocol_ids") or []
+    return bool(pids) and all(run_complete(paths, bridge, pid, role) for pid in pids)
+
+
 def runs_complete(paths: ArchivePaths, bridge: dict) -> bool:
     """Do complete runs of both models exist for every bridge protocol?"""
-    pids = bridge.get("protocol_ids") or []
-    found = bridge_runs(paths, bridge)
-    return bool(pids) and all(
-        (found.get((pid, role)) or {}).get("status") == "complete"
-        and (paths.run_dir(run_id_for(bridge["old_model_id"], bridge["new_model_id"], pid, role))
-             / "measurement.json").exists()
-        for pid in pids for role in ("old", "new"))
+    return half_complete(paths, bridge, "old") and half_complete(paths, bridge, "new")
+
+
+def start_date(paths: ArchivePaths, bridge: dict) -> Optional[str]:
+    """The bridge's start date: the ``run_date`` of its first run (None before any run)."""
+    dates = sorted(str(r.get("run_date")) for r in bridge_runs(paths, bridge).values() if r.get("run_date"))
+    return dates[0] if dates else None
 
 
 def close_if_complete(paths: ArchivePaths, bridge: dict, day: str) -> Optional[dict]:
@@ -139,12 +188,19 @@ def close_if_complete(paths: ArchivePaths, bridge: dict, day: str) -> Optional[d
 
 
 def record_incomplete(paths: ArchivePaths, bridge: dict, day: str, reason: str) -> dict:
+    """Close a bridge whose old model left before its half was complete (a permanent discontinuity)."""
     return records.append(paths, "bridge_incomplete", {
         "date": day, "model_family": bridge["model_family"], "old_model_id": bridge["old_model_id"],
         "new_model_id": bridge["new_model_id"], "reason": reason,
         "protocol_ids": bridge.get("protocol_ids"),
-        "runs_recorded": sorted(f"{p}/{r}" for (p, r), run in bridge_runs(paths, bridge).items()
-                                if run.get("status") == "complete")})
+        "runs_recorded": sorted(f"{p}/{r}" for p in bridge.get("protocol_ids") or [] for r in ("old", "new")
+                                if run_complete(paths, bridge, p, r))})
+
+
+def old_model_left(paths: ArchivePaths, bridge: dict, listed: Optional[set]) -> bool:
+    """Has the old model left the provider's list before its half of the bridge was complete?"""
+    return (listed is not None and bridge["old_model_id"] not in listed
+            and not half_complete(paths, bridge, "old"))
 
 
 def bridge_in_month(paths: ArchivePaths, month: str) -> Optional[dict]:
@@ -155,6 +211,22 @@ def bridge_in_month(paths: ArchivePaths, month: str) -> Optional[dict]:
     return None
 
 
+def listed_now(listed: Optional[Callable[[], list[str]]]) -> Optional[set]:
+    """The ids the provider lists now, or None when unknown (no lister, or the list cannot be read).
+
+    A models list that cannot be read proves nothing about the old model:
+    the bridge goes on (its calls will say whether the provider answers).
+    """
+    from llmarchive.subjects.base import SubjectError
+
+    if listed is None:
+        return None
+    try:
+        return set(listed())
+    except SubjectError:
+        return None
+
+
 @dataclass
 class BridgeOutcome:
     bridge: dict
@@ -162,11 +234,21 @@ class BridgeOutcome:
     run_ids: list[str] = field(default_factory=list)
     calls: int = 0
     message: str = ""
+    held: list[str] = field(default_factory=list)              # runs kept off the curve for review
+    comparison_points: list[dict] = field(default_factory=list)
+
+
+def _root(paths: ArchivePaths, folder: Path) -> ArchivePaths:
+    """The archive view whose ``run_dir`` is ``folder`` (the held one for a run kept for review)."""
+    from llmarchive.review import held_paths
+
+    held = held_paths(paths)
+    return held if folder.parent == held.experiments else paths
 
 
 def bridge_calls(paths: ArchivePaths, protocol_ids: list[str]) -> int:
     """Calls the whole bridge makes: both models, every protocol at its own n (4 versions × n each)."""
-    from panels import registry
+    from llmarchive import registry
 
     headers = {h["protocol_id"]: h for h in registry.list_protocols(paths)}
     return 2 * sum(budget_mod.protocol_calls(headers[p]) for p in protocol_ids)
@@ -182,9 +264,11 @@ def run_bridge(paths: ArchivePaths, day: str, config: SubjectModels, *, old: Opt
     ``listed()`` returns the model ids the provider lists now (to tell a
     retired old model from a passing error).
     """
-    from llmarchive.instrument.verdict import day_verdict
-    from llmarchive.runner import RunHalted, RunSettings, protocol_header, recorded_trials, run_protocol, schedule
-    from panels import registry
+    from llmarchive import review
+    from llmarchive.review import holds
+    from llmarchive.paid_run import PaidRun, PaidRunRefused, start_paid_run
+    from llmarchive.runner import RunHalted, RunInterrupted, recorded_trials, schedule
+    from llmarchive import registry
 
     candidates = [b for b in open_bridges(paths, config.model_family)
                   if (old is None or b["old_model_id"] == old) and (new is None or b["new_model_id"] == new)]
@@ -197,22 +281,26 @@ def run_bridge(paths: ArchivePaths, day: str, config: SubjectModels, *, old: Opt
     bridge = candidates[0]
     old_id, new_id, pids = bridge["old_model_id"], bridge["new_model_id"], list(bridge["protocol_ids"])
 
-    existing = bridge_runs(paths, bridge)
-    dates = sorted(str(r.get("run_date")) for r in existing.values() if r.get("run_date"))
-    if dates and (Date.fromisoformat(day) - Date.fromisoformat(dates[0])).days >= SAME_WEEK_DAYS:
-        raise BridgeError(f"this bridge's first run was on {dates[0]}; runs on {day} would not be the same week. "
+    review.settle(paths, day, config.model_family)   # decisions taken since the last session
+    first_day = start_date(paths, bridge)
+    if first_day and (Date.fromisoformat(day) - Date.fromisoformat(first_day)).days >= SAME_WEEK_DAYS:
+        raise BridgeError(f"this bridge started on {first_day}; runs on {day} would not be the same week. "
                           "Decide by hand whether to record it as incomplete or start it again")
-    first_day = dates[0] if dates else day
+    if first_day and day < first_day:
+        raise BridgeError(f"this bridge started on {first_day}; it cannot be run as of an earlier day ({day})")
+    first_day = first_day or day
 
-    if listed is not None and old_id not in listed():
-        reason = f"{old_id} is no longer listed by the provider on {day}; the bridge cannot be completed"
+    if old_model_left(paths, bridge, listed_now(listed)):
+        reason = (f"{old_id} is no longer listed by the provider on {day} and its half of the bridge is not "
+                  "complete; the bridge cannot be completed")
         record_incomplete(paths, bridge, day, reason)
         return BridgeOutcome(bridge, "incomplete", message=reason)
 
     budget = budget_mod.load_budget(paths)
     protocols = {pid: registry.load_protocol(paths, pid) for pid in pids}
-    remaining = {(pid, role): len(schedule(protocols[pid])) - recorded_trials(paths, run_id_for(old_id, new_id, pid, role))
-                 for pid in pids for role in ("old", "new")}
+    folders = {(pid, role): run_folder(paths, bridge, pid, role) for pid in pids for role in ("old", "new")}
+    remaining = {key: len(schedule(protocols[key[0]])) - recorded_trials(_root(paths, folder), folder.name)
+                 for key, folder in folders.items()}
     calls_left = sum(max(v, 0) for v in remaining.values())
     if budget is None and not unbudgeted:
         raise BridgeError(f"{paths.budget_file} does not exist: the bridge is paid from the bridge reserve "
@@ -226,42 +314,50 @@ def run_bridge(paths: ArchivePaths, day: str, config: SubjectModels, *, old: Opt
             record_skip(paths, day, "bridge", None, "budget_refused", reason)
             raise BridgeError(reason)
 
-    verdict = day_verdict(paths, day).instrument_suspect()
     outcome = BridgeOutcome(bridge, "running")
     for role, model in (("old", old_id), ("new", new_id)):
         for pid in pids:
+            if run_complete(paths, bridge, pid, role):
+                continue                 # nothing to call: no subject, no authorization
             protocol = protocols[pid]
-            run_id = run_id_for(old_id, new_id, pid, role)
+            # Decided again per run: a review resolved during the session changes where the next run goes.
+            folder = run_folder(paths, bridge, pid, role)
+            run_paths = _root(paths, folder)
+            run_id = folder.name
             subject = subject_factory(model, protocol["generation"]["max_tokens"])
-            if budget is None:
-                authorization = budget_mod.unbudgeted("bridge")
-            else:
-                try:
-                    authorization = budget_mod.authorize_run(paths, budget, protocol_header(protocol), "bridge",
-                                                             max(remaining[(pid, role)], 0), date=day)
-                except budget_mod.BudgetHalted as exc:
-                    raise BridgeError(str(exc)) from None
-            settings = RunSettings(run_id=run_id, run_date=day, series="commercial",
-                                   model_family=config.model_family, concurrency=concurrency,
-                                   instrument_suspect=verdict,
-                                   extra={"job": "bridge", "bridge": {"old_model_id": old_id, "new_model_id": new_id,
-                                                                      "role": role, "first_run_date": first_day}})
+            request = PaidRun(job="bridge", run_id=run_id, day=day, run_date=first_day, series="commercial",
+                              model_family=config.model_family, concurrency=concurrency, unbudgeted=unbudgeted,
+                              bridge={"old_model_id": old_id, "new_model_id": new_id, "role": role,
+                                      "first_run_date": first_day})
             try:
-                result = run_protocol(paths, protocol, subject, settings, authorization=authorization,
-                                      budget=budget, progress=progress)
+                result = start_paid_run(paths, protocol, subject, request, budget=budget, run_paths=run_paths,
+                                        config=config, progress=progress)
+            except PaidRunRefused as exc:
+                raise BridgeError(str(exc)) from None
             except RunHalted as exc:
-                if role == "old" and listed is not None and old_id not in listed():
+                if role == "old" and old_model_left(paths, bridge, listed_now(listed)):
                     reason = f"{old_id} left the provider's list during the bridge ({exc})"
                     record_incomplete(paths, bridge, day, reason)
                     outcome.status, outcome.message = "incomplete", reason
                     return outcome
+                if isinstance(exc, RunInterrupted):
+                    # No answer from the provider: not a configuration error, the slots stay open.
+                    outcome.message = (f"interrupted: {exc}; run `llmarchive bridge run` again (within the week "
+                                       f"from {first_day}) to resume")
+                    return outcome
                 raise
             outcome.run_ids.append(run_id)
             outcome.calls += result.called
+            if run_paths is not paths:
+                outcome.held.append(run_id)
             if not result.complete:
                 outcome.message = f"run {run_id} is not complete; run `llmarchive bridge run` again to resume"
                 return outcome
+            outcome.comparison_points += review.settle(paths, day, config.model_family)
     if close_if_complete(paths, bridge, day) is not None or runs_complete(paths, bridge):
         outcome.status = "complete"
-        outcome.message = f"bridge {old_id} → {new_id} complete: {len(outcome.run_ids)} runs"
+        outcome.message = f"bridge {old_id} → {new_id} complete: {len(outcome.run_ids)} runs this session"
+        if holds(paths, config.model_family, new_id):
+            outcome.message += (f"; {new_id} has no successor declaration: its runs are comparison points, off "
+                                "every curve, until `llmarchive review resolve` decides")
     return outcome

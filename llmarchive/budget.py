@@ -1,4 +1,4 @@
-"""The monthly budget, the spend ledger and the degradation ladder (SPEC §9).
+"""The monthly budget, the spend ledger and the degradation ladder (method §9).
 
 Everything here is private (``private/budget.json``, ``private/spend.jsonl``):
 the mechanism is ordinary, the euro figures are the owner's.
@@ -10,6 +10,7 @@ the mechanism is ordinary, the euro figures are the owner's.
       "bridge_reserve_eur": 6.5,            carved out for a generation bridge
       "heartbeat_reserve_eur": 1.0,         carved out so the archive is never silent
       "rates_eur_per_call": {"scenario": 0.0094, "fingerprint": 0.0011},
+      "prices_eur_per_mtok": {"input": 2.8, "output": 14.0},
       "ladder": [{"at_pct": 60, "max_protocols": 6, "lanes": null},
                  {"at_pct": 80, "max_protocols": 4, "lanes": ["guard"]},
                  {"at_pct": 95, "max_protocols": 0, "lanes": []}]
@@ -23,14 +24,37 @@ Three pools, never mixed:
   the ladder is general spend ÷ general pool.
 * **bridge** — a generation bridge draws on ``bridge_reserve_eur`` and on
   nothing else, and its spend never counts against the general pool.
-* **heartbeat** — ``subject_fingerprint`` is never gated: it is charged to
-  the general pool while that has room, then to the heartbeat reserve.
+* **heartbeat** — ``subject_fingerprint`` is never gated by the ladder: it is
+  charged to the general pool while that has room, then to the heartbeat
+  reserve, and stops (``budget_halted``) when both are spent — the ceiling is
+  hard for it too.  No other job reaches the heartbeat reserve.
 
-Scenario calls and fingerprint calls have separate per-call rates (a
-fingerprint item is a fraction of a scenario's length); the two are never
-averaged.  A call costs its category's rate when the provider answered it
-and nothing when it never did (an error is not billed).  The reference
-model is free and never gated: it never reaches this module.
+Two kinds of figure, never confused.  ``rates_eur_per_call`` (scenario and
+fingerprint separately, never averaged) are the *planning* figures: what a
+run is expected to cost before it starts, used by the ladder to decide
+what may run.  ``prices_eur_per_mtok`` (euros per million input and output
+tokens, the provider's price list) are what the ledger *charges*:
+
+* an answered call is charged from the usage the provider reported
+  (input tokens × input price + output tokens × output price);
+* before each attempt leaves, a **reservation** at the attempt's worst case
+  is made durable (worst-case input tokens — the prompt's UTF-8 bytes plus
+  a framing allowance, never fewer than the provider can count — plus
+  ``max_tokens`` output tokens).  The charge written when the call is over
+  settles the reservations of its attempts; a reservation never settled
+  (the process was killed during the call, or between the answer and its
+  record) stays charged at its worst case, for good;
+* an attempt whose answer never arrived intact (a read timeout, a connection
+  cut after sending, a malformed 200) may have been billed and is charged
+  at its worst case; an attempt answered with an HTTP error is not billed.
+
+"Spend" — for the ladder, the pools and the ceiling — is always
+*charged + open worst case*, so the ledger can only overstate what the
+provider bills, never understate it.  A ``budget.json`` written before
+prices existed stays readable: without ``prices_eur_per_mtok`` every call
+is charged its category's flat per-call rate (``basis: "flat_rate"`` on the
+entry) and ``llmarchive budget show`` says so.  The reference model is free
+and never reaches this module.
 
 The ladder, evaluated at the start of every run on the current month's
 spend: from 60 % the sweep drops to 6 protocols, from 80 % only 4 guard
@@ -45,6 +69,18 @@ step ``open`` protocols first, then the guard twins of open protocols
 (the contamination check needs both halves of a pair), then the others, by
 ``protocol_id``.  At 6 that keeps both open protocols, both twins and one
 ``order`` and one ``default`` protocol; at 4 guard protocols, one per type.
+
+Degradation (method §9's order of cuts).  The ladder reacts to one month's
+spend; when the *measured* cost of a call makes the planned programme
+unaffordable month after month, :func:`review_degradation` cuts the
+programme itself, one step at a time and always in this order: 12 → 8 → 6
+protocols, then monthly → quarterly, then the tier (a Haiku-class model,
+a disclosed series discontinuity that only a person can carry out).  Each
+step is a dated ``budget_cut`` record in its own hash-chained log
+(``private/records/budget_cut.jsonl``), read back by :func:`budget_cuts`;
+the sweep applies the latest one and records every protocol it leaves out
+as a ``budget_halted`` skip naming the decision.  ``n``, the checks and the
+extraction are never cut.
 """
 import math
 from dataclasses import asdict, dataclass, field
@@ -52,32 +88,45 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+from llmarchive import jobs as job_table
 from llmarchive import records
-from llmarchive.jsonio import ChainedLog, RecordFileError, read_json, read_jsonl, write_json
+from llmarchive.jsonio import ChainedLog, RecordFileError, append_record, read_json, read_jsonl, write_json
 from llmarchive.locks import file_lock
 from llmarchive.paths import ArchivePaths
+from measure.errors import ArchiveError
 from measure.schema import SCHEMA_VERSION
 from llmarchive.records import utc_today
 
 CATEGORIES = ("scenario", "fingerprint")
 POOLS = ("general", "bridge", "heartbeat")
 TYPE_ORDER = ("wording", "anchoring", "order", "default")
-# job → (category, pool); "subject_fingerprint" switches to heartbeat when general is spent.
-JOBS = {
-    "sweep": ("scenario", "general"),
-    "manual": ("scenario", "general"),
-    "bridge": ("scenario", "bridge"),
-    "subject_fingerprint": ("fingerprint", "general"),
-}
+# job → (category, pool), for every paid job of the one jobs table (llmarchive.jobs), under its one name;
+# "subject_fingerprint" switches to heartbeat when general is spent.  An older name ("sweep") is read through
+# job_name(), so ledgers and calls that use it keep working.
+JOBS = {job.name: (job.category, job.pool) for job in job_table.JOBS if job.category is not None}
 EPSILON_EUR = 1e-9
+# Tokens a provider may count on top of the prompt's text (role markers, message framing).
+PROMPT_FRAMING_TOKENS = 32
+PRICE_KEYS = ("input", "output")
 
 
-class BudgetError(ValueError):
+class BudgetError(ArchiveError, ValueError):
     """A budget file or ledger that cannot be used; the message names file and field."""
 
 
-class BudgetHalted(RuntimeError):
+class BudgetHalted(ArchiveError, RuntimeError):
     """A run the ladder or a pool does not allow; recorded as a ``budget_halted`` skip."""
+
+
+def job_name(job: str) -> str:
+    """The paid job's one name (an older name is accepted); an unknown or unpaid job is refused."""
+    try:
+        name = job_table.canonical(job)
+    except job_table.UnknownJob:
+        name = None
+    if name not in JOBS:
+        raise BudgetError(f"unknown job {job!r}; known jobs: {', '.join(JOBS)}")
+    return name
 
 
 @dataclass(frozen=True)
@@ -105,6 +154,7 @@ class Budget:
     heartbeat_reserve_eur: float
     rates_eur_per_call: Mapping[str, float]
     ladder: tuple[Rung, ...] = DEFAULT_LADDER
+    prices_eur_per_mtok: Optional[Mapping[str, float]] = None   # {"input", "output"}; None: flat rates
 
     @property
     def general_pool_eur(self) -> float:
@@ -112,6 +162,19 @@ class Budget:
 
     def rate(self, category: str) -> float:
         return float(self.rates_eur_per_call[category])
+
+    @property
+    def priced(self) -> bool:
+        return self.prices_eur_per_mtok is not None
+
+    def usage_cost(self, input_tokens: int, output_tokens: int) -> float:
+        """Euros for one answered attempt from the usage the provider reported."""
+        prices = self.prices_eur_per_mtok or {}
+        return (input_tokens * float(prices["input"]) + output_tokens * float(prices["output"])) / 1e6
+
+    def attempt_worst_case(self, prompt_bytes: int, max_tokens: int) -> float:
+        """The most one attempt can cost: every prompt byte a token, plus framing, plus ``max_tokens`` out."""
+        return self.usage_cost(prompt_bytes + PROMPT_FRAMING_TOKENS, max_tokens)
 
     def to_json(self) -> dict:
         return {
@@ -121,6 +184,8 @@ class Budget:
             "rates_eur_per_call": dict(self.rates_eur_per_call),
             "ladder": [{"at_pct": r.at_pct, "max_protocols": r.max_protocols,
                         "lanes": None if r.lanes is None else list(r.lanes)} for r in self.ladder],
+            **({} if self.prices_eur_per_mtok is None else
+               {"prices_eur_per_mtok": {k: float(self.prices_eur_per_mtok[k]) for k in PRICE_KEYS}}),
         }
 
 
@@ -140,7 +205,7 @@ def parse_budget(data: Any, where: str = "budget.json") -> Budget:
     if not isinstance(data, dict):
         raise BudgetError(f"{where}: must be a JSON object")
     known = {"monthly_ceiling_eur", "bridge_reserve_eur", "heartbeat_reserve_eur", "rates_eur_per_call",
-             "ladder", "note"}
+             "prices_eur_per_mtok", "ladder", "note"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise BudgetError(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
@@ -177,7 +242,13 @@ def parse_budget(data: Any, where: str = "budget.json") -> Budget:
         if [r.at_pct for r in rungs] != sorted(r.at_pct for r in rungs):
             raise BudgetError(f"{where}: ladder rungs must be in increasing at_pct order")
         ladder = tuple(rungs)
-    return Budget(ceiling, bridge, heartbeat, {c: float(rates[c]) for c in CATEGORIES}, ladder)
+    prices = data.get("prices_eur_per_mtok")
+    if prices is not None:
+        if not isinstance(prices, dict) or sorted(prices) != sorted(PRICE_KEYS):
+            raise BudgetError(f"{where}: 'prices_eur_per_mtok' must be an object with exactly "
+                              f"{' and '.join(PRICE_KEYS)} (euros per million tokens), got {prices!r}")
+        prices = {k: _number(prices, k, f"{where}: prices_eur_per_mtok") for k in PRICE_KEYS}
+    return Budget(ceiling, bridge, heartbeat, {c: float(rates[c]) for c in CATEGORIES}, ladder, prices)
 
 
 def load_budget(paths: ArchivePaths) -> Optional[Budget]:
@@ -202,26 +273,67 @@ def current_month() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m")
 
 
-def ledger(paths: ArchivePaths) -> list[dict]:
-    """Every spend entry, oldest first."""
+CHARGE = "spend"                    # a charge: what a call cost (record_type of the ledger's charges)
+RESERVATION = "spend_reservation"   # an attempt about to leave, at its worst case
+
+
+def ledger_entries(paths: ArchivePaths) -> list[dict]:
+    """Every ledger entry (charges and reservations), oldest first."""
     try:
         return read_jsonl(paths.spend_ledger)
     except RecordFileError as exc:
         raise BudgetError(str(exc)) from None
 
 
-def month_spend(paths: ArchivePaths, month: str, entries: Optional[list[dict]] = None) -> dict[str, float]:
-    """Euros spent in ``month`` (``YYYY-MM``) per pool."""
-    spent = {pool: 0.0 for pool in POOLS}
-    for entry in ledger(paths) if entries is None else entries:
-        if entry.get("month") == month and isinstance(entry.get("cost_eur"), (int, float)):
-            spent[entry.get("pool", "general")] = spent.get(entry.get("pool", "general"), 0.0) + entry["cost_eur"]
-    return spent
+def ledger(paths: ArchivePaths) -> list[dict]:
+    """Every charge, oldest first (reservations are in :func:`ledger_entries`)."""
+    return [e for e in ledger_entries(paths) if e.get("record_type", CHARGE) == CHARGE]
+
+
+def open_reservations(entries: Sequence[Mapping]) -> list[Mapping]:
+    """Reservations no charge has settled: attempts whose cost is unknown, counted at their worst case."""
+    settled = {rid for e in entries if e.get("record_type", CHARGE) == CHARGE for rid in e.get("settles") or ()}
+    return [e for e in entries if e.get("record_type") == RESERVATION and e.get("reservation_id") not in settled]
+
+
+@dataclass(frozen=True)
+class MonthTotals:
+    """Euros per pool in one month: charged from usage, and open worst case."""
+
+    charged_eur: Mapping[str, float]
+    worst_case_eur: Mapping[str, float]
+
+    @property
+    def spent_eur(self) -> dict[str, float]:
+        """What the ladder, the pools and the ceiling count: charged + open worst case."""
+        return {pool: self.charged_eur[pool] + self.worst_case_eur[pool] for pool in POOLS}
+
+
+def month_totals(paths: ArchivePaths, month: str, entries: Optional[Sequence[Mapping]] = None) -> MonthTotals:
+    entries = ledger_entries(paths) if entries is None else entries
+    charged = {pool: 0.0 for pool in POOLS}
+    worst = {pool: 0.0 for pool in POOLS}
+    for entry in entries:
+        if entry.get("month") != month or entry.get("record_type", CHARGE) != CHARGE:
+            continue
+        if isinstance(entry.get("cost_eur"), (int, float)):
+            pool = entry.get("pool", "general")
+            charged[pool] = charged.get(pool, 0.0) + entry["cost_eur"]
+    for entry in open_reservations(entries):
+        if entry.get("month") == month and isinstance(entry.get("worst_case_eur"), (int, float)):
+            pool = entry.get("pool", "general")
+            worst[pool] = worst.get(pool, 0.0) + entry["worst_case_eur"]
+    return MonthTotals(charged, worst)
+
+
+def month_spend(paths: ArchivePaths, month: str, entries: Optional[Sequence[Mapping]] = None) -> dict[str, float]:
+    """Euros committed in ``month`` (``YYYY-MM``) per pool: charged + open worst case."""
+    return month_totals(paths, month, entries).spent_eur
 
 
 @dataclass(frozen=True)
 class LadderState:
-    """Where the month stands: spend per pool, the used share, the rung in force."""
+    """Where the month stands: spend per pool (charged + worst case), the used share, the rung in force."""
 
     month: str
     general_pool_eur: float
@@ -230,6 +342,9 @@ class LadderState:
     rung: Optional[Rung]
     bridge_left_eur: float
     heartbeat_left_eur: float
+    charged_eur: Mapping[str, float] = field(default_factory=dict)
+    worst_case_eur: Mapping[str, float] = field(default_factory=dict)
+    priced: bool = False
 
     @property
     def general_left_eur(self) -> float:
@@ -242,19 +357,22 @@ class LadderState:
         out = asdict(self)
         out["rung"] = None if self.rung is None else self.describe()
         out["general_left_eur"] = self.general_left_eur
+        out["charging"] = "usage" if self.priced else "flat_rate"
         return out
 
 
 def ladder_state(paths: ArchivePaths, budget: Budget, month: Optional[str] = None) -> LadderState:
     month = month or current_month()
-    spent = month_spend(paths, month)
+    totals = month_totals(paths, month)
+    spent = totals.spent_eur
     used = 100.0 * spent["general"] / budget.general_pool_eur
     rung = None
     for candidate in budget.ladder:
         if used >= candidate.at_pct:
             rung = candidate
     return LadderState(month, budget.general_pool_eur, spent, used, rung,
-                       budget.bridge_reserve_eur - spent["bridge"], budget.heartbeat_reserve_eur - spent["heartbeat"])
+                       budget.bridge_reserve_eur - spent["bridge"], budget.heartbeat_reserve_eur - spent["heartbeat"],
+                       dict(totals.charged_eur), dict(totals.worst_case_eur), budget.priced)
 
 
 # --------------------------------------------------------------------------
@@ -296,6 +414,35 @@ def protocol_calls(header: Mapping) -> int:
     return 4 * n
 
 
+def rung_selection(state: LadderState, protocols: Sequence[Mapping]) -> tuple[list[str], Optional[str]]:
+    """The ladder rule, in one place: which of ``protocols`` the rung in force keeps, best first, and why not the rest.
+
+    No rung (below the first ``at_pct``): every protocol, by id, and no
+    reason.  A rung: :func:`select_protocols` with its limit and lanes, and
+    the reason the others are left out.  Both the month's plan
+    (:func:`allowed_protocols`) and each run's permission
+    (:func:`authorize_run`) ask this, so they can never disagree.
+    """
+    rung = state.rung
+    if rung is None:
+        return [p["protocol_id"] for p in sorted(protocols, key=lambda p: p["protocol_id"])], None
+    return (select_protocols(protocols, rung.max_protocols, rung.lanes),
+            f"{state.used_pct:.1f} % of the general pool used; {rung.describe()}")
+
+
+def pool_shortfall(calls: int, rate_eur: float, left_eur: float, job: str, month: str) -> Optional[str]:
+    """Why ``calls`` at ``rate_eur`` do not fit in what ``job``'s pool has left (None: they fit).
+
+    The pool rule of both the plan and each run's permission: a protocol
+    runs whole or not at all, so its whole remaining cost must fit.
+    """
+    cost = calls * rate_eur
+    if cost <= left_eur + EPSILON_EUR:
+        return None
+    pool = "bridge reserve" if job == "bridge" else "general pool"
+    return f"a run of {calls} calls costs about €{cost:.2f}; €{max(left_eur, 0):.2f} left in the {pool} for {month}"
+
+
 @dataclass
 class Plan:
     """What the ladder lets run this month, and what it leaves out (with why)."""
@@ -310,7 +457,7 @@ class Plan:
                 "skipped": [{"protocol_id": p, "reason": r} for p, r in self.skipped]}
 
 
-def allowed_protocols(paths: ArchivePaths, protocols: Sequence[Mapping], job: str = "sweep",
+def allowed_protocols(paths: ArchivePaths, protocols: Sequence[Mapping], job: str = job_table.FULL_SWEEP,
                       month: Optional[str] = None, date: Optional[str] = None,
                       record_skips: bool = True, budget: Optional[Budget] = None) -> Plan:
     """Decide which of ``protocols`` (headers: id, type, lane, twin, n) may run this month.
@@ -326,7 +473,8 @@ def allowed_protocols(paths: ArchivePaths, protocols: Sequence[Mapping], job: st
     if budget is None:
         raise BudgetError(f"{paths.budget_file} does not exist: paid work needs a budget "
                           "(create one with `llmarchive budget init`)")
-    if job not in JOBS or job == "subject_fingerprint":
+    job = job_name(job)
+    if job == job_table.SUBJECT_FINGERPRINT:
         scenario_jobs = ", ".join(j for j in JOBS if j != "subject_fingerprint")
         raise BudgetError(f"allowed_protocols plans scenario jobs ({scenario_jobs}); got {job!r}")
     state = ladder_state(paths, budget, month)
@@ -335,25 +483,19 @@ def allowed_protocols(paths: ArchivePaths, protocols: Sequence[Mapping], job: st
     if job == "bridge":
         ranked, left, why_rung = ids, state.bridge_left_eur, None
     else:
-        rung = state.rung
-        if rung is None:
-            ranked = [p["protocol_id"] for p in sorted(protocols, key=lambda p: p["protocol_id"])]
-        else:
-            ranked = select_protocols(protocols, rung.max_protocols, rung.lanes)
-        left, why_rung = state.general_left_eur, (None if rung is None else
-                                                  f"{state.used_pct:.1f} % of the general pool used; {rung.describe()}")
+        ranked, why_rung = rung_selection(state, protocols)
+        left = state.general_left_eur
     by_id = {p["protocol_id"]: p for p in protocols}
     allowed: list[str] = []
     skipped: list[tuple[str, str]] = []
     for pid in ranked:
-        cost = protocol_calls(by_id[pid]) * rate
-        if cost <= left + EPSILON_EUR:
+        calls = protocol_calls(by_id[pid])
+        short = pool_shortfall(calls, rate, left, job, state.month)
+        if short is None:
             allowed.append(pid)
-            left -= cost
+            left -= calls * rate
         else:
-            pool = "bridge reserve" if job == "bridge" else "general pool"
-            skipped.append((pid, f"a run costs about €{cost:.2f}; €{max(left, 0):.2f} left in the {pool} "
-                                 f"for {state.month}"))
+            skipped.append((pid, short))
     for pid in ids:
         if pid not in allowed and all(pid != s for s, _ in skipped):
             skipped.append((pid, why_rung or "not selected"))
@@ -368,6 +510,128 @@ def record_plan_skips(paths: ArchivePaths, plan: Plan, date: Optional[str] = Non
     for pid, reason in plan.skipped:
         records.append(paths, "skip", {"date": day, "job": plan.job, "protocol_id": pid, "reason": reason,
                                        "cause": "budget_halted"})
+
+
+# --------------------------------------------------------------------------
+# degradation: method §9's order of cuts, each a recorded decision
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Level:
+    """One step of the programme: how many protocols, how often, and whether the tier must drop."""
+
+    level: int
+    protocols: int
+    frequency: str          # monthly | quarterly
+    tier_drop: bool = False
+
+    @property
+    def step(self) -> str:
+        """Which kind of cut reaching this level is (SPEC's order: protocols, frequency, tier)."""
+        return {0: "none", 1: "protocols", 2: "protocols", 3: "frequency", 4: "tier"}[self.level]
+
+    def describe(self) -> str:
+        if self.tier_drop:
+            return "tier drop: the series must move to a Haiku-class model (a disclosed discontinuity)"
+        return f"{self.protocols} protocols, {self.frequency}"
+
+
+LEVELS = (Level(0, 12, "monthly"), Level(1, 8, "monthly"), Level(2, 6, "monthly"), Level(3, 6, "quarterly"),
+          Level(4, 6, "quarterly", tier_drop=True))
+CUT_KIND = "budget_cut"
+# A measured per-call cost needs at least one protocol's worth of answered, usage-charged calls.
+MIN_MEASURED_CALLS = 120
+MEASURED_MONTHS = 3
+FINGERPRINT_CALLS_PER_MONTH = 30 * 24
+QUARTER_START_MONTHS = (1, 4, 7, 10)
+
+
+def budget_cuts(paths: ArchivePaths) -> list[dict]:
+    """Every ``budget_cut`` decision, oldest first (a hash-chained log, ``private/records/budget_cut.jsonl``)."""
+    try:
+        return read_jsonl(paths.record_log(CUT_KIND))
+    except RecordFileError as exc:
+        raise BudgetError(str(exc)) from None
+
+
+def current_level(paths: ArchivePaths) -> Level:
+    cuts = budget_cuts(paths)
+    return LEVELS[cuts[-1]["to_level"]] if cuts else LEVELS[0]
+
+
+def _months_back(month: str, count: int) -> set[str]:
+    year, mon = int(month[:4]), int(month[5:7])
+    out = set()
+    for _ in range(count):
+        out.add(f"{year:04d}-{mon:02d}")
+        year, mon = (year - 1, 12) if mon == 1 else (year, mon - 1)
+    return out
+
+
+def measured_rate(paths: ArchivePaths, category: str, month: str,
+                  entries: Optional[Sequence[Mapping]] = None) -> Optional[tuple[float, int]]:
+    """(mean euros per answered call, calls) over the last three months' usage-charged trials, if enough."""
+    months = _months_back(month, MEASURED_MONTHS)
+    costs = [e["cost_eur"] for e in (ledger(paths) if entries is None else entries)
+             if e.get("record_type", CHARGE) == CHARGE and e.get("category") == category and e.get("month") in months
+             and e.get("basis") == "usage" and e.get("answered") and e.get("trial", True)
+             and isinstance(e.get("cost_eur"), (int, float))]
+    if len(costs) < MIN_MEASURED_CALLS:
+        return None
+    return sum(costs) / len(costs), len(costs)
+
+
+def projected_month_eur(level: Level, calls_per_protocol: int, scenario_eur: float, fingerprint_eur: float) -> float:
+    """A month's cost of the programme at ``level``: its sweep share plus a month of subject fingerprints."""
+    per_month = level.protocols * calls_per_protocol * scenario_eur / (3 if level.frequency == "quarterly" else 1)
+    return per_month + FINGERPRINT_CALLS_PER_MONTH * fingerprint_eur
+
+
+def review_degradation(paths: ArchivePaths, budget: Budget, day: str, calls_per_protocol: int) -> list[dict]:
+    """Cut the programme while its measured monthly cost exceeds the general pool; return the new decisions.
+
+    One step at a time in SPEC's order, each written as its own dated
+    ``budget_cut`` record before the next is considered.  Nothing is
+    decided without a measured cost (at least :data:`MIN_MEASURED_CALLS`
+    usage-charged calls in three months), and no cut is ever undone here:
+    restoring the programme is a person's decision.
+    """
+    month = day[:7]
+    entries = ledger(paths)
+    measured = measured_rate(paths, "scenario", month, entries)
+    if measured is None:
+        return []
+    scenario_eur, calls = measured
+    fingerprint = measured_rate(paths, "fingerprint", month, entries)
+    fingerprint_eur = fingerprint[0] if fingerprint else budget.rate("fingerprint")
+    level = current_level(paths)
+    written: list[dict] = []
+    while not level.tier_drop:
+        projected = projected_month_eur(level, calls_per_protocol, scenario_eur, fingerprint_eur)
+        if projected <= budget.general_pool_eur + EPSILON_EUR:
+            break
+        nxt = LEVELS[level.level + 1]
+        record = {
+            "record_type": CUT_KIND, "schema_version": SCHEMA_VERSION, "recorded_at": records.utc_now(),
+            "date": day, "month": month, "from_level": level.level, "to_level": nxt.level, "step": nxt.step,
+            "protocols": nxt.protocols, "frequency": nxt.frequency, "tier_drop": nxt.tier_drop,
+            "measured_eur_per_call": round(scenario_eur, 8), "calls_measured": calls,
+            "fingerprint_eur_per_call": round(fingerprint_eur, 8),
+            "projected_month_eur": round(projected, 4), "general_pool_eur": budget.general_pool_eur,
+            "reason": (f"at the measured €{scenario_eur:.5f} a call ({calls} calls), {level.describe()} costs about "
+                       f"€{projected:.2f} a month against a general pool of €{budget.general_pool_eur:.2f}; "
+                       f"cut to {nxt.describe()}"),
+        }
+        written.append(append_record(paths.record_log(CUT_KIND), record))
+        level = nxt
+    return written
+
+
+def sweep_due(level: Level, month: str) -> bool:
+    """Whether the sweep runs in ``month`` at ``level`` (quarterly: the first month of each calendar quarter)."""
+    if level.tier_drop:
+        return False
+    return level.frequency == "monthly" or int(month[5:7]) in QUARTER_START_MONTHS
 
 
 # --------------------------------------------------------------------------
@@ -390,7 +654,8 @@ class Authorization:
 
 def unbudgeted(job: str = "manual") -> Authorization:
     """For a paid subject explicitly run without a budget (costs unknown, logged as null)."""
-    category, pool = JOBS.get(job, ("scenario", "general"))
+    job = job_name(job)
+    category, pool = JOBS[job]
     return Authorization(job, category, pool, None, budgeted=False)
 
 
@@ -404,8 +669,7 @@ def authorize_run(paths: ArchivePaths, budget: Budget, header: Mapping, job: str
     knows) lets the ladder's selection rule be applied exactly as the sweep
     would; without it the protocol is judged on its own.
     """
-    if job not in JOBS:
-        raise BudgetError(f"unknown job {job!r}; known jobs: {', '.join(JOBS)}")
+    job = job_name(job)
     category, pool = JOBS[job]
     if job == "subject_fingerprint":
         return Authorization(job, category, pool, budget.rate(category))
@@ -415,17 +679,16 @@ def authorize_run(paths: ArchivePaths, budget: Budget, header: Mapping, job: str
     if not any(p.get("protocol_id") == protocol_id for p in pool_list):
         pool_list.append(header)
     state = ladder_state(paths, budget, month)
-    cost = calls * budget.rate(category)
     reason = None
     if job == "bridge":
-        left, pool_name = state.bridge_left_eur, "the bridge reserve"
+        left = state.bridge_left_eur
     else:
-        left, pool_name = state.general_left_eur, "the general pool"
-        rung = state.rung
-        if rung is not None and protocol_id not in select_protocols(pool_list, rung.max_protocols, rung.lanes):
-            reason = f"{state.used_pct:.1f} % of the general pool used; {rung.describe()}"
-    if reason is None and cost > left + EPSILON_EUR:
-        reason = f"{calls} calls cost about €{cost:.2f}; €{max(left, 0):.2f} left in {pool_name} for {state.month}"
+        left = state.general_left_eur
+        kept, why_rung = rung_selection(state, pool_list)
+        if protocol_id not in kept:
+            reason = why_rung
+    if reason is None:
+        reason = pool_shortfall(calls, budget.rate(category), left, job, state.month)
     if reason:
         day = date or utc_today()
         records.append(paths, "skip", {"date": day, "job": job, "protocol_id": protocol_id, "reason": reason,
@@ -447,11 +710,16 @@ def _size(path: Path) -> int:
 
 
 class SpendMeter:
-    """Writes one ledger entry per recorded paid call, and never two for the same call.
+    """The ledger of one run: reservations before each attempt, one charge per call, never two.
 
-    Entries are keyed by ``(run_id, call_key)``.  :meth:`reconcile` adds the
-    entries a killed run recorded trials for but never got to write, so the
-    ledger always matches the trial log: every recorded call once.
+    :meth:`reserve` makes an attempt's worst case durable before its request
+    leaves (and refuses it, :class:`BudgetHalted`, when that would take the
+    pool past its cap — the ceiling is hard); :meth:`charge_trials` charges
+    recorded trials from their usage and settles their reservations;
+    :meth:`charge_unanswered` settles the attempts of a call that got no
+    answer (an HTTP error costs nothing, an attempt of unknown fate its worst
+    case).  A recorded trial is charged once, keyed by its call key, so
+    :meth:`reconcile` can add what a killed run recorded but never charged.
     """
 
     def __init__(self, paths: ArchivePaths, authorization: Authorization, run_id: str, subject: str,
@@ -465,16 +733,153 @@ class SpendMeter:
         with file_lock(paths.spend_ledger):
             self._reload()
 
+    @property
+    def priced(self) -> bool:
+        return self.budget is not None and self.budget.priced and self.auth.budgeted
+
     def _reload(self) -> None:
         self.log = ChainedLog(self.paths.spend_ledger)
-        self.keys = {e.get("call_key") for e in self.log.records if e.get("run_id") == self.run_id}
+        mine = [e for e in self.log.records if e.get("run_id") == self.run_id]
+        charges = [e for e in mine if e.get("record_type", CHARGE) == CHARGE]
+        # a charge without the "trial" field predates reservations: it was a recorded trial's
+        self.keys = {e.get("call_key") for e in charges if e.get("trial", True)}
+        self.charge_ids = {e.get("charge_id") for e in charges if e.get("charge_id")}
+        self.reserved = {e["reservation_id"]: e for e in mine if e.get("record_type") == RESERVATION}
         self._size = _size(self.paths.spend_ledger)
+        # Running totals of the whole ledger, so a reservation's ceiling check does not re-read years of entries.
+        self._charged: dict[tuple, float] = {}
+        self._open: dict[str, tuple] = {}
+        self._tally(self.log.records)
 
-    def _pool_for(self, cost: float, month: str, pending: Sequence[Mapping]) -> str:
+    def _tally(self, entries: Iterable[Mapping]) -> None:
+        for e in entries:
+            key = (e.get("month"), e.get("pool", "general"))
+            if e.get("record_type", CHARGE) == CHARGE:
+                if isinstance(e.get("cost_eur"), (int, float)):
+                    self._charged[key] = self._charged.get(key, 0.0) + e["cost_eur"]
+                for rid in e.get("settles") or ():
+                    self._open.pop(rid, None)
+            elif e.get("record_type") == RESERVATION and isinstance(e.get("worst_case_eur"), (int, float)):
+                self._open[e["reservation_id"]] = (key, e["worst_case_eur"])
+
+    def committed(self, month: str, pool: str, pending: Sequence[Mapping] = (), settling: Sequence[str] = ()) -> float:
+        """Charged + open worst case of ``pool`` in ``month`` (with ``pending`` entries not yet written).
+
+        A reservation that ``pending`` (or the charge about to be made, ``settling``) settles is no longer
+        open: counting it beside the charge that replaces it would count one call twice.
+        """
+        settled = set(settling) | {rid for e in pending for rid in e.get("settles") or ()}
+        total = self._charged.get((month, pool), 0.0)
+        total += sum(worst for rid, (key, worst) in self._open.items() if key == (month, pool) and rid not in settled)
+        return total + sum(e.get("cost_eur") or 0.0 for e in pending
+                           if e.get("month") == month and e.get("pool", "general") == pool)
+
+    def _fresh(self) -> None:
+        if _size(self.paths.spend_ledger) != self._size:
+            self._reload()  # another process appended: re-read before chaining on
+
+    def _append(self, entries: Sequence[Mapping]) -> list[dict]:
+        written = append_many(self.log, entries)
+        self._size = _size(self.paths.spend_ledger)
+        self._tally(written)
+        return written
+
+    # -- worst cases -----------------------------------------------------------
+    def attempt_worst_case(self, prompt_bytes: int, max_tokens: int) -> Optional[float]:
+        """Euros one attempt can cost at most (flat rate without prices; None when unbudgeted)."""
+        if self.auth.rate_eur_per_call is None:
+            return None
+        if self.priced:
+            return self.budget.attempt_worst_case(prompt_bytes, max_tokens)
+        return self.auth.rate_eur_per_call
+
+    def reservation_id(self, call_key: str, session: str, attempt: int) -> str:
+        return f"{self.run_id}/{call_key}/{session}/{attempt}"
+
+    def _pool_cap(self, pool: str) -> Optional[float]:
+        if self.budget is None or not self.auth.budgeted:
+            return None
+        return {"general": self.budget.general_pool_eur, "bridge": self.budget.bridge_reserve_eur,
+                "heartbeat": self.budget.heartbeat_reserve_eur}[pool]
+
+    def reserve(self, call_key: str, session: str, attempt: int, prompt_bytes: int, max_tokens: int) -> dict:
+        """Make one attempt's worst case durable before it is sent; refuse it past the pool's cap."""
+        worst = self.attempt_worst_case(prompt_bytes, max_tokens)
+        now = records.utc_now()
+        month = now[:7]
+        with file_lock(self.paths.spend_ledger):
+            self._fresh()
+            pool = self._pool_for(worst or 0.0, month, ())
+            cap = self._pool_cap(pool)
+            if cap is not None and worst is not None:
+                committed = self.committed(month, pool)
+                if committed + worst > cap + EPSILON_EUR:
+                    raise BudgetHalted(f"the {pool} pool for {month} holds €{cap:.4f}; €{committed:.4f} is "
+                                       f"charged or reserved and the next call may cost €{worst:.4f}: "
+                                       "stopping before it is sent")
+            entry = {
+                "record_type": RESERVATION, "schema_version": SCHEMA_VERSION, "recorded_at": now, "month": month,
+                "job": self.auth.job, "category": self.auth.category, "pool": pool, "run_id": self.run_id,
+                "call_key": call_key, "reservation_id": self.reservation_id(call_key, session, attempt),
+                "attempt": attempt, "subject": self.subject, "model_id": self.model_id,
+                "worst_input_tokens": prompt_bytes + PROMPT_FRAMING_TOKENS, "max_tokens": max_tokens,
+                "worst_case_eur": worst,
+            }
+            written = self._append([entry])[0]
+            self.reserved[entry["reservation_id"]] = written
+            return written
+
+    # -- charges -------------------------------------------------------------------
+    def _settles(self, call_key: str, session: Optional[str], attempts: Any) -> list[str]:
+        if session is None or not isinstance(attempts, int):
+            return []
+        ids = [self.reservation_id(call_key, session, a) for a in range(1, attempts + 1)]
+        return [rid for rid in ids if rid in self.reserved]
+
+    def _cost(self, call: Mapping, answered: bool) -> tuple[Optional[float], str]:
+        """(euros, basis) for one call: usage when answered, worst case for each attempt of unknown fate."""
+        if self.auth.rate_eur_per_call is None:
+            return None, "unbudgeted"
+        unknown = int(call.get("unknown_attempts") or 0)
+        worst = call.get("worst_case_eur_per_attempt")
+        if worst is None and isinstance(call.get("prompt_bytes"), int) and isinstance(call.get("max_tokens"), int):
+            worst = self.attempt_worst_case(call["prompt_bytes"], call["max_tokens"])
+        if not self.priced:
+            return self.auth.rate_eur_per_call * ((1 if answered else 0) + unknown), "flat_rate"
+        if worst is None:
+            worst = self.auth.rate_eur_per_call   # no prompt size known: the planning rate is all there is
+        tokens_in, tokens_out = call.get("input_tokens"), call.get("output_tokens")
+        basis, cost = "usage", 0.0
+        if answered:
+            if isinstance(tokens_in, int) and isinstance(tokens_out, int):
+                cost = self.budget.usage_cost(tokens_in, tokens_out)
+            else:
+                cost, basis = worst, "worst_case"    # answered without a usage report: the most it can be
+        return cost + unknown * worst, basis
+
+    def _entry(self, call_key: str, call: Mapping, *, trial: bool, charge_id: str, settles: Sequence[str],
+               pending: Sequence[Mapping] = ()) -> dict:
+        now = records.utc_now()
+        month = now[:7]
+        answered = bool(call.get("answered", True))
+        cost, basis = self._cost(call, answered)
+        return {
+            "record_type": CHARGE, "schema_version": SCHEMA_VERSION, "recorded_at": now, "month": month,
+            "job": self.auth.job, "category": self.auth.category,
+            "pool": self._pool_for(cost or 0.0, month, pending, settles), "run_id": self.run_id,
+            "call_key": call_key,
+            "charge_id": charge_id, "trial": trial, "subject": self.subject, "model_id": self.model_id,
+            "answered": answered, "input_tokens": call.get("input_tokens"),
+            "output_tokens": call.get("output_tokens"), "attempts": call.get("attempts"),
+            "unknown_attempts": int(call.get("unknown_attempts") or 0), "basis": basis, "settles": list(settles),
+            "cost_eur": cost,
+        }
+
+    def _pool_for(self, cost: float, month: str, pending: Sequence[Mapping], settling: Sequence[str] = ()) -> str:
         if self.auth.job != "subject_fingerprint" or self.budget is None:
             return self.auth.pool
-        spent = month_spend(self.paths, month, list(self.log.records) + list(pending))
-        return "general" if spent["general"] + cost <= self.budget.general_pool_eur + EPSILON_EUR else "heartbeat"
+        spent = self.committed(month, "general", pending, settling)
+        return "general" if spent + cost <= self.budget.general_pool_eur + EPSILON_EUR else "heartbeat"
 
     def record(self, call_key: str, trial: Mapping) -> Optional[dict]:
         """Charge one recorded call (``None`` when it is already in the ledger)."""
@@ -482,43 +887,64 @@ class SpendMeter:
         return written[0] if written else None
 
     def record_many(self, calls: Sequence[tuple[str, Mapping]]) -> list[dict]:
-        """Charge several recorded calls with one fsync, skipping any already charged."""
+        """Charge several answered-or-blocked calls (trials) with one fsync, skipping any already charged.
+
+        Each mapping is a trial record or the like: ``answered``,
+        ``input_tokens``, ``output_tokens``, ``attempts``,
+        ``unknown_attempts``, and, for the worst case of unknown attempts,
+        either ``worst_case_eur_per_attempt`` or ``prompt_bytes`` and
+        ``max_tokens``; ``session`` names the reservations it settles.
+        """
         with file_lock(self.paths.spend_ledger):
-            if _size(self.paths.spend_ledger) != self._size:
-                self._reload()  # another process appended: re-read before chaining on
+            self._fresh()
             entries: list[dict] = []
-            for call_key, trial in calls:
+            for call_key, call in calls:
                 if call_key in self.keys or any(e["call_key"] == call_key for e in entries):
                     continue
-                entries.append(self._entry(call_key, trial, entries))
-            written = append_many(self.log, entries)
+                settles = self._settles(call_key, call.get("session"), call.get("attempts"))
+                entries.append(self._entry(call_key, call, trial=True, charge_id=f"{call_key}@{call.get('session')}",
+                                           settles=settles, pending=entries))
+            written = self._append(entries)
             self.keys.update(e["call_key"] for e in written)
-            self._size = _size(self.paths.spend_ledger)
+            self.charge_ids.update(e["charge_id"] for e in written)
             return written
 
-    def _entry(self, call_key: str, trial: Mapping, pending: Sequence[Mapping] = ()) -> dict:
-        now = records.utc_now()
-        month = now[:7]
-        answered = bool(trial.get("answered", True))
-        if self.auth.rate_eur_per_call is None:
-            cost = None
-        else:
-            cost = self.auth.rate_eur_per_call if answered else 0.0
-        return {
-            "record_type": "spend", "schema_version": SCHEMA_VERSION, "recorded_at": now, "month": month,
-            "job": self.auth.job, "category": self.auth.category,
-            "pool": self._pool_for(cost or 0.0, month, pending), "run_id": self.run_id, "call_key": call_key,
-            "subject": self.subject, "model_id": self.model_id, "answered": answered,
-            "input_tokens": trial.get("input_tokens"), "output_tokens": trial.get("output_tokens"),
-            "attempts": trial.get("attempts"), "cost_eur": cost,
-        }
+    def charge_trials(self, calls: Sequence[tuple[str, Mapping]]) -> list[dict]:
+        return self.record_many(calls)
 
-    def reconcile(self, trials: Iterable[Mapping], key_of) -> int:
-        """Charge every recorded trial the ledger is missing; return how many."""
-        return len(self.record_many([(key_of(trial), trial) for trial in trials]))
+    def charge_unanswered(self, call_key: str, session: str, call: Mapping) -> Optional[dict]:
+        """Settle the attempts of a call that got no answer (it is not a trial and will be called again)."""
+        charge_id = f"{call_key}@{session}"
+        with file_lock(self.paths.spend_ledger):
+            self._fresh()
+            if charge_id in self.charge_ids:
+                return None
+            settles = self._settles(call_key, session, call.get("attempts"))
+            entry = self._entry(call_key, {**call, "answered": False}, trial=False, charge_id=charge_id,
+                                settles=settles)
+            written = self._append([entry])[0]
+            self.charge_ids.add(charge_id)
+            return written
+
+    def reconcile(self, trials: Iterable[Mapping], key_of, extra: Optional[Any] = None) -> int:
+        """Charge every recorded trial the ledger is missing; return how many.
+
+        ``extra(trial)`` may add what the trial record does not carry (the
+        prompt's size and ``max_tokens``, for the worst case of its unknown
+        attempts).
+        """
+        return len(self.record_many([(key_of(t), {**t, **(extra(t) if extra else {})}) for t in trials]))
+
+    def run_totals(self) -> tuple[Optional[float], float]:
+        """(charged, open worst case) of this run, in euros; charged is None when a cost is unknown."""
+        mine = [e for e in self.log.records if e.get("run_id") == self.run_id]
+        costs = [e.get("cost_eur") for e in mine if e.get("record_type", CHARGE) == CHARGE]
+        worst = sum(e.get("worst_case_eur") or 0.0 for e in open_reservations(mine))
+        if any(c is None for c in costs):
+            return None, round(worst, 6)
+        return round(sum(costs), 6), round(worst, 6)
 
     def run_cost(self) -> Optional[float]:
-        costs = [e.get("cost_eur") for e in self.log.records if e.get("run_id") == self.run_id]
-        if any(c is None for c in costs):
-            return None
-        return round(sum(costs), 6)
+        """This run's spend: charged + open worst case (None when a cost is unknown)."""
+        charged, worst = self.run_totals()
+        return None if charged is None else round(charged + worst, 6)

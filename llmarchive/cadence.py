@@ -1,4 +1,4 @@
-"""``cadence.yaml``: what is due how often (SPEC §8).
+"""``cadence.yaml``: what is due how often (method §8).
 
 The file holds two kinds of value and this module keeps them apart:
 
@@ -12,7 +12,7 @@ The file holds two kinds of value and this module keeps them apart:
   fixed number a command reads (``revalidation_daily``,
   ``generation_bridge_protocols``).
 
-SPEC §8 names every key; :data:`SCHEDULE_KEYS` and :data:`POLICY_KEYS` list
+method §8 names every key; :data:`SCHEDULE_KEYS` and :data:`POLICY_KEYS` list
 them by kind, and :func:`load_cadence` refuses a file that lacks one, adds
 one, or writes a schedule in any other shape — naming the key.
 """
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from llmarchive.yamlfile import read_yaml
+from measure.errors import ArchiveError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CADENCE_FILE = REPO_ROOT / "cadence.yaml"
@@ -42,7 +43,7 @@ POLICY_KEYS = (
 _SHAPE = re.compile(r"^([1-9][0-9]*)([dh])$")
 
 
-class CadenceError(ValueError):
+class CadenceError(ArchiveError, ValueError):
     """A cadence value or file that cannot be used; the message names the key or file."""
 
 
@@ -112,7 +113,7 @@ def parse_document(data: Any, where: str = "cadence.yaml") -> Cadence:
                 problems.append(str(exc))
     for key in POLICY_KEYS:
         if key in data and is_schedule(data[key]):
-            problems.append(f"{key}: is a policy constant in SPEC §8, but {data[key]!r} is written as a schedule")
+            problems.append(f"{key}: is a policy constant in method §8, but {data[key]!r} is written as a schedule")
     if problems:
         raise CadenceError(f"{where}: " + "; ".join(problems))
     policy = {key: data[key] for key in POLICY_KEYS}

@@ -1,4 +1,4 @@
-"""Third-party comparison points (SPEC §4.2): an outside run on an open panel, checked and recomputed.
+"""Third-party comparison points (method §4.2): an outside run on an open panel, checked and recomputed.
 
 The submission file
 -------------------
@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from measure.errors import ArchiveError
 from llmarchive import records
 from llmarchive.jsonio import write_json
 from llmarchive.paths import ArchivePaths
@@ -68,13 +69,19 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 EXPLORATORY_NOTE = "comparison point: a third party's run on an open panel; never on a curve or in an aggregate"
 
 
-class SubmissionRejected(ValueError):
-    """A submission that fails one or more conditions; ``reasons`` lists every one."""
+class SubmissionRejected(ArchiveError, ValueError):
+    """A submission that fails one or more conditions; ``reasons`` lists every one.
 
-    def __init__(self, reasons: list[tuple[str, str]]) -> None:
-        self.reasons = reasons
-        super().__init__("submission rejected, nothing stored:\n" +
-                         "\n".join(f"  - {condition}: {message}" for condition, message in reasons))
+    Its message is one line naming the file and every reason, so a command
+    line prints it as it is — never a traceback, whatever the file holds.
+    """
+
+    def __init__(self, reasons: list[tuple[str, str]], file: Optional[Path] = None) -> None:
+        self.reasons = [(condition, " ".join(str(message).split())) for condition, message in reasons]
+        self.file = file
+        where = f"{file}: " if file is not None else ""
+        super().__init__(f"{where}submission rejected, nothing stored: " +
+                         "; ".join(f"{condition}: {message}" for condition, message in self.reasons))
 
 
 @dataclass
@@ -88,22 +95,90 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+# The types a trial's judged fields must have (None allowed where the runner writes null).
+TRIAL_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {
+    "protocol_id": ((str,), False), "item_id": ((str,), False), "version": ((str,), False),
+    "replicate_index": ((int,), False), "prompt_sha256": ((str,), True), "outcome": ((str,), True),
+    "token": ((str,), True), "response_text": ((str,), True), "returned_model_id": ((str,), True),
+    "started_at": ((str,), True), "record_sha256": ((str,), True), "prev_sha256": ((str,), True),
+}
+HEADER_TYPES: dict[str, tuple[type, ...]] = {
+    "protocol_id": (str,), "panel_sha256": (str,), "grammar_version": (int,), "n": (int,), "model_id": (str,),
+    "model_family": (str,), "run_date": (str,), "submitted_by": (str,), "note": (str,),
+}
+_TYPE_NAMES = {str: "a string", int: "an integer"}
+MAX_LINE_PROBLEMS = 3
+
+
+def _type_name(value: object) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
+            dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _wrong_type(value: object, allowed: tuple[type, ...], nullable: bool) -> bool:
+    if value is None:
+        return not nullable
+    if isinstance(value, bool):
+        return bool not in allowed
+    return not isinstance(value, allowed)
+
+
+def field_types(header: dict, trials: list[tuple[int, dict]]) -> list[tuple[str, str]]:
+    """One ``format`` reason per field that has the wrong JSON type (checked before anything is judged)."""
+    problems: list[tuple[str, str]] = []
+    for key, allowed in HEADER_TYPES.items():
+        if key in header and _wrong_type(header[key], allowed, True):
+            problems.append(("format", f"the header's {key} must be {_TYPE_NAMES[allowed[0]]}, "
+                                       f"got {_type_name(header[key])}"))
+    wrong: dict[str, list[str]] = {}
+    for number, trial in trials:
+        for key, (allowed, nullable) in TRIAL_TYPES.items():
+            if key not in trial:
+                continue
+            value = trial[key]
+            if _wrong_type(value, allowed, nullable) or (key == "replicate_index" and value < 0):
+                wrong.setdefault(key, []).append(f"line {number}: {_type_name(value)}")
+    for key, where in wrong.items():
+        allowed, nullable = TRIAL_TYPES[key]
+        expected = ("a non-negative integer" if key == "replicate_index"
+                    else _TYPE_NAMES[allowed[0]] + (" or null" if nullable else ""))
+        problems.append(("format", f"{len(where)} trial(s) carry {key} that is not {expected} ({_few(where, 3)})"))
+    return problems
+
+
 def parse(data: bytes) -> tuple[dict, list[dict], list[tuple[str, str]]]:
     """(header, trials, format problems) of a submission file's bytes."""
+    header, numbered, problems = _parse(data)
+    if numbered or header:
+        problems += field_types(header, numbered)
+    return header, [t for _, t in numbered], problems
+
+
+def _parse(data: bytes) -> tuple[dict, list[tuple[int, dict]], list[tuple[str, str]]]:
     problems: list[tuple[str, str]] = []
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return {}, [], [("format", "the file is not UTF-8 text")]
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        return {}, [], [("format", f"the file is not UTF-8 text (byte {exc.start}, line {line})")]
     header: dict = {}
-    trials: list[dict] = []
-    for number, line in enumerate(text.split("\n"), start=1):
+    trials: list[tuple[int, dict]] = []
+    lines = text.split("\n")
+    unreadable: list[str] = []
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            problems.append(("format", f"line {number} is not JSON ({exc.msg})"))
+            if number == len(lines):
+                problems.append(("format", f"line {number} is cut off: the file ends in the middle of a record "
+                                           f"({exc.msg}); send the complete file"))
+            else:
+                unreadable.append(f"line {number} is not JSON ({exc.msg})")
+            continue
+        except RecursionError:
+            unreadable.append(f"line {number} is nested too deeply to read")
             continue
         if not isinstance(value, dict):
             problems.append(("format", f"line {number} is not a JSON object"))
@@ -116,10 +191,16 @@ def parse(data: bytes) -> tuple[dict, list[dict], list[tuple[str, str]]]:
                     problems.append(("format", f"the header has unknown field(s) {', '.join(unknown)}"))
                 header = value
         elif value.get("record_type") == "trial":
-            trials.append(value)
+            trials.append((number, value))
         else:
             problems.append(("format", f"line {number}: record_type {value.get('record_type')!r} is neither "
                                        f"'trial' nor '{HEADER_TYPE}'"))
+    if unreadable:
+        shown = unreadable[:MAX_LINE_PROBLEMS]
+        more = len(unreadable) - len(shown)
+        problems[:0] = [("format", m) for m in shown]
+        if more:
+            problems.insert(len(shown), ("format", f"and {more} more line(s) that are not JSON"))
     if not trials:
         problems.append(("format", "the file holds no trial record"))
     return header, trials, problems
@@ -133,7 +214,7 @@ def _few(items: list[str], limit: int = 5) -> str:
 def check(paths: ArchivePaths, header: dict, trials: list[dict], submitted_by: Optional[str]
           ) -> tuple[Optional[dict], dict, list[tuple[str, str]]]:
     """(protocol, derived fields, every failed condition) for parsed trials."""
-    from panels import registry
+    from llmarchive import registry
 
     reasons: list[tuple[str, str]] = []
     derived: dict = {}
@@ -282,24 +363,27 @@ def check(paths: ArchivePaths, header: dict, trials: list[dict], submitted_by: O
 def submit(paths: ArchivePaths, file: Path, submitted_by: Optional[str] = None,
            today: Optional[str] = None) -> Accepted:
     """Check a submission file; store it as a comparison point or raise :class:`SubmissionRejected`."""
-    from panels import registry
+    from llmarchive import registry
 
     file = Path(file)
     try:
         data = file.read_bytes()
     except OSError as exc:
-        raise SubmissionRejected([("format", f"{file}: cannot be read ({exc.strerror or exc})")]) from None
+        raise SubmissionRejected([("format", f"cannot be read ({exc.strerror or exc})")], file) from None
     digest = hashlib.sha256(data).hexdigest()
     for r in records.read(paths, "comparison_point"):
         if r.get("submission_sha256") == digest:
             return Accepted(r, r.get("comparison_id"), already=True)
-    header, trials, reasons = parse(data)
+    header, numbered, reasons = _parse(data)
+    typing = field_types(header, numbered) if numbered or header else []
+    reasons += typing
+    trials = [t for _, t in numbered]
     protocol, derived = None, {}
-    if trials:
+    if trials and not typing:        # a field of the wrong type is named, not judged further
         protocol, derived, more = check(paths, header, trials, submitted_by)
         reasons += more
     if reasons:
-        raise SubmissionRejected(reasons)
+        raise SubmissionRejected(reasons, file)
     comparison_id = f"cp-{digest[:16]}"
     run = {"run_id": comparison_id, "run_date": derived["run_date"], "subject_model_id": derived["model_id"],
            "series": None, "model_family": header.get("model_family") or "third_party",
@@ -308,7 +392,7 @@ def submit(paths: ArchivePaths, file: Path, submitted_by: Optional[str] = None,
     try:
         measurement = build(registry.header(protocol), trials, run)
     except MeasurementError as exc:
-        raise SubmissionRejected([("format", f"the trials cannot be measured: {exc}")]) from None
+        raise SubmissionRejected([("format", f"the trials cannot be measured: {exc}")], file) from None
     day = today or utc_today()
     folder = paths.comparison_points
     folder.mkdir(parents=True, exist_ok=True)

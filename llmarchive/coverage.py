@@ -1,17 +1,19 @@
 """Coverage: every scheduled job and period either ran or has exactly one named cause.
 
-SPEC §10: a gap is never left unexplained; it carries exactly one cause from
+method §10: a gap is never left unexplained; it carries exactly one cause from
 the closed list (:data:`measure.schema.GAP_CAUSES`), assigned by code from
 what was observed, never written by hand afterwards.
 
 The mapping
 -----------
-:func:`cause_for` is the one pure function from observed conditions to a
-cause.  Code that notices something (the budget ladder, the pre-registration
-guard, the model watch, the lease) records the *condition* it saw; this
-function decides the cause.  When several conditions hold at once, the
-first in this table wins — archive-wide states before decisions, decisions
-before failures — so every gap has exactly one cause:
+:func:`~llmarchive.skips.cause_for` (in :mod:`llmarchive.skips`, below both the
+jobs that record skips and this module) is the one pure function from
+observed conditions to a cause.  Code that notices something (the budget ladder, the pre-registration
+guard, the model watch, the lease, a run folder left open) records or leaves
+the *condition* it saw; this function decides the cause.  When several
+conditions hold at once, the first in this table wins — archive-wide states
+before decisions, decisions before failures, failures before absence — so
+every gap has exactly one cause:
 
 ================================  ========================  ======================================
 condition                         cause                     observed when
@@ -21,14 +23,28 @@ archive_dormant                   dormant                   ``dormant_after`` (1
 series_closed_without_successor   generation_retired_early  the active model left with no declared successor
 bridge_preempts_sweep             generation_bridge         a generation bridge took that month's sweep
 budget_refused                    budget_halted             the ladder or a pool refused the work
+budget_cut                        budget_halted             a dated ``budget_cut`` decision in force (12 → 8 → 6
+                                                            protocols, monthly → quarterly, tier) left it out
 not_preregistered                 protocol_confounded       the protocol's hashes are not in a stamped manifest
-protocol_content_mismatch         protocol_confounded       the protocol file does not match its own hashes
 provider_unreachable              provider_outage           no usable answer from the provider after retries
+run_left_interrupted              provider_outage           the period ended with slots still open in a run
+                                                            that stopped ``interrupted`` by calls that never got
+                                                            an answer, or after such a stop in the same sweep
 provider_refused_request          human_absent              the provider refused the request (key, model id):
-                                                            only a person can fix it
-no_daily_cycle                    human_absent              no daily cycle completed for ``deadman_alert``
-                                                            (36 h) around the period
+                                                            only a person can fix it; it stops the whole sweep
+run_abandoned                     human_absent              a run left ``running`` (its process died) or
+                                                            stopped for another reason (a failed write, Ctrl-C)
+                                                            and nobody resumed it in the period
+no_daily_cycle                    human_absent              the day had no daily cycle at all (for a month:
+                                                            none for ``deadman_alert``, 36 h)
+cycle_step_missing                human_absent              the day's cycle ran but this step left no record
+                                                            (it failed or was not run) and nobody re-ran it
+paid_job_not_started              human_absent              a paid job, manual by rule (its schedule is created
+                                                            stopped), was not started in the period
 ================================  ========================  ======================================
+
+The last five are only known once the period is over: while it runs, a
+period with nothing but these is pending, not a gap.
 
 **Pre-registration.**  A protocol skipped because it is not pre-registered
 (``not_preregistered``) is ``protocol_confounded``: as it stands, a result
@@ -36,6 +52,19 @@ could not be told apart from one adjusted after it was seen, because nothing
 outside our control fixes when its content was decided.  The cause belongs
 to the protocol, not to the budget, the provider or a person, and it lasts
 until the protocol's hashes are stamped.
+
+**Budget cuts.**  A cut of method §9's order is a dated ``budget_cut`` record
+(:func:`llmarchive.budget.budget_cuts`), in force from its date until the
+next.  A sweep period the level in force leaves out — no sweep due that
+month (quarterly, tier drop), or a protocol outside the ones the budget's
+selection rule keeps — is ``budget_halted`` with the decision's reason,
+whether or not the sweep ran that month to record skips.
+
+**Runs left open.**  ``run.json`` says why a run stopped (``status`` and,
+for ``interrupted``, ``interruption.condition``); once the period is over
+with slots still open that becomes the period's condition, and a stop that
+ends the sweep (an outage, the budget, a refused request) is also the
+condition of every protocol the sweep had not reached.
 
 The rows
 --------
@@ -54,66 +83,21 @@ from dataclasses import dataclass, field
 from datetime import date as Date, datetime, timedelta, timezone
 from typing import Iterable, Optional, Sequence
 
+from llmarchive import budget as budget_mod
+from llmarchive import jobs as job_table
 from llmarchive import records
-from llmarchive.cadence import Cadence, load_cadence
+from llmarchive.cadence import Cadence, CadenceError, load_cadence
 from llmarchive.jsonio import RecordFileError, read_json
 from llmarchive.paths import ArchivePaths
-from measure.schema import GAP_CAUSES
+from llmarchive.skips import CONDITIONS, PRECEDENCE, UnexplainedGap, cause_for, skip_condition
 
-CONDITIONS: dict[str, str] = {
-    "period_before_archive_start": "before_archive_start",
-    "archive_dormant": "dormant",
-    "series_closed_without_successor": "generation_retired_early",
-    "bridge_preempts_sweep": "generation_bridge",
-    "budget_refused": "budget_halted",
-    "not_preregistered": "protocol_confounded",
-    "protocol_content_mismatch": "protocol_confounded",
-    "provider_unreachable": "provider_outage",
-    "provider_refused_request": "human_absent",
-    "no_daily_cycle": "human_absent",
-}
-PRECEDENCE = tuple(CONDITIONS)
-# For skip records written before conditions were recorded (the budget module's): the cause's first condition.
-DEFAULT_CONDITION = {cause: next(c for c in PRECEDENCE if CONDITIONS[c] == cause) for cause in GAP_CAUSES}
-
-
-class UnexplainedGap(RuntimeError):
-    """A period with no output and no observed condition: the failure coverage exists to catch."""
-
-    def __init__(self, message: str, gaps: Sequence[tuple] = ()) -> None:
-        super().__init__(message)
-        self.gaps = list(gaps)
-
-
-def cause_for(conditions: Iterable[str]) -> str:
-    """The one gap cause for a set of observed conditions (see the table above).
-
-    Raises :class:`UnexplainedGap` when nothing was observed, and
-    :class:`ValueError` for a condition not in :data:`CONDITIONS`.
-    """
-    seen = set(conditions)
-    unknown = sorted(seen - set(CONDITIONS))
-    if unknown:
-        raise ValueError(f"unknown condition(s) {', '.join(unknown)}; known: {', '.join(PRECEDENCE)}")
-    for condition in PRECEDENCE:
-        if condition in seen:
-            return CONDITIONS[condition]
-    raise UnexplainedGap("no output and no observed condition: a gap without a cause")
-
-
-def record_skip(paths: ArchivePaths, day: str, job: str, protocol_id: Optional[str], condition: str,
-                reason: str) -> dict:
-    """A ``skip`` record whose cause comes from :func:`cause_for`."""
-    return records.append(paths, "skip", {"date": day, "job": job, "protocol_id": protocol_id, "reason": reason,
-                                          "cause": cause_for([condition]), "condition": condition})
-
-
-def skip_condition(record: dict) -> Optional[str]:
-    """The condition a skip record observed (older records: their cause's default condition)."""
-    condition = record.get("condition")
-    if condition in CONDITIONS:
-        return condition
-    return DEFAULT_CONDITION.get(record.get("cause"))
+# Known only once the period is over (see the table): alone, they leave a running period pending.
+AFTER_THE_FACT = frozenset({"run_left_interrupted", "run_abandoned", "no_daily_cycle", "cycle_step_missing",
+                            "paid_job_not_started"})
+# A stop of the sweep for one of these stops it for every protocol not yet run that month.
+SWEEP_STOPPING = ("provider_unreachable", "provider_refused_request")
+# method §10's record type of a coverage row that is a gap.
+GAP_RECORD_TYPE = "coverage_gap"
 
 
 # --------------------------------------------------------------------------
@@ -122,25 +106,30 @@ def skip_condition(record: dict) -> Optional[str]:
 
 @dataclass(frozen=True)
 class Job:
-    """A scheduled job coverage accounts for."""
+    """A scheduled job coverage accounts for, by its one name (:mod:`llmarchive.jobs`: its cadence key)."""
 
     name: str
-    cadence_key: str
     series: Optional[str]
-    skip_jobs: tuple[str, ...]
     per_protocol: bool = False
     needs_provider: bool = False
     commercial: bool = False
 
+    @property
+    def cadence_key(self) -> str:
+        return self.name
+
+    @property
+    def skip_jobs(self) -> tuple[str, ...]:
+        """The job names a skip of this job may carry (older records used older names)."""
+        return job_table.stored_names(self.name)
+
 
 JOBS = (
-    Job("full_sweep", "full_sweep", "commercial", ("sweep",), per_protocol=True, needs_provider=True,
-        commercial=True),
-    Job("subject_fingerprint", "subject_fingerprint", "commercial", ("subject_fingerprint",), needs_provider=True,
-        commercial=True),
-    Job("runtime_fingerprint", "runtime_fingerprint", "open_weights", ("runtime_fingerprint",)),
-    Job("guard_margin_rotation", "guard_margin_rotation", "open_weights", ("guard_rotation",)),
-    Job("revalidation_daily", "revalidation_daily", None, ("revalidation",)),
+    Job(job_table.FULL_SWEEP, "commercial", per_protocol=True, needs_provider=True, commercial=True),
+    Job(job_table.SUBJECT_FINGERPRINT, "commercial", needs_provider=True, commercial=True),
+    Job(job_table.RUNTIME_FINGERPRINT, "open_weights"),
+    Job(job_table.GUARD_MARGIN_ROTATION, "open_weights"),
+    Job(job_table.REVALIDATION_DAILY, None),
 )
 JOB_NAMES = tuple(j.name for j in JOBS)
 
@@ -154,7 +143,7 @@ def period_kind(cadence: Cadence, job: Job) -> str:
         return "day"
     if every == timedelta(days=30):
         return "month"
-    raise ValueError(f"{job.cadence_key}: no coverage period for a cadence of {every}")
+    raise CadenceError(f"{job.cadence_key}: no coverage period for a cadence of {every}")
 
 
 def _day(value: str) -> Date:
@@ -194,6 +183,8 @@ class Facts:
     guard_order: list[str]
     cadence: Cadence
     heartbeats: list[datetime] = field(default_factory=list)
+    open_runs: list[dict] = field(default_factory=list)
+    budget_cuts: list[dict] = field(default_factory=list)
 
     def by_date(self, kind: str) -> dict[str, list[dict]]:
         out: dict[str, list[dict]] = {}
@@ -206,13 +197,13 @@ LOG_KINDS = ("runtime_fingerprint", "guard_rotation", "subject_fingerprint", "re
              "generation_bridge", "series_closed", "subject_model", "model_observed", "lease")
 
 
-def complete_runs(paths: ArchivePaths) -> list[dict]:
-    """The ``experiment_run`` record of every complete run folder (a measurement exists)."""
+def _run_records(paths: ArchivePaths, measured: bool) -> list[dict]:
+    """``run.json`` of every dated run folder that has (``measured``) or lacks a measurement."""
     out = []
     if not paths.experiments.is_dir():
         return out
     for folder in sorted(p for p in paths.experiments.iterdir() if p.is_dir()):
-        if not (folder / "measurement.json").exists():
+        if (folder / "measurement.json").exists() != measured or not (folder / "run.json").exists():
             continue
         try:
             run = read_json(folder / "run.json")
@@ -223,9 +214,19 @@ def complete_runs(paths: ArchivePaths) -> list[dict]:
     return out
 
 
+def complete_runs(paths: ArchivePaths) -> list[dict]:
+    """The ``experiment_run`` record of every complete run folder (a measurement exists)."""
+    return _run_records(paths, measured=True)
+
+
+def open_runs(paths: ArchivePaths) -> list[dict]:
+    """The ``run.json`` of every run folder without a measurement: slots still open, with the run's status."""
+    return _run_records(paths, measured=False)
+
+
 def sweep_protocols(paths: ArchivePaths, series: str = "v0") -> list[dict]:
     """Headers of the protocols a sweep runs: admitted, not sealed, of the protocol series; with admission date."""
-    from panels import lanes, registry
+    from llmarchive import lanes, registry
 
     admitted_on: dict[str, str] = {}
     for row in lanes.read_admissions(paths):
@@ -248,7 +249,8 @@ def gather(paths: ArchivePaths, protocols: Optional[list[dict]] = None, series: 
         protocols = sweep_protocols(paths, series)
     heartbeats = sorted(t for t in (records.parse_time(r.get("recorded_at")) for r in logs["runtime_fingerprint"]) if t)
     return Facts(complete_runs(paths), logs, protocols, rotation_order(protocols, series),
-                 cadence or load_cadence(), heartbeats)
+                 cadence or load_cadence(), heartbeats, open_runs(paths),
+                 budget_mod.budget_cuts(paths))
 
 
 def archive_start(facts: Facts) -> Optional[Date]:
@@ -294,6 +296,10 @@ class _Observer:
         self.switches = sorted(str(r.get("date")) for r in facts.logs.get("subject_model", []))
         self.bridges = [b for b in facts.logs.get("generation_bridge", []) if b.get("status") == "pending"]
         self.beat_days = {t.date() for t in facts.heartbeats}
+        self.sweep_open = [r for r in facts.open_runs
+                           if r.get("series") == "commercial" and r.get("job") != "bridge"]
+        self.cuts = sorted((c for c in facts.budget_cuts if isinstance(c.get("date"), str)),
+                           key=lambda c: c["date"][:10])
 
     # -- single conditions ---------------------------------------------------
     def dormant(self, when: Date) -> Optional[str]:
@@ -324,25 +330,90 @@ class _Observer:
                         "takes this month's sweep")
         return None
 
+    def budget_cut(self, first: Date, last: Date, protocol_id: Optional[str]) -> Optional[str]:
+        """The budget cut in force at the period's end (:func:`llmarchive.budget.budget_cuts`), when it leaves
+        this sweep period out: a tier drop stops the sweep, quarterly skips two months in three, and a
+        smaller programme keeps the protocols the budget's one selection rule keeps."""
+        in_force = [c for c in self.cuts if c["date"][:10] <= last.isoformat()]
+        if not in_force:
+            return None
+        cut = in_force[-1]
+        try:
+            level = budget_mod.LEVELS[cut["to_level"]]
+        except (KeyError, IndexError, TypeError):
+            return None
+        why = f"budget cut of {cut['date'][:10]} to {level.describe()}: {cut.get('reason') or cut.get('step')}"
+        if not budget_mod.sweep_due(level, first.isoformat()[:7]):
+            return f"{why} (no sweep is due in {first:%Y-%m})"
+        kept = budget_mod.select_protocols(self.facts.protocols, level.protocols, None)
+        if protocol_id not in kept:
+            return f"{why} ({protocol_id} is not among the {level.protocols} protocols kept)"
+        return None
+
+    def open_sweep_runs(self, first: Date, last: Date, protocol_id: Optional[str]) -> dict[str, str]:
+        """Conditions from sweep runs of the period left open: this protocol's own, and a stop that ends the sweep."""
+        found: dict[str, str] = {}
+        lo, hi = first.isoformat(), last.isoformat()
+        for run in self.sweep_open:
+            when = str(run.get("run_date"))[:10]
+            if not lo <= when <= hi:
+                continue
+            status = run.get("status")
+            slots = f"{run.get('n_trials_recorded')}/{run.get('n_trials_planned')} trials"
+            own = run.get("protocol_id") == protocol_id
+            stop = run.get("interruption") if isinstance(run.get("interruption"), dict) else {}
+            rest = "" if own else "; the sweep stopped there"
+            if status == "interrupted" and stop.get("condition") == "provider_unreachable":
+                # A call that never got an answer stops the run and the sweep: the rest of it is the same outage.
+                found.setdefault("run_left_interrupted",
+                                 f"run {run.get('run_id')} stopped interrupted with {slots} ({stop.get('detail')}) "
+                                 f"and the period ended with its slots open" + rest)
+            elif status == "interrupted" and stop.get("condition") == "budget_refused":
+                found.setdefault("budget_refused", f"run {run.get('run_id')} stopped with {slots}: the next call's "
+                                                   f"worst case did not fit the pool ({stop.get('detail')})" + rest)
+            elif status in ("interrupted", "running") and own:
+                what = (f"stopped ({stop.get('cause')}: {stop.get('detail')})" if stop
+                        else "was interrupted" if status == "interrupted" else "was left running (its process died)")
+                found.setdefault("run_abandoned", f"run {run.get('run_id')} {what} with {slots} and nobody resumed "
+                                                  "it in the period")
+            elif status == "halted" and own:
+                found.setdefault("provider_refused_request",
+                                 f"run {run.get('run_id')} halted with {slots}: the provider refused it")
+        return found
+
     def no_cycle_on(self, day: Date) -> Optional[str]:
+        """The day had no daily cycle (no heartbeat recorded on it), however short the silence around it."""
         if day in self.beat_days:
             return None
-        beats = self.facts.heartbeats
-        day_start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
-        day_end = day_start + timedelta(days=1)
-        i = bisect_left(beats, day_start)
-        before = beats[i - 1] if i else datetime(self.start.year, self.start.month, self.start.day,
-                                                    tzinfo=timezone.utc)
-        j = bisect_left(beats, day_end)
-        after = beats[j] if j < len(beats) else self.now
+        before, after = self._beats_around(day)
+        hours = (after - before).total_seconds() / 3600
+        return (f"no daily cycle ran on {day} (previous {before.isoformat()}, next {after.isoformat()}: "
+                f"{hours:.0f} h apart)")
+
+    def deadman_around(self, day: Date) -> Optional[str]:
+        """No daily cycle for ``deadman_alert`` (36 h) around ``day``: the absence that explains a month."""
+        if day in self.beat_days:
+            return None
+        before, after = self._beats_around(day)
         if after - before >= self.deadman:
             hours = (after - before).total_seconds() / 3600
             return (f"no daily cycle completed between {before.isoformat()} and {after.isoformat()} "
                     f"({hours:.0f} h; dead-man alert after {self.deadman.total_seconds() / 3600:.0f} h)")
         return None
 
+    def _beats_around(self, day: Date) -> tuple[datetime, datetime]:
+        beats = self.facts.heartbeats
+        day_start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+        i = bisect_left(beats, day_start)
+        before = beats[i - 1] if i else datetime(self.start.year, self.start.month, self.start.day,
+                                                    tzinfo=timezone.utc)
+        j = bisect_left(beats, day_start + timedelta(days=1))
+        after = beats[j] if j < len(beats) else max(self.now, day_start + timedelta(days=1))
+        return before, after
+
     # -- all conditions for a job and period --------------------------------
-    def conditions(self, job: Job, first: Date, last: Date, protocol_id: Optional[str]) -> dict[str, str]:
+    def conditions(self, job: Job, first: Date, last: Date, protocol_id: Optional[str],
+                   kind: str = "month") -> dict[str, str]:
         found: dict[str, str] = {}
         if last < self.start:
             found["period_before_archive_start"] = f"the archive began on {self.start}"
@@ -354,10 +425,15 @@ class _Observer:
             reason = self.series_closed(last)
             if reason:
                 found["series_closed_without_successor"] = reason
-        if job.name == "full_sweep":
+        if job.name == job_table.FULL_SWEEP:
             reason = self.bridge(first, last)
             if reason:
                 found["bridge_preempts_sweep"] = reason
+            reason = self.budget_cut(first, last, protocol_id)
+            if reason:
+                found["budget_cut"] = reason
+            for condition, why in self.open_sweep_runs(first, last, protocol_id).items():
+                found.setdefault(condition, why)
         lo, hi = first.isoformat(), last.isoformat()
         for skip in self.skips:
             when = str(skip.get("date"))[:10]
@@ -369,19 +445,34 @@ class _Observer:
             mine = skip.get("job") in job.skip_jobs and (skip.get("protocol_id") in (None, protocol_id)
                                                           or not job.per_protocol)
             provider_wide = job.needs_provider and condition == "provider_unreachable"
-            if mine or provider_wide:
-                found.setdefault(condition, f"{skip.get('job')} on {when}: {skip.get('reason')}")
+            # A sweep that stopped at one protocol stopped for all it had not reached yet.
+            sweep_stop = (job.name == job_table.FULL_SWEEP and skip.get("job") in job.skip_jobs
+                          and condition in SWEEP_STOPPING)
+            if mine or provider_wide or sweep_stop:
+                found.setdefault(condition, f"{skip.get('job')} on {when}: {skip.get('reason')}"
+                                 + ("" if mine or provider_wide else "; the sweep stopped there"))
         days = _days(first, min(last, self.through))
-        absent = [r for r in (self.no_cycle_on(d) for d in days) if r]
+        if kind == "day":
+            absent = [r for r in (self.no_cycle_on(d) for d in days) if r]
+        else:
+            absent = [r for r in (self.deadman_around(d) for d in days) if r]
         if absent:
             found["no_daily_cycle"] = absent[0]
+        elif kind == "day" and not job.commercial and last < self.through:
+            found["cycle_step_missing"] = (f"the daily cycle ran on {first} but {job.name} recorded nothing: its "
+                                           "step failed or was not run, and nobody re-ran it that day")
+        if job.commercial:
+            schedule = "monthly_sweep_schedule" if job.name == job_table.FULL_SWEEP else "daily_subject_fingerprint_schedule"
+            found["paid_job_not_started"] = (f"{job.name} is paid and manual: nobody started it for "
+                                             f"{first if kind == 'day' else f'{first:%Y-%m}'} ({schedule} is "
+                                             "created stopped; the owner starts it)")
         return found
 
 
 def _output(facts: Facts, job: Job, first: Date, last: Date, protocol_id: Optional[str],
             by_date: dict[str, dict[str, list[dict]]]) -> Optional[tuple[Optional[str], str]]:
     """``(run_id, detail)`` when the job produced output in the period, else None."""
-    if job.name == "full_sweep":
+    if job.name == job_table.FULL_SWEEP:
         for run in facts.runs:
             when = str(run["run_date"])[:10]
             if (run.get("protocol_id") == protocol_id and run.get("series") == "commercial"
@@ -459,17 +550,17 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
                 if out is not None:
                     rows.append({**base, "status": "ran", "cause": None, "run_id": out[0], "detail": out[1]})
                     continue
-                found = observer.conditions(job, first, last, pid)
+                found = observer.conditions(job, first, last, pid, kind)
                 if not found:
                     (unexplained if ended else pending).append((job.name, label, pid))
                     continue
-                if not ended and not (set(found) - {"no_daily_cycle"}):
-                    pending.append((job.name, label, pid))   # still running; the dead-man may yet clear
+                if not ended and not (set(found) - AFTER_THE_FACT):
+                    pending.append((job.name, label, pid))   # still running: it may yet run
                     continue
                 cause = cause_for(found)
                 winner = next(c for c in PRECEDENCE if c in found)
-                rows.append({**base, "status": "gap", "cause": cause, "run_id": None,
-                             "detail": f"{winner}: {found[winner]}"})
+                rows.append({"record_type": GAP_RECORD_TYPE, **base, "status": "gap", "cause": cause,
+                             "run_id": None, "detail": f"{winner}: {found[winner]}"})
     return Coverage(rows, unexplained, pending, start.isoformat(), through)
 
 
@@ -481,16 +572,22 @@ def _latest(paths: ArchivePaths) -> dict[tuple, dict]:
 
 
 def write_rows(paths: ArchivePaths, rows: Iterable[dict]) -> list[dict]:
-    """Append each row whose status, cause or run differs from the latest recorded for its key."""
+    """Append every row whose status, cause or run differs from the latest recorded for its key, as one batch.
+
+    One locked, fsynced write for the whole set: a month's coverage is in the
+    log entirely or not at all, and costs about as much as one row.  A gap
+    row is written under SPEC's record type ``coverage_gap``.
+    """
     latest = _latest(paths)
-    written = []
+    changed = []
     for row in rows:
         key = (row["period"], row["job"], row["series"], row["protocol_id"])
         old = latest.get(key)
         if old is not None and all(old.get(k) == row[k] for k in ("status", "cause", "run_id")):
             continue
-        written.append(records.append(paths, "coverage", row))
-    return written
+        latest[key] = row
+        changed.append(row)
+    return records.append_many(paths, "coverage", changed) if changed else []
 
 
 def record_coverage(paths: ArchivePaths, through: str, since: Optional[str] = None, **kwargs) -> Coverage:

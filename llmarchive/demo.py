@@ -1,6 +1,6 @@
 """A demonstration archive: what ``make demo`` sets up before running the pipeline.
 
-Admission is a human act (SPEC §3, gate 4), so a fresh clone has only
+Admission is a human act (method §3, gate 4), so a fresh clone has only
 ``candidate`` protocols, and candidates never reach a curve or the open
 lane.  To show the whole pipeline, the demo admits the twelve ``v0``
 protocols by SPEC's lane rule with the reviewer recorded as
@@ -17,7 +17,7 @@ DEMO_REVIEWER = "make demo (scripted demonstration; no human review)"
 
 def admit_demo_protocols(paths: ArchivePaths, series: str = "v0") -> list[str]:
     """Admit every protocol of ``series`` by the lane rule; return the ids admitted now."""
-    from panels import lanes, registry
+    from llmarchive import lanes, registry
 
     registry.build_all(paths)
     admitted = []

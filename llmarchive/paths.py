@@ -28,13 +28,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
+from measure.errors import ArchiveError
+
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+
+
+class UnsafeId(ArchiveError, ValueError):
+    """An identifier that could name a file outside its folder."""
 
 
 def check_id(value: str, what: str = "identifier") -> str:
     """Refuse identifiers that could escape their folder (``..``, ``/``)."""
     if not isinstance(value, str) or not _SAFE_ID.match(value) or ".." in value:
-        raise ValueError(f"{what} {value!r} may use only letters, digits, '.', '_' and '-'")
+        raise UnsafeId(f"{what} {value!r} may use only letters, digits, '.', '_' and '-'")
     return value
 
 

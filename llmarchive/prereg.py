@@ -1,4 +1,4 @@
-"""Pre-registration (SPEC §3): a manifest of hashes, stamped with OpenTimestamps.
+"""Pre-registration (method §3): a manifest of hashes, stamped with OpenTimestamps.
 
 Admission fixes *what* a protocol asks; the stamp proves *by when* that was
 fixed, on a clock nobody here controls.  Three steps:
@@ -34,6 +34,7 @@ from llmarchive.jsonio import write_json
 from llmarchive.paths import ArchivePaths
 from llmarchive.records import utc_now, utc_today
 from measure.canonical import canonical_json
+from measure.errors import ArchiveError
 
 MANIFEST_GLOB = "preregistration_*.json"
 DEFAULT_CALENDARS = (
@@ -46,11 +47,11 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 ROW_FIELDS = ("protocol_id", "panel_sha256", "protocol_sha256")
 
 
-class PreregError(ValueError):
+class PreregError(ArchiveError, ValueError):
     """A manifest or proof that cannot be written or read; the message names the file."""
 
 
-class NoCalendar(RuntimeError):
+class NoCalendar(ArchiveError, RuntimeError):
     """No OpenTimestamps calendar could be reached; nothing was written."""
 
 
@@ -209,8 +210,10 @@ def stamp(manifest: Path, calendars: Sequence[str] = DEFAULT_CALENDARS, timeout:
     Raises :class:`NoCalendar` (writing nothing) when none answers, and
     :class:`PreregError` when the manifest already has a proof.
     """
+    import http.client
+
     from opentimestamps.core.op import OpAppend, OpSHA256
-    from opentimestamps.core.serialize import StreamSerializationContext
+    from opentimestamps.core.serialize import DeserializationError, StreamSerializationContext
     from opentimestamps.core.timestamp import DetachedTimestampFile
     from otsclient.cmds import remote_calendar
 
@@ -228,8 +231,14 @@ def stamp(manifest: Path, calendars: Sequence[str] = DEFAULT_CALENDARS, timeout:
         try:
             tip.merge(remote_calendar(url).submit(tip.msg, timeout=timeout))
             answered.append(url)
-        except Exception as exc:  # any network or protocol failure means "not reached"
-            errors.append(f"{url}: {exc.__class__.__name__}: {exc}")
+        except (OSError, http.client.HTTPException, DeserializationError, ValueError) as exc:
+            errors.append(f"{url}: {exc.__class__.__name__}: {exc}")   # the network or the answer failed
+        except Exception as exc:
+            # opentimestamps raises a bare Exception for a non-200 or oversized answer; anything of
+            # another class is a bug and keeps its traceback.
+            if type(exc) is not Exception:
+                raise
+            errors.append(f"{url}: {exc}")
     if not answered:
         raise NoCalendar("no OpenTimestamps calendar could be reached, so the manifest is NOT stamped and no .ots "
                          "was written. Tried: " + "; ".join(errors))

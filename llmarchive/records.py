@@ -13,16 +13,17 @@ must carry.  Writers may add fields; they may not drop these.  Every record
 also gets ``record_type`` (the kind), ``schema_version`` and ``recorded_at``
 (UTC, ISO 8601 with ``Z``).
 
-Some kinds are in SPEC §10's closed ``record_type`` list (``subject_model``,
+Some kinds are in the closed ``record_type`` list of method §10.3 (``subject_model``,
 ``generation_bridge``, ``bridge_incomplete``, ``series_closed``,
 ``needs_review``, ``comparison_point``); the others are internal
 bookkeeping kept deliberately outside that list, because adding a value to
 it would change ``schema_sha256``.
 """
 from datetime import datetime, timezone
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
-from llmarchive.jsonio import append_record, read_jsonl
+from measure.errors import ArchiveError
+from llmarchive.jsonio import append_record, append_records, read_jsonl, verify_log
 from llmarchive.paths import ArchivePaths
 from measure.schema import GAP_CAUSES, SCHEMA_VERSION
 
@@ -30,7 +31,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     # One row per scheduled job and period: it ran, or exactly one gap cause.
     # status "ran" → cause None and run_id set; status "gap" → cause ∈ GAP_CAUSES.
     "coverage": ("period", "job", "series", "protocol_id", "status", "cause", "run_id", "detail"),
-    # The reference model's daily fingerprint (SPEC §7): status pass | fail | unavailable.
+    # The reference model's daily fingerprint (method §7.1): status pass | fail | unavailable.
     "runtime_fingerprint": ("date", "status", "digest", "expected_digest", "model_sha256", "template_sha256",
                             "llama_cpp_version", "runner_arch", "n_threads", "n_batch", "seed"),
     # Anything that makes the day's measurements instrument_suspect.
@@ -45,7 +46,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "revalidation": ("date", "run_id", "status", "differences"),
     # Work that was due and skipped, with why (budget ladder, pre-registration guard, …).
     "skip": ("date", "job", "protocol_id", "reason", "cause"),
-    # Succession (SPEC §4.3).
+    # Succession (method §4.3).
     "subject_model": ("date", "model_family", "model_id", "previous_model_id", "declared_by"),
     "generation_bridge": ("date", "model_family", "old_model_id", "new_model_id", "protocol_ids", "status"),
     "needs_review": ("date", "model_family", "model_id", "reason"),
@@ -53,16 +54,20 @@ KINDS: dict[str, tuple[str, ...]] = {
     "bridge_incomplete": ("date", "model_family", "old_model_id", "new_model_id", "reason"),
     # A third party's run on an open panel, recomputed by our own estimator.
     "comparison_point": ("date", "protocol_id", "model_id", "submitted_by", "measurement"),
-    # Added with the instrument and succession (issue 6); bookkeeping outside SPEC's list.
+    # Added with the instrument and succession (issue 6); bookkeeping outside that closed list.
     # The model watch's bridge alarm, repeated once a day until the old and the new
     # model's bridge runs exist; "notified" says whether the webhook took it.
     "bridge_alarm": ("date", "model_family", "old_model_id", "new_model_id", "message", "notified"),
-    # A lease-on-life check that found the archive in any state but "alive" (SPEC §8).
+    # A lease-on-life check that found the archive in any state but "alive" (method §8).
     "lease": ("date", "state", "hours_since_cycle", "days_since_run", "reason"),
+    # A person's acknowledgement of a latched instrument alarm (method §7.4): what changed and why.
+    "core_change": ("date", "core_change", "reviewer", "acknowledged_alarms", "acknowledged_through"),
+    # A dated cut of the budget ladder's order (method §9.2), written by llmarchive.budget.
+    "budget_cut": ("date", "month", "from_level", "to_level", "step", "reason"),
 }
 
 
-class RecordError(ValueError):
+class RecordError(ArchiveError, ValueError):
     """A record that does not carry what its kind requires."""
 
 
@@ -76,8 +81,8 @@ def utc_today() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%d")
 
 
-def append(paths: ArchivePaths, kind: str, fields: Mapping[str, Any], recorded_at: Optional[str] = None) -> dict:
-    """Validate and append one record of ``kind``; return it as written."""
+def _prepare(kind: str, fields: Mapping[str, Any], recorded_at: Optional[str]) -> dict:
+    """Check one record of ``kind`` against :data:`KINDS` and stamp it."""
     if kind not in KINDS:
         raise RecordError(f"unknown record kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
     missing = [name for name in KINDS[kind] if name not in fields]
@@ -93,7 +98,39 @@ def append(paths: ArchivePaths, kind: str, fields: Mapping[str, Any], recorded_a
             raise RecordError(f"coverage status must be 'ran' or 'gap', got {status!r}")
     record = {"record_type": kind, "schema_version": SCHEMA_VERSION, "recorded_at": recorded_at or utc_now()}
     record.update(fields)
-    return append_record(paths.record_log(kind), record)
+    if kind == "coverage" and fields["status"] == "gap":
+        record["record_type"] = "coverage_gap"  # the closed list's name for a gap row (method §10.3)
+    return record
+
+
+def append(paths: ArchivePaths, kind: str, fields: Mapping[str, Any], recorded_at: Optional[str] = None) -> dict:
+    """Validate and append one record of ``kind``; return it as written."""
+    return append_record(paths.record_log(kind), _prepare(kind, fields, recorded_at))
+
+
+def append_many(paths: ArchivePaths, kind: str, rows: Sequence[Mapping[str, Any]],
+                recorded_at: Optional[str] = None) -> list[dict]:
+    """Validate and append several records of ``kind`` as one locked, fsynced write.
+
+    Every row is checked before anything is written, so a bad row writes
+    none of the batch (a month's coverage is all there or not at all).  One
+    lock, one write and one fsync for the whole batch: a month's coverage
+    rows cost about as much as one row.  Returns the records as written.
+    """
+    prepared = [_prepare(kind, fields, recorded_at) for fields in rows]
+    return append_records(paths.record_log(kind), prepared)
+
+
+def verify(paths: ArchivePaths, kind: str) -> int:
+    """Verify the whole chain of ``kind``'s log on demand; return its number of records.
+
+    Appends read only the log's last line, so a break in the middle of a log
+    is found here (and whenever a :class:`~llmarchive.jsonio.ChainedLog` is
+    opened), not by the next append.
+    """
+    if kind not in KINDS:
+        raise RecordError(f"unknown record kind {kind!r}")
+    return verify_log(paths.record_log(kind))
 
 
 def read(paths: ArchivePaths, kind: str) -> list[dict]:

@@ -1,4 +1,4 @@
-"""Daily revalidation (SPEC §8 ``revalidation_daily``): recompute old measurements, loudly.
+"""Daily revalidation (method §8 ``revalidation_daily``): recompute old measurements, loudly.
 
 Every day ten historical measurements (the count is ``revalidation_daily``
 in ``cadence.yaml``) are recomputed from their own trials with
@@ -26,11 +26,12 @@ from llmarchive.jsonio import RecordFileError
 from llmarchive.paths import ArchivePaths
 from llmarchive.runs import load_run
 from measure.verify import recompute
+from measure.errors import ArchiveError
 
 EPOCH = Date(2026, 9, 21)
 
 
-class RevalidationFailed(RuntimeError):
+class RevalidationFailed(ArchiveError, RuntimeError):
     """At least one historical measurement no longer recomputes to itself."""
 
     def __init__(self, message: str, differing: list[dict]) -> None:

@@ -15,6 +15,24 @@ nothing already written (trials, their tokens and timestamps, the run's
 first start) is rewritten.  A lock file stops two processes from working on
 one run at once.  There is no response cache: repeated samples are real calls.
 
+Failures that are not trials.  A call that never got an answer (a timeout,
+a reset, 429/5xx/529 or a malformed 200 outlasting the retries) is not
+data: nothing is recorded for its slot, the calls already in flight are
+recorded as they finish, and the run stops as ``interrupted`` — ``run.json``
+carries ``status: "interrupted"`` and ``interruption: {cause, condition,
+at, detail, slot}`` (cause ``provider_outage``) and :class:`RunInterrupted`
+says so.  The slot stays open and the next session calls it.  The same
+stop, with cause ``budget_halted``, when the next attempt's worst case would
+take the pool past its cap, and with cause ``write_failed`` when a trial or
+ledger write fails (a full disk): the log is cut back to its last whole
+record, so it reopens cleanly.
+
+Money.  For a paid subject each attempt's worst case is reserved in the
+spend ledger before it is sent, and each recorded trial is charged from the
+usage the provider reported, settling its reservations
+(:class:`llmarchive.budget.SpendMeter`); a call killed in flight stays
+charged at its worst case.
+
 Order.  The schedule is deterministic and interleaved so that a drift
 during a run (provider load, a model swap, thermal throttling) cannot fall
 on one version: replicate by replicate, item by item, the four versions of
@@ -28,10 +46,12 @@ What a trial record carries: ``record_type`` "trial", ``schema_version``,
 UTF-8 — never the prompt itself, so no guard wording travels in a trial),
 ``outcome``, ``token``, ``reason`` (why the outcome: the grammar's reason or
 the outcome table's), and the transport: ``response_text`` (the full trace,
-for every lane — SPEC §10), ``stop_reason``, ``returned_model_id``,
+for every lane — method §10), ``stop_reason``, ``returned_model_id``,
 ``input_tokens``, ``output_tokens``, ``latency_ms``, ``attempts``,
-``retry_causes``, ``answered`` (did the provider answer, i.e. could it bill),
-``started_at``, ``finished_at``.  Never a key.
+``retry_causes``, ``unknown_attempts`` (attempts that may have been billed
+without an answer arriving), ``answered`` (did the provider answer, i.e.
+could it bill), ``session`` (which session made the call: its ledger
+reservations), ``started_at``, ``finished_at``.  Never a key.
 """
 import asyncio
 import contextlib
@@ -43,7 +63,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Union
 
-from llmarchive.budget import Authorization, Budget, SpendMeter, append_many
+from llmarchive.budget import Authorization, Budget, BudgetHalted, SpendMeter, append_many
 from llmarchive.jsonio import ChainedLog, RecordFileError, read_json, read_jsonl, write_json
 from llmarchive.locks import lock_file
 from llmarchive.paths import ArchivePaths, check_id
@@ -53,17 +73,37 @@ from llmarchive.subjects.base import CallResult, SubjectError, classify
 from measure.measurement import MeasurementError, build, extractor_sha
 from measure.chain import ChainError
 from measure.schema import OUTCOMES, PROTOCOL_HEADER_FIELDS, SCHEMA_VERSION, SERIES, VERSIONS
+from measure.errors import ArchiveError
 
 MAX_CONCURRENCY = 64
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-class RunError(ValueError):
+class RunError(ArchiveError, ValueError):
     """A protocol or run folder the runner cannot use; the message says which and why."""
 
 
-class RunHalted(RuntimeError):
+class RunHalted(ArchiveError, RuntimeError):
     """The subject failed in a way no retry fixes; the trials recorded so far are kept."""
+
+
+class RunInterrupted(RunHalted):
+    """The run stopped with slots open for a passing reason (no answer, the pool's cap, a failed write).
+
+    ``interruption`` is what ``run.json`` records: ``cause`` (``provider_outage``,
+    ``budget_halted`` or ``write_failed``), ``condition`` (the coverage condition
+    it maps from, or None), ``at``, ``detail`` and ``slot``.  Running the same
+    run again resumes it.
+    """
+
+    def __init__(self, message: str, interruption: dict) -> None:
+        super().__init__(message)
+        self.interruption = interruption
+
+
+# cause → the coverage condition that names it (llmarchive.coverage.CONDITIONS)
+INTERRUPTION_CONDITIONS = {"provider_outage": "provider_unreachable", "budget_halted": "budget_refused",
+                           "write_failed": None}
 
 
 # --------------------------------------------------------------------------
@@ -166,7 +206,7 @@ def default_model_family(model_id: str) -> str:
     """A family name from a model id: version numbers and date stamps removed.
 
     ``claude-sonnet-5-5-20270101`` → ``claude-sonnet``.  A curve never crosses
-    families (SPEC §4.1); pass ``model_family`` explicitly when this guess
+    families (method §4.1); pass ``model_family`` explicitly when this guess
     is not the family you track.
     """
     parts = [p for p in re.split(r"[-_]", model_id.lower()) if p]
@@ -276,6 +316,7 @@ class _Run:
                                     subject.subject_model_id, budget)
         self.authorization = authorization
         self.called = 0
+        self.session_tag = "s0"
 
     # -- checks on an existing folder ------------------------------------
     def _previous_run(self) -> Optional[dict]:
@@ -338,10 +379,15 @@ class _Run:
                 self.progress(len(self.done), len(self.plan), trial)
         return written
 
+    def _cost_facts(self, trial: Mapping) -> dict:
+        """What the ledger needs beyond a trial record: the size of its prompt and max_tokens (its worst case)."""
+        prompt = self.prompts.get(trial.get("item_id"), {}).get(trial.get("version"), "")
+        return {"prompt_bytes": len(prompt.encode("utf-8")), "max_tokens": self.subject.max_tokens}
+
     def _charge(self, written: list[dict]) -> None:
-        """Ledger entries for recorded trials (derivable from the trial log, see reconcile)."""
+        """Ledger charges for recorded trials (derivable from the trial log, see reconcile)."""
         if self.meter is not None:
-            self.meter.record_many([(trial_key(trial), trial) for trial in written])
+            self.meter.record_many([(trial_key(trial), {**trial, **self._cost_facts(trial)}) for trial in written])
 
     def _trial(self, planned: PlannedTrial, result: CallResult) -> dict:
         decided = classify(result, self.protocol["options"], self.protocol["grammar_version"])
@@ -368,7 +414,9 @@ class _Run:
             "latency_ms": result.latency_ms,
             "attempts": result.attempts,
             "retry_causes": list(result.retry_causes),
+            "unknown_attempts": result.unknown_attempts,
             "answered": result.answered,
+            "session": self.session_tag,
             "started_at": result.started_at,
             "finished_at": result.finished_at,
         }
@@ -380,12 +428,58 @@ class _Run:
     def _call_key(self, planned: PlannedTrial) -> str:
         return f"{self.settings.run_id}/{planned.key}"
 
-    def _execute_sync(self, remaining: list[PlannedTrial]) -> None:
-        for planned in remaining:
-            self._charge(self._record([(planned, self.subject.call(self._prompt(planned),
-                                                                  self._call_key(planned)))]))
+    def _interruption(self, cause: str, planned: Optional[PlannedTrial], detail: str) -> dict:
+        return {"cause": cause, "condition": INTERRUPTION_CONDITIONS.get(cause), "at": utc_now(),
+                "detail": detail, "slot": None if planned is None else planned.key}
 
-    async def _execute_async(self, remaining: list[PlannedTrial]) -> None:
+    def _settle_unanswered(self, planned: PlannedTrial, attempts: Any, unknown: Any) -> None:
+        """Ledger: the attempts of a call that is not a trial (an error answer costs nothing, an unknown its worst)."""
+        if self.meter is None or not isinstance(attempts, int):
+            return
+        facts = self._cost_facts({"item_id": planned.item_id, "version": planned.version})
+        self.meter.charge_unanswered(planned.key, self.session_tag,
+                                     {"attempts": attempts, "unknown_attempts": unknown or 0, **facts})
+
+    def _before_send(self, planned: PlannedTrial):
+        """The hook that reserves each attempt's worst case before it leaves (paid subjects only)."""
+        if self.meter is None:
+            return None
+        facts = self._cost_facts({"item_id": planned.item_id, "version": planned.version})
+
+        async def reserve(attempt: int) -> None:
+            await asyncio.to_thread(self.meter.reserve, planned.key, self.session_tag, attempt,
+                                    facts["prompt_bytes"], facts["max_tokens"])
+        return reserve
+
+    def _call_failed(self, planned: PlannedTrial, exc: BaseException) -> Optional[tuple]:
+        """Turn what a call raised into a stop (None: not ours to handle, re-raise)."""
+        if isinstance(exc, SubjectError):
+            self._settle_unanswered(planned, getattr(exc, "attempts", None), getattr(exc, "unknown_attempts", 0))
+            return ("halted", str(exc))
+        if isinstance(exc, BudgetHalted):
+            return ("interrupted", self._interruption("budget_halted", planned, str(exc)))
+        return None
+
+    def _unanswered(self, planned: PlannedTrial, result: CallResult) -> tuple:
+        self._settle_unanswered(planned, result.attempts, result.unknown_attempts)
+        return ("interrupted", self._interruption("provider_outage", planned,
+                                                  f"{result.failure}: {result.detail or 'no answer'}"))
+
+    def _execute_sync(self, remaining: list[PlannedTrial]) -> Optional[tuple]:
+        for planned in remaining:
+            try:
+                result = self.subject.call(self._prompt(planned), self._call_key(planned))
+            except (SubjectError, BudgetHalted) as exc:
+                return self._call_failed(planned, exc)
+            if result.failure is not None:
+                return self._unanswered(planned, result)
+            try:
+                self._charge(self._record([(planned, result)]))
+            except OSError as exc:
+                return ("interrupted", self._interruption("write_failed", planned, f"{type(exc).__name__}: {exc}"))
+        return None
+
+    async def _execute_async(self, remaining: list[PlannedTrial]) -> Optional[tuple]:
         """Workers make the calls; one writer makes their trials durable.
 
         A worker hands its result to the writer and waits until the trial is
@@ -393,14 +487,25 @@ class _Run:
         calls are ever unrecorded.  The writer takes every result waiting
         at that moment and writes them with one fsync (group commit), in a
         thread, so the event loop keeps the other calls moving meanwhile.
-        Ledger entries follow off the critical path: the trial log is the
-        record of what was called, and a missing entry is added from it by
+        Ledger charges follow off the critical path: the trial log is the
+        record of what was called, and a missing charge is added from it by
         the next reconcile, so they never delay a call.
+
+        The first stop (no answer, the pool's cap, a failed write, a subject
+        error) ends the taking of new slots; the calls already in flight
+        finish and are recorded.  Returns that stop, or None.
         """
         pending = iter(remaining)
-        fatal: list[BaseException] = []
+        stops: list[tuple] = []
         queue: asyncio.Queue = asyncio.Queue()
         loop = asyncio.get_running_loop()
+
+        async def charge(written: list[dict]) -> None:
+            try:
+                await asyncio.to_thread(self._charge, written)
+            except OSError as exc:
+                stops.append(("interrupted", self._interruption("write_failed", None,
+                                                                f"spend ledger: {type(exc).__name__}: {exc}")))
 
         async def writer() -> None:
             charging: Optional[asyncio.Future] = None
@@ -414,7 +519,7 @@ class _Run:
                     if batch:
                         try:
                             written = await asyncio.to_thread(self._record, [(p, r) for p, r, _ in batch])
-                        except Exception as exc:  # the workers re-raise it
+                        except Exception as exc:  # relayed, not handled: the waiting worker re-raises all but OSError
                             for *_, done in batch:
                                 done.set_exception(exc)
                             if stop:
@@ -424,7 +529,7 @@ class _Run:
                             done.set_result(None)
                         if charging is not None:
                             await charging
-                        charging = asyncio.ensure_future(asyncio.to_thread(self._charge, written))
+                        charging = asyncio.ensure_future(charge(written))
                     if stop:
                         return
             finally:
@@ -433,16 +538,32 @@ class _Run:
 
         async def worker() -> None:
             for planned in pending:          # one shared iterator: calls start in schedule order
-                if fatal:
+                if stops:
                     return
                 try:
-                    result = await self.subject.acall(self._prompt(planned), self._call_key(planned))
-                except SubjectError as exc:
-                    fatal.append(exc)
+                    hook = self._before_send(planned)
+                    if hook is None:
+                        result = await self.subject.acall(self._prompt(planned), self._call_key(planned))
+                    else:
+                        result = await self.subject.acall(self._prompt(planned), self._call_key(planned), hook)
+                except (SubjectError, BudgetHalted) as exc:
+                    stops.append(await asyncio.to_thread(self._call_failed, planned, exc))
+                    return
+                except OSError as exc:       # the reservation could not be written: nothing was sent
+                    stops.append(("interrupted", self._interruption("write_failed", planned,
+                                                                    f"spend ledger: {type(exc).__name__}: {exc}")))
+                    return
+                if result.failure is not None:
+                    stops.append(await asyncio.to_thread(self._unanswered, planned, result))
                     return
                 durable = loop.create_future()
                 queue.put_nowait((planned, result, durable))
-                await durable
+                try:
+                    await durable
+                except OSError as exc:
+                    stops.append(("interrupted", self._interruption("write_failed", planned,
+                                                                    f"trial log: {type(exc).__name__}: {exc}")))
+                    return
 
         workers = min(self.settings.concurrency, len(remaining))
         writing = asyncio.create_task(writer())
@@ -452,14 +573,14 @@ class _Run:
         finally:
             queue.put_nowait(None)
             await writing
-        if fatal:
-            raise fatal[0]
+        halted = [s for s in stops if s[0] == "halted"]
+        return (halted or stops or [None])[0]
 
     # -- the whole run -----------------------------------------------------------
     def execute(self) -> RunResult:
         already = len(self.done)
         if self.meter is not None:
-            self.meter.reconcile(self.done.values(), trial_key)
+            self.meter.reconcile(self.done.values(), trial_key, self._cost_facts)
         finished = self.folder / "measurement.json"
         if (already == len(self.plan) and self.previous and self.previous.get("status") == "complete"
                 and finished.exists()):
@@ -468,19 +589,27 @@ class _Run:
         session = {"started_at": utc_now(), "ended_at": None, "recorded_before": already, "called": 0,
                    "outcome": "running"}
         sessions = list((self.previous or {}).get("sessions", [])) + [session]
+        # Names this session's ledger reservations; unique even when two sessions start in the same second.
+        self.session_tag = f"s{len(sessions)}"
         self._write_run("running", sessions)
         remaining = [p for p in self.plan if p.identity not in self.done]
-        status, error = "complete", None
+        status, error, interruption = "complete", None, None
         try:
+            stop = None
             if remaining:
                 if self.subject.is_async:
-                    asyncio.run(self._execute_async(remaining))
+                    stop = asyncio.run(self._execute_async(remaining))
                 else:
-                    self._execute_sync(remaining)
-        except SubjectError as exc:
-            status, error = "halted", str(exc)
+                    stop = self._execute_sync(remaining)
+            if stop is not None:
+                status = stop[0]
+                if status == "halted":
+                    error = stop[1]
+                else:
+                    interruption = stop[1]
         except KeyboardInterrupt:
             status = "interrupted"
+            interruption = self._interruption("stopped_by_operator", None, "KeyboardInterrupt")
             raise
         finally:
             if status == "complete" and len(self.done) < len(self.plan):
@@ -488,7 +617,15 @@ class _Run:
             session.update(ended_at=utc_now(), called=self.called, outcome=status)
             if error:
                 session["error"] = error
-            run = self._write_run(status, sessions)
+            if interruption:
+                session["interruption"] = interruption
+            try:
+                run = self._write_run(status, sessions, interruption)
+            except OSError as exc:
+                if interruption is None or interruption["cause"] != "write_failed":
+                    raise
+                run = dict(self.previous or {}, status=status, interruption=interruption)
+                interruption["detail"] += f"; run.json could not be updated either ({type(exc).__name__})"
         measurement = None
         if status == "complete":
             measurement = self._measure(run)
@@ -496,6 +633,13 @@ class _Run:
         if status == "halted":
             raise RunHalted(f"run {self.settings.run_id} stopped after {len(self.done)} of {len(self.plan)} trials: "
                             f"{error}; fix the cause and run the same --run-id again to resume")
+        if interruption is not None:
+            open_slots = len(self.plan) - len(self.done)
+            raise RunInterrupted(
+                f"run {self.settings.run_id} interrupted ({interruption['cause']}) after {len(self.done)} of "
+                f"{len(self.plan)} trials: {interruption['detail']}. {open_slots} slot(s) are still open and nothing "
+                "was recorded for them; run the same --run-id again (or materialise again) to resume",
+                interruption)
         return RunResult(self.folder, run, trials, measurement, self.called, already)
 
     def _ordered_trials(self) -> list[dict]:
@@ -509,7 +653,7 @@ class _Run:
         write_json(self.folder / "measurement.json", record)
         return record
 
-    def _write_run(self, status: str, sessions: list[dict]) -> dict:
+    def _write_run(self, status: str, sessions: list[dict], interruption: Optional[dict] = None) -> dict:
         trials = list(self.done.values())
         subject, previous = self.subject, self.previous or {}
         returned = Counter(t.get("returned_model_id") for t in trials if t.get("returned_model_id"))
@@ -521,7 +665,8 @@ class _Run:
             raise RunError(f"series must be one of {SERIES}, got {series!r}")
         family = (self.settings.model_family or previous.get("model_family")
                   or default_model_family(getattr(subject, "name", None) or subject.subject_model_id))
-        cost = 0.0 if not subject.billed else (self.meter.run_cost() if self.meter else None)
+        charged, worst = (0.0, 0.0) if not subject.billed else (self.meter.run_totals() if self.meter else (None, 0.0))
+        cost = None if charged is None else round(charged + worst, 6)
 
         def total(key: str) -> int:
             return sum(t.get(key) or 0 for t in trials)
@@ -564,7 +709,10 @@ class _Run:
             "output_tokens": total("output_tokens"),
             "attempts": total("attempts"),
             "latency_ms": total("latency_ms"),
-            "cost_eur": cost,
+            "cost_eur": cost,                       # charged + open worst case
+            "cost_charged_eur": charged,
+            "cost_worst_case_eur": worst,
+            "interruption": interruption,
             "trials_last_sha256": self.log.last_hash,
         }
         if previous.get("status") == "complete" and previous.get("finished_at"):

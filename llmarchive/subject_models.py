@@ -1,12 +1,12 @@
 """``subject_models.yaml``: the tracked family, its active model, and who may declare a successor.
 
-The file states the decisions made at the start (SPEC §4.3, §5, §13.4).  What
+The file states the decisions made at the start (method §4.3, §5, §13.4).  What
 happened afterwards lives in the record logs: the active model is the
 ``model_id`` of the latest ``subject_model`` record of the family (written by
 the model watch on a declared switch), or the file's ``active_model`` before
 any such record exists.
 
-A successor is *declared* by exactly one of two things (SPEC §4.3):
+A successor is *declared* by exactly one of two things (method §4.3):
 
 * a machine-readable field on the active model's entry in the provider's
   models list, named by ``successor_declaration.models_endpoint_field``;
@@ -25,6 +25,7 @@ from datetime import date as Date
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from measure.errors import ArchiveError
 from llmarchive import records
 from llmarchive.jsonio import RecordFileError, read_json
 from llmarchive.paths import ArchivePaths
@@ -38,7 +39,7 @@ SNAPSHOT_FIELDS = ("captured_on", "archive_url", "page_sha256", "model_id", "suc
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
-class SubjectModelsError(ValueError):
+class SubjectModelsError(ArchiveError, ValueError):
     """A subject_models.yaml or snapshot file that cannot be used; the message names file and field."""
 
 
@@ -99,13 +100,19 @@ def load_subject_models(path: Optional[Union[str, Path]] = None) -> SubjectModel
     return SubjectModels(**{**config.__dict__, "source": file})
 
 
+def latest_subject_model(paths: ArchivePaths, family: str) -> Optional[dict]:
+    """The family's latest ``subject_model`` record (the switch in force), or None before the first watch."""
+    latest = None
+    for record in records.read(paths, "subject_model"):
+        if record.get("model_family") == family and record.get("model_id"):
+            latest = record
+    return latest
+
+
 def active_model(paths: ArchivePaths, config: SubjectModels) -> str:
     """The family's active model: the latest ``subject_model`` record, else the file's."""
-    current = config.active_model
-    for record in records.read(paths, "subject_model"):
-        if record.get("model_family") == config.model_family and record.get("model_id"):
-            current = record["model_id"]
-    return current
+    latest = latest_subject_model(paths, config.model_family)
+    return config.active_model if latest is None else latest["model_id"]
 
 
 @dataclass(frozen=True)

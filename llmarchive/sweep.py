@@ -1,4 +1,4 @@
-"""The monthly sweep: the paid, unattended path (SPEC §8 ``full_sweep``, §9).
+"""The monthly sweep: the paid, unattended path (method §8 ``full_sweep``, §9).
 
 :func:`sweep` runs every admitted protocol of the configured series on the
 family's active model, once per calendar month, and decides — before any
@@ -10,18 +10,30 @@ paid call — what may not run and why, recording each decision:
    every protocol skipped, condition ``bridge_preempts_sweep``;
 3. the provider cannot be reached (the free models list fails) → every
    protocol skipped, ``provider_unreachable``;
-4. a protocol that is not pre-registered (:func:`llmarchive.prereg.is_preregistered`)
-   → skipped as ``not_preregistered`` (cause ``protocol_confounded``),
-   spending nothing;
-5. the budget ladder (:func:`llmarchive.budget.allowed_protocols`) → the
+4. a protocol that is not pre-registered → skipped as ``not_preregistered``
+   (cause ``protocol_confounded``), spending nothing — the guard of every
+   paid ``full_sweep`` run (:func:`llmarchive.paid_run.preregistration_guard`),
+   asked here before the ladder ranks the month;
+5. the programme's degradation level (:func:`llmarchive.budget.review_degradation`,
+   method §9's order of cuts: 12 → 8 → 6 protocols, then quarterly, then the
+   tier) → the protocols and months it cuts are skipped as ``budget_refused``
+   (cause ``budget_halted``), the reason naming the dated ``budget_cut``;
+6. the budget ladder (:func:`llmarchive.budget.allowed_protocols`) → the
    protocols it leaves out are recorded by the budget module (``budget_halted``);
-6. a protocol already measured this month is not run again.
+7. a protocol already measured this month is not run again.
 
-Everything allowed then runs through the runner (resumable: a sweep killed
-mid-way continues the same run folders), each run authorised separately
-so the ladder is re-read as money is spent, and marked ``instrument_suspect``
-when the day has no passing runtime fingerprint.  Finally the month's
-``full_sweep`` coverage rows are written.
+Everything allowed then starts through :func:`llmarchive.paid_run.start_paid_run`,
+the one path of every paid run (resumable: a sweep killed mid-way continues
+the same run folders): each run is authorised separately, so the ladder is
+re-read as money is spent, and marked ``instrument_suspect`` when the day has
+no passing runtime fingerprint or an alarm is latched.  When a run stops — the
+provider gave no answer (:class:`llmarchive.runner.RunInterrupted`, the run
+left ``interrupted`` with its slots open), the pool's cap, or a request the
+provider refuses — the sweep stops too, and that protocol and every one it
+did not reach get a ``skip`` naming the condition (``provider_unreachable``,
+``budget_refused``, ``provider_refused_request``), so a month that ends
+with slots open has its cause.  The next sweep that month resumes.  Finally
+the month's ``full_sweep`` coverage rows are written.
 """
 import dataclasses
 import re
@@ -30,9 +42,12 @@ from typing import Any, Callable, Collection, Optional
 
 from llmarchive import budget as budget_mod
 from llmarchive.bridge import bridge_in_month
-from llmarchive.coverage import complete_runs, compute, record_skip, sweep_protocols, write_rows
+from llmarchive import jobs as job_table
+from llmarchive.coverage import complete_runs, compute, sweep_protocols, write_rows
+from llmarchive.skips import record_skip
 from llmarchive.paths import ArchivePaths
 from llmarchive.subject_models import SubjectModels, active_model
+from llmarchive.subjects.base import SubjectError
 
 
 @dataclass
@@ -79,10 +94,9 @@ def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
     have their skips recorded.  The month's coverage rows are then left to
     the coverage job, which sees every protocol at once.
     """
-    from llmarchive.instrument.verdict import day_verdict
-    from llmarchive.prereg import is_preregistered
-    from llmarchive.runner import RunHalted, RunSettings, protocol_header, recorded_trials, run_protocol, schedule
-    from panels import registry
+    from llmarchive import registry
+    from llmarchive.paid_run import PaidRun, PaidRunRefused, preregistration_guard, start_paid_run
+    from llmarchive.runner import RunHalted, RunInterrupted
 
     model = active_model(paths, config)
     out = SweepOutcome(day, model)
@@ -99,7 +113,7 @@ def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
         for h in headers:
             if h["protocol_id"] in done_this_month or not mine(h["protocol_id"]):
                 continue
-            record_skip(paths, day, "sweep", h["protocol_id"], condition, reason)
+            record_skip(paths, day, job_table.FULL_SWEEP, h["protocol_id"], condition, reason)
             out.skipped.append((h["protocol_id"], condition, reason))
 
     def finish() -> SweepOutcome:
@@ -121,7 +135,7 @@ def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
     if provider_check is not None:
         try:
             provider_check()
-        except Exception as exc:
+        except SubjectError as exc:   # only a failed models list; a bug in this code is no provider gap
             skip_all("provider_unreachable", f"{config.provider} could not be reached: {exc}")
             return finish()
 
@@ -130,24 +144,23 @@ def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
         raise budget_mod.BudgetError(f"{paths.budget_file} does not exist: the sweep is paid work "
                                      "(`llmarchive budget init …`)")
     candidates = []
-    prereg_reason: dict[str, str] = {}
     for h in headers:
         pid = h["protocol_id"]
         if pid in done_this_month:
             if mine(pid):
                 out.already.append(pid)
             continue
-        protocol = registry.load_protocol(paths, pid)
-        listed, why = is_preregistered(paths, protocol)
-        if not listed:
+        # The guard of every paid run, asked before the ladder ranks anything: an unlisted protocol
+        # takes no place a listed one could have.
+        try:
+            preregistration_guard(paths, registry.load_protocol(paths, pid), job_table.FULL_SWEEP, day, record=mine(pid))
+        except PaidRunRefused as refused:
             if mine(pid):
-                reason = f"not_preregistered: {why}"
-                record_skip(paths, day, "sweep", pid, "not_preregistered", reason)
-                out.skipped.append((pid, "not_preregistered", reason))
+                out.skipped.append((pid, refused.condition, refused.reason))
             continue
         candidates.append(h)
-        prereg_reason[pid] = why
-    plan = (budget_mod.allowed_protocols(paths, candidates, job="sweep", date=day, budget=budget, record_skips=False)
+    candidates = _apply_degradation(paths, budget, day, candidates, out, mine)
+    plan = (budget_mod.allowed_protocols(paths, candidates, job=job_table.FULL_SWEEP, date=day, budget=budget, record_skips=False)
             if candidates else None)
     if plan is not None:
         plan = dataclasses.replace(plan, allowed=[p for p in plan.allowed if mine(p)],
@@ -155,34 +168,70 @@ def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
         budget_mod.record_plan_skips(paths, plan, day)
         out.skipped += [(pid, "budget_refused", reason) for pid, reason in plan.skipped]
 
-    suspect = day_verdict(paths, day).instrument_suspect()
     all_headers = [h for h in registry.list_protocols(paths) if h.get("n")]
-    for pid in (plan.allowed if plan else []):
+    queue = list(plan.allowed if plan else [])
+    for position, pid in enumerate(queue):
         protocol = registry.load_protocol(paths, pid)
         run_id = sweep_run_id(day, pid, model)
-        calls = len(schedule(protocol)) - recorded_trials(paths, run_id)
-        try:
-            authorization = budget_mod.authorize_run(paths, budget, protocol_header(protocol), "sweep",
-                                                     max(calls, 0), all_headers, date=day)
-        except budget_mod.BudgetHalted as exc:
-            out.skipped.append((pid, "budget_refused", str(exc)))
-            continue
-        subject = subject_factory(model, protocol["generation"]["max_tokens"])
         resuming = (paths.run_dir(run_id) / "run.json").exists()
-        settings = RunSettings(run_id=run_id, run_date=None if resuming else day, series="commercial",
-                               model_family=config.model_family, concurrency=concurrency,
-                               instrument_suspect=suspect,
-                               extra={"job": "sweep",
-                                      "preregistration": {"listed": True, "reason": prereg_reason[pid]}})
+        request = PaidRun(job=job_table.FULL_SWEEP, run_id=run_id, day=day, run_date=None if resuming else day,
+                          series="commercial", model_family=config.model_family, concurrency=concurrency)
         try:
-            result = run_protocol(paths, protocol, subject, settings, authorization=authorization, budget=budget,
-                                  progress=progress)
-        except RunHalted as exc:
-            condition = "provider_refused_request"
-            record_skip(paths, day, "sweep", pid, condition, f"the run stopped: {exc}")
-            out.skipped.append((pid, condition, str(exc)))
+            result = start_paid_run(paths, protocol, subject_factory(model, protocol["generation"]["max_tokens"]),
+                                    request, budget=budget, all_headers=all_headers, config=config,
+                                    progress=progress)
+        except PaidRunRefused as refused:     # the ladder, asked again as money is spent; the skip is recorded
+            out.skipped.append((pid, refused.condition, refused.reason))
+            continue
+        except RunInterrupted as exc:
+            condition = exc.interruption.get("condition")
             out.halted = str(exc)
+            if condition:
+                _skip_rest(paths, day, out, queue[position:], condition,
+                           f"the sweep stopped at {pid}: {exc.interruption['detail']} "
+                           f"({exc.interruption['cause']}, {exc.interruption['at']}); the open slots resume "
+                           "with the next sweep this month")
+            break
+        except RunHalted as exc:
+            out.halted = str(exc)
+            _skip_rest(paths, day, out, queue[position:], "provider_refused_request", f"the run stopped: {exc}")
             break
         if result.complete:
             out.ran.append(pid)
     return finish()
+
+
+def _skip_rest(paths: ArchivePaths, day: str, out: SweepOutcome, pids: list[str], condition: str,
+               reason: str) -> None:
+    """The protocol a run stopped at and every one after it: skipped this pass, with the condition seen."""
+    for pid in pids:
+        record_skip(paths, day, job_table.FULL_SWEEP, pid, condition, reason)
+        out.skipped.append((pid, condition, reason))
+
+
+def _apply_degradation(paths: ArchivePaths, budget: budget_mod.Budget, day: str, candidates: list[dict],
+                       out: SweepOutcome, mine: Callable[[str], bool]) -> list[dict]:
+    """Review the programme's level (recording any new cut) and keep what it allows this month."""
+    if not candidates:
+        return candidates
+    calls = max(budget_mod.protocol_calls(h) for h in candidates)
+    budget_mod.review_degradation(paths, budget, day, calls)
+    cuts = budget_mod.budget_cuts(paths)
+    if not cuts:
+        return candidates
+    level, decided = budget_mod.LEVELS[cuts[-1]["to_level"]], cuts[-1]["date"]
+    why = f"budget_cut of {decided}: the programme is {level.describe()}"
+    if not budget_mod.sweep_due(level, day[:7]):
+        reason = (why if level.tier_drop else
+                  f"{why}; {day[:7]} is not a quarter's sweep month")
+        for h in candidates:
+            if mine(h["protocol_id"]):
+                record_skip(paths, day, job_table.FULL_SWEEP, h["protocol_id"], "budget_refused", reason)
+                out.skipped.append((h["protocol_id"], "budget_refused", reason))
+        return []
+    kept = set(budget_mod.select_protocols(candidates, level.protocols))
+    for h in candidates:
+        if h["protocol_id"] not in kept and mine(h["protocol_id"]):
+            record_skip(paths, day, job_table.FULL_SWEEP, h["protocol_id"], "budget_refused", why)
+            out.skipped.append((h["protocol_id"], "budget_refused", why))
+    return [h for h in candidates if h["protocol_id"] in kept]

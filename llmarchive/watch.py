@@ -1,4 +1,4 @@
-"""The model watch (SPEC §4.3): read the provider's models list, act on what changed.
+"""The model watch (method §4.3): read the provider's models list, act on what changed.
 
 Every run of :func:`watch` reads the whole models list (all pages) through
 :func:`llmarchive.subjects.list_models`, records one ``model_observed`` per
@@ -17,8 +17,11 @@ listed id per day, and then applies the three cases — no guessing:
    successor → ``series_closed``; from then on the commercial jobs' gaps have
    cause ``generation_retired_early`` until a new series is decided by hand.
 
-Any pending bridge whose old model has left the list is recorded
-``bridge_incomplete``.  The first watch of an archive records the list as it
+Any pending bridge whose old model has left the list before its half of
+the bridge was complete is recorded ``bridge_incomplete``; once the old
+model's runs are all complete, its leaving closes nothing.  A declaration
+that names an id whose ``needs_review`` is still open resolves that review
+(:mod:`llmarchive.review`): the held bridge runs join the curve.  The first watch of an archive records the list as it
 stands (the baseline) plus the initial ``subject_model`` from the file; ids
 already listed then are not "new".
 
@@ -37,12 +40,15 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from llmarchive import records
-from llmarchive.bridge import bridge_key, bridge_protocols, bridges, close_if_complete, open_bridges, record_incomplete
+from llmarchive import review
+from llmarchive.bridge import (bridge_key, bridge_protocols, bridges, close_if_complete, old_model_left,
+                               open_bridges, record_incomplete)
 from llmarchive.cadence import load_cadence
-from llmarchive.coverage import record_skip
+from llmarchive.skips import record_skip
 from llmarchive.paths import ArchivePaths
 from llmarchive.subject_models import SubjectModels, active_model, declared_successor, snapshots
 from llmarchive.subjects.base import SubjectError
+from measure.errors import ArchiveError
 
 
 @dataclass
@@ -94,7 +100,8 @@ def watch(paths: ArchivePaths, day: str, config: SubjectModels, *, base_url: Opt
         listing = fetch() if fetch is not None else _models(config, base_url, max_attempts)
     except SubjectError as exc:
         text = str(exc)
-        condition = "provider_refused_request" if "answered HTTP 4" in text else "provider_unreachable"
+        refused = exc.status is not None and 400 <= exc.status < 500   # the provider's own 4xx answer
+        condition = "provider_refused_request" if refused else "provider_unreachable"
         out.outage = text
         out.written.append(record_skip(paths, day, "model_watch", None, condition,
                                        f"{config.provider} models list could not be read: {text}"))
@@ -140,7 +147,7 @@ def watch(paths: ArchivePaths, day: str, config: SubjectModels, *, base_url: Opt
         try:
             pids = bridge_protocols(paths, config, count)
             plan_note = None
-        except Exception as exc:  # the alarm must still fire without a full protocol set
+        except ArchiveError as exc:  # the alarm must still fire without a full protocol set
             pids, plan_note = [], str(exc)
         fields = {"date": day, "model_family": family, "old_model_id": active, "new_model_id": new_id,
                   "protocol_ids": pids, "status": "pending", "why": why}
@@ -165,6 +172,12 @@ def watch(paths: ArchivePaths, day: str, config: SubjectModels, *, base_url: Opt
             raise_bridge(successor, f"declared successor ({declared_by})")
             write("subject_model", {"date": day, "model_family": family, "model_id": successor,
                                     "previous_model_id": active, "declared_by": declared_by})
+            pending = review.review_of(paths, family, successor)
+            if pending is not None and pending.state == "pending":
+                # The declaration answers the open question: the held bridge runs join the curve.
+                done = review.resolve(paths, pending.review_id, "successor", declared_by, day, review=pending,
+                                      note="resolved by the provider's declaration, seen by the model watch")
+                out.written.append(done.record)
 
     for new_id in out.new_ids:
         if new_id == successor:
@@ -183,6 +196,7 @@ def watch(paths: ArchivePaths, day: str, config: SubjectModels, *, base_url: Opt
                                     "reason": f"{active} is no longer listed by {config.provider} and no successor "
                                               "was declared; a new series starts only when decided"})
 
+    out.written += review.settle(paths, day, family)
     _repeat_alarms(paths, day, config, out, webhook, listed=set(entries))
     return out
 
@@ -198,11 +212,14 @@ def _repeat_alarms(paths: ArchivePaths, day: str, config: SubjectModels, out: Wa
             out.written.append(closed)
             out.notes.append(f"bridge {bridge['old_model_id']} → {bridge['new_model_id']} is complete")
             continue
-        if listed is not None and bridge["old_model_id"] not in listed:
+        if old_model_left(paths, bridge, listed):
             out.written.append(record_incomplete(
-                paths, bridge, day, f"{bridge['old_model_id']} left the provider's list before the bridge's runs "
-                                    "were complete: a permanent discontinuity"))
+                paths, bridge, day, f"{bridge['old_model_id']} left the provider's list before its half of the "
+                                    "bridge was complete: a permanent discontinuity"))
             continue
+        if listed is not None and bridge["old_model_id"] not in listed:
+            out.notes.append(f"{bridge['old_model_id']} is no longer listed, but its half of the bridge is "
+                             f"complete: the bridge completes with {bridge['new_model_id']}'s runs")
         message = (f"GENERATION BRIDGE PENDING since {bridge['date']}: {bridge['old_model_id']} → "
                    f"{bridge['new_model_id']} ({bridge['model_family']}). Run both models on "
                    f"{', '.join(bridge.get('protocol_ids') or []) or '(no protocol plan: admit one protocol per type)'} "

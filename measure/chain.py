@@ -10,16 +10,21 @@ import json
 from typing import Iterable, Mapping, Optional
 
 from measure.canonical import canonical_json, canonical_sha256
+from measure.errors import ArchiveError
 
 GENESIS = "0" * 64
 
 
-class ChainError(ValueError):
+class ChainError(ArchiveError, ValueError):
     """A chain that does not verify; ``index`` is the first broken record."""
 
     def __init__(self, index: int, message: str) -> None:
         super().__init__(f"record #{index}: {message}")
         self.index = index
+
+
+class ChainFileError(ArchiveError, ValueError):
+    """A log line that is not a JSON object, named by file and line."""
 
 
 def record_hash(record: Mapping) -> str:
@@ -73,9 +78,9 @@ def parse_lines(lines: Iterable[str], source: str = "log") -> list[dict]:
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{source}, line {number}: not valid JSON ({exc.msg})") from None
+            raise ChainFileError(f"{source}, line {number}: not valid JSON ({exc.msg})") from None
         if not isinstance(value, dict):
-            raise ValueError(f"{source}, line {number}: a record must be a JSON object")
+            raise ChainFileError(f"{source}, line {number}: a record must be a JSON object")
         out.append(value)
     return out
 

@@ -1,4 +1,4 @@
-"""Gate 1 — structural invariants of a protocol's panel (SPEC §3).
+"""Gate 1 — structural invariants of a protocol's panel (method §3).
 
 B is an equivalent rewording of A only if it poses the same decision
 problem.  This gate checks that mechanically, per item, in two directions:
@@ -10,14 +10,20 @@ problem.  This gate checks that mechanically, per item, in two directions:
   has exactly one strictly dominant option, the one the family names as the
   choice a reader of A would *not* make by default;
 * **the texts against the structure** — every version has one line per
-  option; each option line quotes exactly the numbers of that option's
-  lottery (under the version's numbers: A, A′ and B use ``values``, C uses
-  ``c_values``); the rest of the text quotes only the scenario's numbers
-  (plus, in an ``anchoring`` protocol, exactly one anchor number) and states
-  what the family must state (the money already spent; the rates, as
-  percentages or as natural frequencies).  A B that quietly changed a payoff
-  or a probability therefore fails here even when its structure block is
-  untouched.
+  option; each option line quotes, *in order*, exactly the numbers that
+  option offers in that version's frame (:func:`version_frame`: gain or loss
+  description, percentages or natural frequencies, the sunk amount named or
+  not — only the ``wording`` type's B is transformed), under the version's
+  numbers (A, A′ and B use ``values``, C uses ``c_values``); the rest of the
+  text quotes, in order and nothing else, what the family states there (the
+  amount at stake; the money already spent; the rates: base rate, hit rate,
+  false-alarm rate as percentages, or population, true cases, flagged true
+  cases, true cases, flagged others, others as natural frequencies), plus in
+  an ``anchoring`` protocol exactly one lone anchor number.  Order matters
+  because it carries the meaning: a B that swaps a gamble's two chances, or
+  the two flagged counts, quotes the right *set* of numbers and still poses
+  another problem.  A B that quietly changed a payoff or a probability
+  therefore fails here even when its structure block is untouched.
 
 Pure standard library, like the rest of :mod:`measure`: the family
 formulas below deliberately repeat the panel builder's
@@ -136,32 +142,61 @@ def dominant(evs: Mapping[str, Fraction]) -> Optional[str]:
     return top[0] if len(top) == 1 else None
 
 
-def option_number_sets(family: str, role: str, values: Mapping[str, int]) -> list[frozenset]:
-    """The acceptable sets of numbers one option line may quote."""
-    d = derived(family, values)
-    v = dict(values, **d)
+def version_frame(family: str, rewording_type: Optional[str], version: str) -> str:
+    """What a version presents, from its type alone: the one place the text may be transformed.
+
+    ``gain``/``loss`` (risky choice), ``pct``/``freq`` (base rate: percentages
+    or natural frequencies), ``plain``/``sunk`` (sunk cost: the stop option
+    names the money already spent).  Only the ``wording`` type's B is
+    transformed; A, A′, C and every other type's B show the base frame.
+    """
+    transformed = version == "B" and rewording_type == "wording"
+    if family == "risky_choice_framing":
+        return "loss" if transformed else "gain"
+    if family == "base_rate_neglect":
+        return "freq" if transformed else "pct"
+    return "sunk" if transformed else "plain"
+
+
+def option_numbers(family: str, role: str, shown: str, values: Mapping[str, int]) -> list[list[int]]:
+    """The acceptable *ordered* number sequences one option line may quote.
+
+    Order carries meaning (which percentage is the chance of saving all, which
+    count is saved), so a line quoting the right numbers in the wrong places
+    fails.  Each list is one acceptable sequence.
+    """
+    v = dict(values, **derived(family, values))
     if family == "risky_choice_framing":
         if role == "sure":
-            return [frozenset({v["sure"], v["total"]}), frozenset({v["sure_lost"], v["total"]})]
-        return [frozenset({v["p_pct"], v["q_pct"], v["total"]})]
+            return [[v["sure"] if shown == "gain" else v["sure_lost"], v["total"]]]
+        return [[v["p_pct"], v["total"], v["q_pct"]]]
     if family == "sunk_cost_fallacy":
         if role == "stop":
             # The wording type's B names the money already spent inside this option.
-            return [frozenset({v["stop_value"]}), frozenset({v["stop_value"], v["spent"]})]
-        return [frozenset({v["p_pct"], v["q_pct"], v["win"]})]
-    return [frozenset({v["pay_case" if role == "case" else "pay_clear"]})]
+            return [[v["spent"], v["stop_value"]]] if shown == "sunk" else [[v["stop_value"]]]
+        return [[v["p_pct"], v["win"], v["q_pct"]]]
+    return [[v["pay_case" if role == "case" else "pay_clear"]]]
 
 
-def required_context(family: str, values: Mapping[str, int]) -> list[tuple[str, frozenset]]:
-    """Named alternatives of numbers the non-option text must quote (any one)."""
+def context_numbers(family: str, shown: str, values: Mapping[str, int]) -> tuple[str, list[int], bool]:
+    """What the non-option text must quote, in order: ``(what, sequence, may_repeat)``.
+
+    ``may_repeat``: the sequence is one number the text may state once or
+    more (the amount at stake, the money already spent); otherwise the text's
+    numbers must be exactly the sequence (the rates paragraph).
+    """
     v = dict(values, **derived(family, values))
+    if family == "risky_choice_framing":
+        return "amount at stake", [v["total"]], True
     if family == "sunk_cost_fallacy":
-        return [("money already spent", frozenset({v["spent"]}))]
-    if family == "base_rate_neglect":
-        return [("rates as percentages", frozenset({v["base_pct"], v["sens_pct"], v["fpr_pct"]})),
-                ("rates as natural frequencies",
-                 frozenset({v["population"], v["true_n"], v["flagged_true"], v["flagged_false"]}))]
-    return []
+        return "money already spent", [v["spent"]], True
+    if shown == "freq":
+        return ("rates as natural frequencies (population, true cases, flagged true cases, true cases, "
+                "flagged others, others)",
+                [v["population"], v["true_n"], v["flagged_true"], v["true_n"], v["flagged_false"], v["others"]],
+                False)
+    return "rates as percentages (base rate, hit rate, false-alarm rate)", \
+        [v["base_pct"], v["sens_pct"], v["fpr_pct"]], False
 
 
 def numbers_in(text: str) -> list[int]:
@@ -246,30 +281,35 @@ def _split(text: str, instruction: str, options: Sequence[str]) -> tuple[dict[st
 def _check_text(family: str, rewording_type: str, options: Sequence[str], instruction: str,
                 structure: Mapping, version: str, text: str) -> None:
     numbers = structure["c_values"] if version == "C" else structure["values"]
+    shown = version_frame(family, rewording_type, version)
     option_lines, context = _split(text, instruction, options)
     for letter, line in option_lines.items():
         role = structure["roles"][letter]
-        quoted = frozenset(numbers_in(line))
-        if quoted not in option_number_sets(family, role, numbers):
-            raise _Fail("text_numbers", f"{version}: option {letter} does not quote exactly its {role} "
-                                        f"lottery's numbers")
+        if numbers_in(line) not in option_numbers(family, role, shown, numbers):
+            raise _Fail("option_numbers", f"{version}: option {letter} does not quote, in order, the numbers "
+                                          f"its {role} option offers ({shown} frame)")
     allowed = set(numbers.values()) | set(derived(family, numbers).values())
-    quoted_context = [n for line in context for n in numbers_in(line)]
-    extra = [n for n in quoted_context if n not in allowed]
     if rewording_type == "anchoring":
+        extra = [n for line in context for n in numbers_in(line) if n not in allowed]
         if len(extra) != 1:
             raise _Fail("text_numbers", f"{version}: an anchoring version quotes exactly one number that is "
                                         f"not the scenario's; found {len(extra)}")
-        anchor_lines = [line for line in context if extra[0] in numbers_in(line)]
-        if len(anchor_lines) != 1 or len(numbers_in(anchor_lines[0])) != 1:
+        anchor_lines = [i for i, line in enumerate(context) if extra[0] in numbers_in(line)]
+        if len(anchor_lines) != 1 or len(numbers_in(context[anchor_lines[0]])) != 1:
             raise _Fail("text_numbers", f"{version}: the anchor number must stand alone on its line")
-    elif extra:
-        raise _Fail("text_numbers", f"{version}: the text quotes {len(extra)} number(s) that are not the scenario's")
-    present = set(quoted_context)
-    needs = required_context(family, numbers)
-    if needs and not any(want <= present for _, want in needs):
-        raise _Fail("text_numbers", f"{version}: the text does not state the "
-                                    f"{' or '.join(name for name, _ in needs)}")
+        context = [line for i, line in enumerate(context) if i != anchor_lines[0]]
+    quoted = [n for line in context for n in numbers_in(line)]
+    if any(n not in allowed for n in quoted):
+        raise _Fail("text_numbers", f"{version}: the text quotes "
+                                    f"{sum(n not in allowed for n in quoted)} number(s) that are not the scenario's")
+    what, want, may_repeat = context_numbers(family, shown, numbers)
+    if may_repeat:
+        ok = bool(quoted) and all(n == want[0] for n in quoted)
+    else:
+        ok = quoted == want
+    if not ok:
+        raise _Fail("context_numbers", f"{version}: the text outside the options does not state, in order and "
+                                       f"nothing else, the {what}")
 
 
 def check_item(protocol: Mapping, item: Mapping) -> list[Failure]:

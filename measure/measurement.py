@@ -6,7 +6,7 @@ fields of each trial — ``item_id``, ``version``, ``outcome``, ``token`` (plus
 ``replicate_index`` to refuse duplicates) — so it can be run on the
 published open-lane trials as well as on the private trial logs.
 
-The checks follow SPEC §6, each at the edge that does not favour the
+The checks follow method §6.6, each at the edge that does not favour the
 result: the loss bound and the asymmetry of losses on each of the three
 pairs, the main finding against its loss bound, B against the null change
 A′, the positive control C against ``theta_positive_pct``, collapse onto one
@@ -24,6 +24,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Iterable, Mapping, Optional
 
+from measure.errors import ArchiveError
 from measure import stats
 from measure.canonical import canonical_sha256
 from measure.schema import (
@@ -46,7 +47,7 @@ _MEASURE_DIR = Path(__file__).resolve().parent
 _GRAMMAR_FILES = {1: ("grammar.py",), 2: ("grammar.py", "grammar_v2.py")}
 
 
-class MeasurementError(ValueError):
+class MeasurementError(ArchiveError, ValueError):
     """Trials or a protocol that cannot be measured; the message says why."""
 
 
@@ -197,7 +198,8 @@ def build(protocol: Mapping, trials: Iterable[Mapping], run: Mapping) -> dict:
         entropy_a = entropy_b = None
     else:
         floor = stats.null_floor_pct(decisions["A"], decisions["B"], seed)
-        ci = stats.bootstrap_ci_pct(decisions["A"], decisions["B"], seed, stats.B_DEFAULT)
+        # The resampling unit is the response: n per version, invalid ones included.
+        ci = stats.bootstrap_ci_pct(decisions["A"], decisions["B"], seed, stats.B_DEFAULT, n_x=n, n_y=n)
         entropy_a = stats.entropy_norm(decisions["A"], k)
         entropy_b = stats.entropy_norm(decisions["B"], k)
     at_noise_floor = None if floor is None else float(stability) >= 100 - floor

@@ -23,7 +23,7 @@ The algorithm
 
 Seeds that are strings are turned into integers by :func:`seed_from_text`:
 the first 8 bytes, big-endian, of ``SHA-256(UTF-8(text))`` — the same rule
-SPEC §6 uses for the bootstrap seed.
+method §6 uses for the bootstrap seed.
 
 The test vectors in ``measure/vectors/rng.json`` pin the first outputs for
 several seeds; any re-implementation should reproduce them bit for bit.

@@ -20,7 +20,7 @@ retyped or removed); an added field is appended at the end of its list;
 every addition bumps ``SCHEMA_VERSION``.  (Version 2 added ``twin_id``.)
 
 Two words mean two things here and are kept apart: a measurement's
-``series`` is SPEC §4's track (``commercial`` or ``open_weights``); a
+``series`` is method §4's track (``commercial`` or ``open_weights``); a
 protocol's ``series`` is its protocol series (``v0`` or ``v1``), which is
 also the suffix of its ``protocol_id``.
 """
@@ -219,7 +219,7 @@ FIELD_DESCRIPTIONS = {
     "api_surface_sha": "SHA-256 of the request the subject sent, minus the prompt.",
     "condition_profile": "Name of the frozen request configuration (for example thinking disabled, no system prompt).",
     "replicate_index": "0 for the first measurement of this protocol, model and date; 1, 2... for repeats.",
-    "bootstrap_seed": "The bootstrap's 64-bit seed as 16 hex digits (first 8 bytes of SHA-256 of protocol_id|run_date|subject_model_id).",
+    "bootstrap_seed": "The bootstrap's 64-bit seed as 16 hex digits (first 8 bytes of SHA-256 of protocol_id, run_date and subject_model_id joined with no separator).",
     "bootstrap_b": "Number of bootstrap replicates (10,000).",
 }
 

@@ -1,4 +1,4 @@
-"""The estimator and its checks (SPEC §6), in exact arithmetic where it matters.
+"""The estimator and its checks (method §6), in exact arithmetic where it matters.
 
 Inputs are *count maps* ``{token: count}`` of the valid responses of one
 version; tokens missing from a map count zero.  Everything returned is in
@@ -10,10 +10,11 @@ Design notes
   floor are computed as fractions from integer counts, so a value that sits
   exactly on a threshold (a drop bound of exactly 2.0) is judged exactly,
   not by the luck of a binary rounding.
-* **Bootstrap by inverse CDF on counts.**  SPEC's bootstrap draws ``n``
-  responses with replacement from a version and recomputes the gap.  Only
-  the per-token counts of such a draw matter, and those counts follow a
-  multinomial distribution.  We draw them directly: a multinomial is a chain
+* **Bootstrap by inverse CDF on counts.**  method §6.7's bootstrap draws ``n``
+  responses with replacement from *all* of a version's responses — invalid
+  ones included — and recomputes the gap over the valid responses of each
+  draw.  Only the counts of such a draw matter (how many invalid, how many
+  of each option), and those counts follow a multinomial distribution.  We draw them directly: a multinomial is a chain
   of conditional binomials (token *j* gets ``Binomial(remaining draws,
   c_j / (c_j + … + c_k))``), and each binomial is drawn by inverting its
   CDF.  The CDF thresholds are computed *exactly* as integers scaled to
@@ -21,7 +22,7 @@ Design notes
   :mod:`measure.rng` selects the count ``i`` with ``T_{i−1} ≤ x < T_i``.  The
   probability of each count therefore equals the true binomial probability
   to within ``2⁻⁶⁴`` — the same distribution as drawing ``n`` individual
-  responses, at the cost of one random word per token instead of ``n``.
+  responses, at the cost of one random word per category instead of ``n``.
   ``tests/test_stats.py`` checks the thresholds against the binomial pmf
   exactly and compares draws from both methods.
 * **Percentile rule.**  A bootstrap interval's endpoints are the 2.5th and
@@ -195,7 +196,7 @@ def null_floor_monte_carlo(counts_x: Counts, counts_y: Counts, seed: int) -> tup
 
 
 def null_floor_pct(counts_x: Counts, counts_y: Counts, seed: Optional[int] = None) -> float:
-    """SPEC §6's permutation noise floor, in points.
+    """method §6.3's permutation noise floor, in points.
 
     Pool the valid responses of both versions, split the pool at random into
     samples of the two versions' sizes (without replacement), take the gap,
@@ -222,8 +223,13 @@ def null_floor_pct(counts_x: Counts, counts_y: Counts, seed: Optional[int] = Non
 # --------------------------------------------------------------------------
 
 def bootstrap_seed(protocol_id: str, run_date: str, subject_model_id: str) -> int:
-    """First 8 bytes, big-endian, of ``sha256(f"{protocol_id}|{run_date}|{subject_model_id}")``."""
-    text = f"{protocol_id}|{run_date}|{subject_model_id}"
+    """First 8 bytes, big-endian, of ``sha256(protocol_id ‖ run_date ‖ subject_model_id)``.
+
+    The three strings are joined with nothing between them and encoded as
+    UTF-8.  No separator is needed for the join to be unambiguous:
+    ``run_date`` always has the fixed width of ``YYYY-MM-DD``.
+    """
+    text = f"{protocol_id}{run_date}{subject_model_id}"
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
 
 
@@ -249,12 +255,14 @@ def binomial_thresholds(trials: int, successes: int, population: int) -> list[in
 class MultinomialSampler:
     """Draws resampled count vectors of one version by conditional binomials.
 
-    ``counts`` are the observed valid counts (in a fixed token order);
+    ``counts`` are the observed counts of each category (in a fixed order);
     :meth:`draw` returns the counts of ``n = sum(counts)`` draws with
-    replacement.  Every draw consumes exactly one random word per token
-    except the last — also when a token's count is certain (zero draws
-    left, or a token nobody chose) — so the position of every word in the
-    stream depends only on the number of tokens, which keeps a port simple.
+    replacement.  Every draw consumes exactly one random word per category
+    except the last — also when a category's count is certain (zero draws
+    left, or a category nobody chose) — so the position of every word in the
+    stream depends only on the number of categories, which keeps a port
+    simple.  The bootstrap passes the invalid responses as the first
+    category, then the options in sorted order (see :func:`version_sampler`).
     """
 
     def __init__(self, counts: Sequence[int]) -> None:
@@ -272,20 +280,21 @@ class MultinomialSampler:
             self._tables[key] = table
         return table
 
+    def pick(self, j: int, left: int, word: int) -> int:
+        """How many of ``left`` remaining draws fall in category ``j``, for one random word."""
+        if left == 0 or self.counts[j] == 0:
+            return 0
+        if self.counts[j] == self.remaining[j]:
+            return left
+        return bisect.bisect_right(self.table(j, left), word)
+
     def draw_with(self, words: Iterable[int]) -> list[int]:
         """One resample, using the given random words in order."""
         out = []
         left = self.n
         it = iter(words)
-        last = len(self.counts) - 1
-        for j in range(last):
-            word = next(it)
-            if left == 0 or self.counts[j] == 0:
-                x = 0
-            elif self.counts[j] == self.remaining[j]:
-                x = left
-            else:
-                x = bisect.bisect_right(self.table(j, left), word)
+        for j in range(len(self.counts) - 1):
+            x = self.pick(j, left, next(it))
             out.append(x)
             left -= x
         out.append(left)
@@ -294,6 +303,44 @@ class MultinomialSampler:
     def draw(self, stream: Stream) -> list[int]:
         """One resample, drawing words from ``stream`` as needed."""
         return self.draw_with(iter(stream.next_u64, None))
+
+
+def version_sampler(counts: Counts, tokens: Sequence[str], n: Optional[int], name: str) -> MultinomialSampler:
+    """The sampler of one version's ``n`` responses: invalid ones first, then ``tokens``.
+
+    ``n`` is the number of responses the version was sent (valid or not);
+    ``None`` means every response was valid.  The invalid responses form one
+    category: which kind of invalid outcome a response was does not change a
+    gap.
+    """
+    valid = [counts.get(t, 0) for t in tokens]
+    n_valid = sum(valid)
+    if n is None:
+        n = n_valid
+    if not isinstance(n, int) or isinstance(n, bool) or n < n_valid:
+        raise ValueError(f"{name} must be an int of at least the {n_valid} valid responses, got {n!r}")
+    if n_valid == 0:
+        raise ValueError("the bootstrap is undefined when a version has no valid response")
+    return MultinomialSampler([n - n_valid] + valid)
+
+
+def replicate_gap(x: Sequence[int], y: Sequence[int]) -> tuple[int, int]:
+    """One replicate's gap as ``(numerator, denominator)`` from two resampled count vectors.
+
+    ``x[0]`` and ``y[0]`` are the resampled invalid responses; the gap is the
+    total variation distance of the valid ones.  A replicate in which a
+    version drew no valid response at all has no gap; it counts as ``1``
+    (100 points), the largest gap there is — the value that does not favour
+    a stable result.  The direction is deliberate and one-sided: raising
+    replicate gaps can only lower both percentiles, so each end of the
+    stability interval is at or below where any other value for an empty
+    draw would put it (a version that often loses every answer reads as
+    less stable, never as more).
+    """
+    mx, my = sum(x) - x[0], sum(y) - y[0]
+    if mx == 0 or my == 0:
+        return 1, 1
+    return sum(abs(a * my - b * mx) for a, b in zip(x[1:], y[1:])), 2 * mx * my
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -306,94 +353,110 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[lo] + (h - lo) * (sorted_values[hi] - sorted_values[lo])
 
 
-def _bootstrap_numerators(counts_x: Counts, counts_y: Counts, seed: int, B: int) -> tuple[list[int], int]:
-    """Replicate gaps as integer numerators over one common denominator."""
+def _bootstrap_ratios(counts_x: Counts, counts_y: Counts, seed: int, B: int,
+                      n_x: Optional[int], n_y: Optional[int]) -> list[tuple[int, int]]:
+    """Replicate gaps as ``(numerator, denominator)`` pairs, in draw order."""
     _check_counts(counts_x, "counts_x")
     _check_counts(counts_y, "counts_y")
-    if B < 1:
-        raise ValueError(f"B must be positive, got {B}")
+    if not isinstance(B, int) or B < 1:
+        raise ValueError(f"B must be a positive int, got {B!r}")
     tokens = _tokens(counts_x, counts_y)
-    cx = [counts_x.get(t, 0) for t in tokens]
-    cy = [counts_y.get(t, 0) for t in tokens]
-    nx, ny = sum(cx), sum(cy)
-    if nx == 0 or ny == 0:
-        raise ValueError("the bootstrap is undefined when a version has no valid response")
-    sx, sy = MultinomialSampler(cx), MultinomialSampler(cy)
+    sx = version_sampler(counts_x, tokens, n_x, "n_x")
+    sy = version_sampler(counts_y, tokens, n_y, "n_y")
     stream = Stream(seed)
-    denominator = 2 * nx * ny
     if len(tokens) == 2:
-        # Fast path: one word per version; the second count is n minus the first,
-        # so the gap numerator is 2·|a·ny − b·nx|.
-        tx = sx.table(0, nx) if 0 < cx[0] < nx else None
-        ty = sy.table(0, ny) if 0 < cy[0] < ny else None
-        words = stream.u64s(2 * B)
-        wx, wy = words[0::2], words[1::2]
-        ax = [bisect.bisect_right(tx, w) for w in wx] if tx is not None else [cx[0]] * B
-        ay = [bisect.bisect_right(ty, w) for w in wy] if ty is not None else [cy[0]] * B
-        return [2 * abs(a * ny - b * nx) for a, b in zip(ax, ay)], denominator
+        # Fast path, the same words as the general one: per version, word 1
+        # draws the invalid count, word 2 the first option's share of the rest.
+        words = stream.u64s(4 * B)
+        out = []
+        append = out.append
+        px, py = sx.pick, sy.pick
+        nx, ny = sx.n, sy.n
+        for i in range(0, 4 * B, 4):
+            mx = nx - px(0, nx, words[i])
+            a = px(1, mx, words[i + 1])
+            my = ny - py(0, ny, words[i + 2])
+            b = py(1, my, words[i + 3])
+            if mx == 0 or my == 0:
+                append((1, 1))
+            else:
+                # For two options the distance is |a/mx − b/my|.
+                append((abs(a * my - b * mx), mx * my))
+        return out
     out = []
     for _ in range(B):
-        x = sx.draw(stream)
-        y = sy.draw(stream)
-        out.append(sum(abs(a * ny - b * nx) for a, b in zip(x, y)))
-    return out, denominator
+        out.append(replicate_gap(sx.draw(stream), sy.draw(stream)))
+    return out
 
 
-def bootstrap_gaps(counts_x: Counts, counts_y: Counts, seed: int, B: int = B_DEFAULT) -> list[Fraction]:
+def bootstrap_gaps(counts_x: Counts, counts_y: Counts, seed: int, B: int = B_DEFAULT, *,
+                   n_x: Optional[int] = None, n_y: Optional[int] = None) -> list[Fraction]:
     """The ``B`` bootstrap replicate gaps as exact fractions, in draw order.
 
-    Each replicate resamples version X then version Y; the words come from
-    one stream seeded by ``seed``.  Tokens are the sorted union of both
-    maps' keys — pass every option, with zero counts, so that the stream's
-    use does not depend on which options happened to be chosen.  With
-    ``k`` tokens a replicate uses ``k − 1`` words per version.
+    method §6.7's resampling unit is the response: each replicate draws ``n_x``
+    responses with replacement from all of version X's responses — the
+    invalid ones included — and ``n_y`` from Y's, then takes the gap over
+    the valid responses of each draw (see :func:`replicate_gap` for a draw
+    without any).  So a replicate's valid counts vary as the loss of
+    answers would vary in a repeat of the run.  ``counts_*`` are the valid
+    counts; ``n_*`` the number of responses sent (default: all valid).
+
+    The words come from one stream seeded by ``seed``; each replicate
+    resamples X then Y.  Tokens are the sorted union of both maps' keys —
+    pass every option, with zero counts, so that the stream's use does not
+    depend on which options happened to be chosen.  With ``k`` tokens a
+    replicate uses ``k`` words per version (invalid count first).
     """
-    numerators, denominator = _bootstrap_numerators(counts_x, counts_y, seed, B)
-    return [Fraction(v, denominator) for v in numerators]
+    return [Fraction(p, q) for p, q in _bootstrap_ratios(counts_x, counts_y, seed, B, n_x, n_y)]
 
 
-def bootstrap_ci_pct(counts_x: Counts, counts_y: Counts, seed: int, B: int = B_DEFAULT) -> tuple[float, float]:
+def bootstrap_ci_pct(counts_x: Counts, counts_y: Counts, seed: int, B: int = B_DEFAULT, *,
+                     n_x: Optional[int] = None, n_y: Optional[int] = None) -> tuple[float, float]:
     """95 % bootstrap interval of ``stability_pct``: ``(ci_low_pct, ci_high_pct)``.
 
-    The low end of the stability interval is ``100`` minus the 97.5th
-    percentile of the replicate gaps, the high end ``100`` minus the 2.5th.
+    The replicates are those of :func:`bootstrap_gaps` (``n`` responses per
+    version, invalid ones included).  The low end of the stability interval
+    is ``100`` minus the 97.5th percentile of the replicate gaps, the high
+    end ``100`` minus the 2.5th.  Each replicate gap in points is the
+    correctly rounded float of ``100 · numerator / denominator``.
     """
-    numerators, denominator = _bootstrap_numerators(counts_x, counts_y, seed, B)
-    numerators.sort()
-    scale = 100 / denominator
-    gaps = [v * scale for v in numerators]
+    gaps = sorted((100 * p) / q for p, q in _bootstrap_ratios(counts_x, counts_y, seed, B, n_x, n_y))
     return 100 - percentile(gaps, CI_LEVEL_HIGH), 100 - percentile(gaps, CI_LEVEL_LOW)
 
 
-def aggregate_mean_pct(pairs: Sequence[tuple[Counts, Counts]], seed: int, B: int = B_DEFAULT) -> dict:
+def aggregate_mean_pct(pairs: Sequence[tuple], seed: int, B: int = B_DEFAULT) -> dict:
     """Mean ``stability_pct`` of ``m`` measurements with its own bootstrap interval.
 
-    Each replicate resamples every measurement's two versions (the same
-    resampling as :func:`bootstrap_ci_pct`) and averages the ``m``
+    ``pairs`` holds ``(counts_x, counts_y)`` or ``(counts_x, counts_y, n_x,
+    n_y)`` per measurement.  Each replicate resamples every measurement's
+    two versions (the same resampling as :func:`bootstrap_ci_pct`: ``n``
+    responses per version, invalid ones included) and averages the ``m``
     stabilities; the interval is the 2.5th/97.5th percentile of those means.
     The ``CI/√m`` shortcut is never used: it assumes an independence between
     measurements that nothing here establishes.
     """
     if not pairs:
         raise ValueError("an aggregate needs at least one measurement")
-    point = sum(100 - gap_pct(x, y) for x, y in pairs) / len(pairs)
     stream = Stream(seed)
     samplers = []
-    for x, y in pairs:
-        tokens = _tokens(x, y)
-        samplers.append((
-            MultinomialSampler([x.get(t, 0) for t in tokens]),
-            MultinomialSampler([y.get(t, 0) for t in tokens]),
-        ))
+    point = 0.0
+    for pair in pairs:
+        if len(pair) not in (2, 4):
+            raise ValueError("each aggregate entry is (counts_x, counts_y) or (counts_x, counts_y, n_x, n_y)")
+        x, y = pair[0], pair[1]
+        n_x, n_y = (pair[2], pair[3]) if len(pair) == 4 else (None, None)
         if total(x) == 0 or total(y) == 0:
             raise ValueError("every measurement in an aggregate needs valid responses in both versions")
+        tokens = _tokens(x, y)
+        samplers.append((version_sampler(x, tokens, n_x, "n_x"), version_sampler(y, tokens, n_y, "n_y")))
+        point += 100 - gap_pct(x, y)
+    point /= len(pairs)
     means = []
     for _ in range(B):
         s = 0.0
         for sx, sy in samplers:
-            a, b = sx.draw(stream), sy.draw(stream)
-            gap = Fraction(sum(abs(p * sy.n - q * sx.n) for p, q in zip(a, b)), 2 * sx.n * sy.n)
-            s += 100 - 100 * float(gap)
+            p, q = replicate_gap(sx.draw(stream), sy.draw(stream))
+            s += 100 - (100 * p) / q
         means.append(s / len(samplers))
     means.sort()
     return {
@@ -439,5 +502,5 @@ def compare(x: Mapping, y: Mapping) -> str:
 __all__ = [
     "B_DEFAULT", "MultinomialSampler", "aggregate_mean_pct", "binomial_thresholds", "bootstrap_ci_pct",
     "bootstrap_gaps", "bootstrap_seed", "compare", "drop_bound_pct", "entropy_norm", "gap_fraction",
-    "gap_pct", "null_floor_exact", "null_floor_pct", "percentile",
+    "gap_pct", "null_floor_exact", "null_floor_pct", "percentile", "replicate_gap", "version_sampler",
 ]

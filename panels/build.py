@@ -17,7 +17,7 @@ block per paragraph::
 * **A′** — A with whitespace and punctuation changed only: the context
   paragraphs lose their blank lines, sentences inside them get two spaces,
   and each option's first colon becomes a dash.
-* **B** — A plus exactly the type's transformation (SPEC §3's closed
+* **B** — A plus exactly the type's transformation (method §3's closed
   catalogue, checked by :mod:`panels.conformance`): ``wording`` per family
   (loss frame / the sunk phrase / natural frequencies), ``anchoring`` (the
   anchor line's number goes from low to high), ``order`` (option lines
@@ -33,6 +33,14 @@ then re-drawn with a salted seed until none of its 12-word runs (outside
 the instruction) occurs in any open item.  The wording seed key is
 ``{family}__{type}``, never the series, so a ``v1`` panel is byte-identical
 to its ``v0`` counterpart and only ``protocol_sha256`` differs.
+
+Design figures.  Each protocol carries ``design_readers``: for the simulated
+readers of :mod:`panels.readers` (normative; the family's classic biased
+reader), the ``gap_ab_pct``, ``gap_aa_prime_pct``, ``gap_ac_pct`` and
+``stability_pct`` the real estimator gives their trials — what the panel can
+see, published beside the human effect sizes — and ``reader_models``, one
+line per reader naming its model.  Both derive from the panel and are kept
+outside ``protocol_sha256`` (:data:`UNHASHED_KEYS`).
 """
 import copy
 import re
@@ -41,13 +49,14 @@ from typing import Mapping, Optional
 from measure.canonical import canonical_sha256
 from measure.invariants import OPTION_PREFIX, expected_value, fraction_text, numbers_in
 from measure.schema import SCHEMA_VERSION
-from panels import lanes
+from panels import lanes, readers
 from panels.instruction import OPTIONS, instruction
 from panels.leak import LEAK_WORDS, grams, strip_instruction
 from panels.render import Parts, render_parts
 from panels.scenario import C_CHANGED_KEY, C_DOMINANT_ROLE, FAMILIES, Scenario, check_numbers, derived, lotteries
 from panels.seeds import WordingSeed
 from panels.template import render, stream_for
+from measure.errors import ArchiveError
 
 TYPES = ("wording", "anchoring", "order", "default")
 SERIES = {
@@ -82,7 +91,7 @@ DEFAULT_TEMPLATE = (
 _SENTENCE_GAP = re.compile(r"([.!?]) (?=\S)")
 
 
-class BuildError(ValueError):
+class BuildError(ArchiveError, ValueError):
     """A protocol that cannot be built; the message names protocol and item."""
 
 
@@ -94,7 +103,7 @@ def parse_protocol_id(pid: str) -> tuple[str, str, str]:
     """``(family, type, series)`` of a built protocol id, or ValueError."""
     parts = pid.split("__")
     if len(parts) != 3 or parts[0] not in FAMILIES or parts[1] not in TYPES or parts[2] not in SERIES:
-        raise ValueError(f"{pid!r} is not a protocol id of the form family__type__series")
+        raise BuildError(f"{pid!r} is not a protocol id of the form family__type__series")
     return parts[0], parts[1], parts[2]
 
 
@@ -201,12 +210,17 @@ def render_item(family: str, rewording_type: str, scenario: Scenario, seed_text:
                 record: Optional[dict] = None) -> dict[str, str]:
     """The four version texts of one item under one seed."""
     letters = scenario.letters
-    parts_a = render_parts(family, scenario, seed_text, key, scenario.values, "pct", avoid=avoid, record=record)
-    parts_c = render_parts(family, scenario, seed_text, key, scenario.c_values, "pct", avoid=avoid)
+    # The base-rate wording type prints its rates paragraph in the fixed catalogue
+    # form in A, C (percentages) and B (natural frequencies): nothing but the format changes.
+    catalogue = family == "base_rate_neglect" and rewording_type == "wording"
+    parts_a = render_parts(family, scenario, seed_text, key, scenario.values, "pct", avoid=avoid, record=record,
+                           catalogue_rates=catalogue)
+    parts_c = render_parts(family, scenario, seed_text, key, scenario.c_values, "pct", avoid=avoid,
+                           catalogue_rates=catalogue)
     parts_b = parts_a
-    if family == "base_rate_neglect" and rewording_type == "wording":
+    if catalogue:
         parts_b = render_parts(family, scenario, seed_text, key, scenario.values, "freq", avoid=avoid,
-                               record=record)
+                               record=record, catalogue_rates=True)
     var_a, var_b = _variants(family, rewording_type, letters)
     order_a = tuple(OPTIONS)
     order_b = tuple(reversed(OPTIONS)) if rewording_type == "order" else order_a
@@ -266,10 +280,18 @@ def build_panel(family: str, rewording_type: str, seed: WordingSeed, instruction
     return panel, records
 
 
+# Keys outside ``protocol_sha256``.  ``status``, ``lane`` and ``twin_id`` change on
+# admission (method §3).  ``design_readers`` and ``reader_models`` are *derived* from
+# the panel by :mod:`panels.readers`: they describe the instrument, they do not
+# change what it asks, so correcting a reader model must never change the hash a
+# measurement cites; ``llmarchive panels check`` recomputes them and fails on any
+# difference instead.
+UNHASHED_KEYS = ("status", "lane", "twin_id", "protocol_sha256", "design_readers", "reader_models")
+
+
 def protocol_hash(protocol: Mapping) -> str:
-    """``protocol_sha256``: everything but status, lane, twin_id and itself."""
-    return canonical_sha256({k: v for k, v in protocol.items()
-                             if k not in ("status", "lane", "twin_id", "protocol_sha256")})
+    """``protocol_sha256``: everything but :data:`UNHASHED_KEYS` (status, lane, twin, the design figures, itself)."""
+    return canonical_sha256({k: v for k, v in protocol.items() if k not in UNHASHED_KEYS})
 
 
 def assemble(family: str, rewording_type: str, series: str, panel: list[dict], seed_label: str,
@@ -298,6 +320,8 @@ def assemble(family: str, rewording_type: str, series: str, panel: list[dict], s
         "panel_sha256": canonical_sha256(panel),
     }
     protocol["protocol_sha256"] = protocol_hash(protocol)
+    protocol["design_readers"] = readers.design_figures(protocol)
+    protocol["reader_models"] = readers.reader_models(family)
     protocol.update({"status": "candidate", "lane": None, "twin_id": None})
     return protocol
 

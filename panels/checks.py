@@ -3,20 +3,20 @@
 ``llmarchive panels check`` prints them; the Dagster ``protocols`` asset
 reports each group as its own asset check.  Both call :func:`run_groups`,
 so the two can never disagree about what "the protocols pass" means.
+The protocols and their headers come in as values (the caller loads them,
+sealed records included, with :func:`llmarchive.registry.headers_with_sealed`).
+The ``design_readers`` group runs the simulated readers (:mod:`panels.readers`):
+the panel must let a normative reader show no gap on A/A′/B, every reader
+must pass the positive control with room to spare, and the two open wording
+panels must see their classic bias.
 """
 from typing import Mapping, Sequence
 
-from llmarchive.paths import ArchivePaths
 from measure import invariants
 from measure.invariants import Failure
-from panels import conformance, lanes, leak, registry
+from panels import conformance, lanes, leak, readers
 
-GROUPS = ("gate_1", "gate_1b", "twin_pairing", "leak_12_words")
-
-
-def headers_with_sealed(paths: ArchivePaths, protocols: Sequence[Mapping]) -> list[dict]:
-    """Headers of the built protocols plus the hash-only sealed records."""
-    return [registry.header(p) for p in protocols] + [registry.header(r) for r in registry.sealed_records(paths)]
+GROUPS = ("gate_1", "gate_1b", "twin_pairing", "leak_12_words", "design_readers")
 
 
 def run_groups(protocols: Sequence[Mapping], headers: Sequence[Mapping]) -> dict[str, list[Failure]]:
@@ -26,7 +26,34 @@ def run_groups(protocols: Sequence[Mapping], headers: Sequence[Mapping]) -> dict
         "gate_1b": conformance.self_test_failures(protocols) + conformance.check_all(protocols),
         "twin_pairing": lanes.twin_failures(headers),
         "leak_12_words": leak.check(protocols),
+        "design_readers": design_failures(protocols),
     }
+
+
+def design_failures(protocols: Sequence[Mapping]) -> list[Failure]:
+    """The simulated readers' design rules (:func:`panels.readers.design_failures`) on every built protocol.
+
+    Also recomputes each protocol's stored ``design_readers`` and fails when
+    the file says something else: the figures are outside
+    ``protocol_sha256``, so this comparison is what keeps them honest.
+    """
+    out: list[Failure] = []
+    for protocol in protocols:
+        if not protocol.get("panel"):
+            continue
+        pid = str(protocol.get("protocol_id"))
+        try:
+            design = readers.design_figures(protocol)
+            problems = readers.design_failures(protocol, design)
+        except (KeyError, TypeError, ValueError) as exc:
+            out.append(Failure(pid, "-", "design_readers", f"the simulated readers cannot run on it: {exc}"))
+            continue
+        if protocol.get("design_readers") != design:
+            out.append(Failure(pid, "-", "design_readers_stale",
+                               "the stored design_readers differ from the readers' figures on this panel; "
+                               "rebuild with `llmarchive panels build`"))
+        out.extend(Failure(pid, item, rule, detail) for item, rule, detail in problems)
+    return out
 
 
 def run_all(protocols: Sequence[Mapping], headers: Sequence[Mapping]) -> list[Failure]:

@@ -1,4 +1,4 @@
-"""Gate 1b — transformation conformance (SPEC §3), and its self-test.
+"""Gate 1b — transformation conformance (method §3), and its self-test.
 
 For every item, B must be A plus exactly the one transformation its
 rewording type names, and nothing else.  The catalogue is closed:
@@ -19,7 +19,10 @@ rewording type names, and nothing else.  The catalogue is closed:
     ``, giving up the €S already spent,`` inserted once, S being an amount A
     itself states as ``€S`` elsewhere.  ``base_rate_neglect``: only the rates
     paragraph differs; A's gives three percentages, B's gives whole-number
-    frequencies that equal them exactly.
+    frequencies that equal them exactly, and, token for token with the
+    numbers set aside, A's paragraph is the item's fixed catalogue percentage
+    template and B's its natural-frequency template
+    (:func:`panels.render.catalogue_rates`) — a stray word fails by name.
 
 Two rules beside the catalogue guard the controls: A′ must equal A once
 whitespace and punctuation are removed (and must differ from A), and C may
@@ -30,20 +33,22 @@ single punctuation marks), recognises option lines by their ``Option X:``
 label, and uses only numbers from the structure block.  It calls no model
 and its messages name protocol, item and rule — never scenario text — so it
 can run where the text is sealed.  :func:`self_test` breaks one B per rule
-(and one A′) on real items and proves each is rejected.
+(and one A′) on real items and proves each is rejected; it also swaps two
+numbers of a B line to prove gate 1's order-aware rules reject that.
 
-``python -m panels.conformance`` runs the self-test and the gate over the
-built protocols of ``$LLMARCHIVE_HOME``.
+``llmarchive panels check`` runs the self-test and the gate (with the
+other checks of :mod:`panels.checks`) over the built protocols of an
+archive home.
 """
 import itertools
 import re
-import sys
 import unicodedata
 from fractions import Fraction
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
+from measure import invariants
 from measure.invariants import Failure
-from panels.render import SUNK_PHRASE
+from panels.render import SUNK_PHRASE, catalogue_rates
 
 TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+|\d+|[^\W\d_]+|\S")
 NUMBER_TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+|\d+")
@@ -235,9 +240,26 @@ def _rule_wording_base(a: list[str], b: list[str], item: Mapping, options: Seque
     tb = tokens(b[index])
     if "%" in tb:
         raise _Fail("wording_base_rate", "B's rates paragraph still gives a percentage")
+    numbers = (item.get("structure") or {}).get("values") or {}
+    for version, line, style in (("A", a[index], "pct"), ("B", b[index], "freq")):
+        try:
+            template = catalogue_rates("base_rate_neglect", str(item.get("item_id")), style, numbers)
+        except (KeyError, ValueError):
+            template = None
+        if template is None:
+            raise _Fail("wording_base_rate", f"no catalogue rates paragraph ({style}) for this item and numbers")
+        if _words_only(line) != _words_only(template):
+            raise _Fail("wording_base_rate", f"{version}'s rates paragraph is not the item's catalogue "
+                                             f"{'percentage' if style == 'pct' else 'natural-frequency'} "
+                                             f"template word for word")
     freqs = [number_value(t) for t in tb if is_number(t)]
     if not frequencies_match(pcts, freqs):
         raise _Fail("wording_base_rate", "B's natural frequencies do not equal A's percentages exactly")
+
+
+def _words_only(line: str) -> list[str]:
+    """The line's tokens with every number replaced by one placeholder: what must match a template."""
+    return ["#" if is_number(t) else t for t in tokens(line)]
 
 
 def _rule_a_prime(item: Mapping) -> None:
@@ -374,16 +396,45 @@ def _breakages(protocol: Mapping, item: Mapping) -> list[tuple[str, str, dict]]:
         cut = line.rfind(last)
         broken = line[:cut] + f"{number_value(last) + 1:,}" + line[cut + len(last):]
         out.append((rule, "one natural frequency is off by one", dict(v, B=_replace_line(b, diff[0], broken))))
+        # A stray word in the rates paragraph, the numbers untouched.
+        out.append((rule, "a stray word in the rates paragraph", dict(v, B=_replace_line(b, diff[0], _touch(line)))))
     # A′ that changes a letter, not only whitespace or punctuation.
     line = v["A_prime"].split("\n")[first_context]
     word = next(x for x in tokens(line) if x.isalpha() and len(x) > 3)
     out.append(("a_prime", "A′ changes a word", dict(v, A_prime=_replace_line(v["A_prime"], first_context,
                                                                                line.replace(word, word[:-1], 1)))))
+    # Gate 1's order-aware rules: two different numbers of one B line swapped in place.
+    for rule_name, want in (("gate1:option_numbers", lambda line: option_letter(line, protocol["options"])),
+                            ("gate1:context_numbers", lambda line: not option_letter(line, protocol["options"]))):
+        swapped = _swap_two_numbers(b, want)
+        if swapped is not None:
+            out.append((rule_name, "two numbers of one line swapped", dict(v, B=swapped)))
     return [(r, what, dict(item, versions=versions)) for r, what, versions in out]
+
+
+def _swap_two_numbers(text: str, want: Callable[[str], object]) -> Optional[str]:
+    """``text`` with the first two different numbers of the first wanted line swapped, else None."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if not want(line):
+            continue
+        found = [(m.start(), m.end(), m.group()) for m in NUMBER_TOKEN.finditer(line)]
+        for j in range(len(found)):
+            for k in range(j + 1, len(found)):
+                (s1, e1, x), (s2, e2, y) = found[j], found[k]
+                if number_value(x) != number_value(y):
+                    lines[i] = line[:s1] + y + line[e1:s2] + x + line[e2:]
+                    return "\n".join(lines)
+    return None
 
 
 def self_test(protocols: Iterable[Mapping]) -> list[dict]:
     """Break one B per catalogue rule (and one A′) on real items; report each verdict.
+
+    Gate 1's order-aware rules are tested the same way (rows
+    ``gate1:option_numbers`` and ``gate1:context_numbers``: two different
+    numbers of one B line swapped in place), since a swap keeps every number
+    of the scenario and only order can catch it.
 
     Each row: ``rule``, ``protocol_id``, ``breakage`` (what was broken, in
     words of this module, not of the scenario), ``accepted_original``
@@ -395,22 +446,28 @@ def self_test(protocols: Iterable[Mapping]) -> list[dict]:
         if not protocol.get("panel"):
             continue
         rule, _ = b_rule(protocol["family"], protocol["rewording_type"])
-        wanted = [r for r in (rule, "a_prime") if r not in seen]
+        wanted = [r for r in (rule, "a_prime") + GATE_1_RULES if r not in seen]
         if not wanted:
             continue
         item = protocol["panel"][0]
-        original_ok = not check_item(protocol, item)
+        original_ok = not check_item(protocol, item) and not invariants.check_item(protocol, item)
         for r, what, broken in _breakages(protocol, item):
             if r not in wanted:
                 continue
             seen.add(r)
-            failures = check_item(protocol, broken)
+            if r.startswith("gate1:"):
+                failures = invariants.check_item(protocol, broken)
+                rejected = any(f.rule == r.split(":", 1)[1] for f in failures)
+            else:
+                rejected = any(f.rule == r for f in check_item(protocol, broken))
             rows.append({"rule": r, "protocol_id": protocol["protocol_id"], "breakage": what,
-                         "accepted_original": original_ok, "rejected": any(f.rule == r for f in failures)})
+                         "accepted_original": original_ok, "rejected": rejected})
     return rows
 
 
-CATALOGUE = ("order", "default", "anchoring", "wording_risky", "wording_sunk", "wording_base_rate", "a_prime")
+GATE_1_RULES = ("gate1:option_numbers", "gate1:context_numbers")
+CATALOGUE = ("order", "default", "anchoring", "wording_risky", "wording_sunk", "wording_base_rate", "a_prime") \
+    + GATE_1_RULES
 
 
 def self_test_failures(protocols: Iterable[Mapping]) -> list[Failure]:
@@ -428,21 +485,3 @@ def self_test_failures(protocols: Iterable[Mapping]) -> list[Failure]:
     for rule in missing:
         failures.append(Failure("-", "-", f"self_test:{rule}", "no protocol of this rule was available to test"))
     return failures
-
-
-def main(argv: Sequence[str]) -> int:
-    """Self-test, then gate 1b over every built protocol of the archive."""
-    from llmarchive.paths import ArchivePaths
-    from panels.registry import load_all
-
-    protocols = load_all(ArchivePaths.from_env())
-    failures = self_test_failures(protocols) + check_all(protocols)
-    for failure in failures:
-        print(f"FAIL {failure}")
-    print(f"gate 1b: {len(protocols)} protocols, {sum(len(p['panel']) for p in protocols)} items, "
-          f"{len(failures)} failure(s); self-test covered {len(CATALOGUE)} rules")
-    return 1 if failures else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

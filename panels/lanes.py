@@ -1,4 +1,4 @@
-"""Lanes, twins and promotion (SPEC §3, gate 4 and "Lane assignment").
+"""Lanes, twins and promotion (method §3, gate 4 and "Lane assignment").
 
 The lane rule was fixed before any protocol ran, and it is mechanical:
 
@@ -14,9 +14,11 @@ public or the secret wording seed, and promotion refuses any lane or twin
 that contradicts it.
 
 A protocol is born ``candidate``.  Promotion is a human act: it refuses to
-run without an explicit ``human_reviewed`` acknowledgement and appends an
-admission (who, when, which hashes) to the hash-chained
-``private/protocols/admissions.jsonl``.  An admission names the protocol's
+run without an explicit ``human_reviewed`` acknowledgement, and its result
+is an admission (who, when, which hashes) that :mod:`llmarchive.lanes`
+appends to the hash-chained ``private/protocols/admissions.jsonl``; this
+module decides, from the protocol and the admissions so far, whether the
+promotion may happen and what the admission says.  An admission names the protocol's
 ``protocol_sha256``, so editing a protocol silently drops it back to
 ``candidate``.  A protocol whose ``panel_sha256`` equals that of an
 already-reviewed protocol inherits that review (so ``v1`` inherits ``v0``)
@@ -27,15 +29,11 @@ pair, a pair across families or series, a repeated rewording type, a pair
 that is not exactly one ``open`` and one ``guard``, an ``open`` protocol
 without a twin, and any lane or twin that is not the rule's.
 """
-import getpass
-import os
 from typing import Iterable, Mapping, Optional
 
-from llmarchive.jsonio import ChainedLog, read_jsonl
-from llmarchive.paths import ArchivePaths
-from llmarchive.records import utc_now
 from measure.invariants import Failure
 from panels.scenario import FAMILIES
+from measure.errors import ArchiveError
 
 LANES = ("open", "guard", "sealed")
 OPEN_FAMILIES = ("risky_choice_framing", "base_rate_neglect")
@@ -43,7 +41,7 @@ OPEN_TYPE = "wording"
 TWIN_TYPE = "anchoring"
 
 
-class PromotionError(ValueError):
+class PromotionError(ArchiveError, ValueError):
     """A promotion that must not happen; the message says why and what to do."""
 
 
@@ -56,18 +54,13 @@ def planned_lane(pid: str) -> tuple[str, Optional[str]]:
     """SPEC's lane and twin for a built protocol id: ``("open"|"guard", twin_id|None)``."""
     split = _split(pid)
     if split is None:
-        raise ValueError(f"{pid!r} is not a protocol id of the form family__type__series")
+        raise PromotionError(f"{pid!r} is not a protocol id of the form family__type__series")
     family, rewording_type, series = split
     if family in OPEN_FAMILIES and rewording_type == OPEN_TYPE:
         return "open", f"{family}__{TWIN_TYPE}__{series}"
     if family in OPEN_FAMILIES and rewording_type == TWIN_TYPE:
         return "guard", f"{family}__{OPEN_TYPE}__{series}"
     return "guard", None
-
-
-def read_admissions(paths: ArchivePaths) -> list[dict]:
-    """Every admission ever recorded, oldest first (chain verified by ChainedLog on write)."""
-    return read_jsonl(paths.admissions)
 
 
 def current_admission(admissions: Iterable[Mapping], protocol: Mapping) -> Optional[dict]:
@@ -98,10 +91,10 @@ def reviewed_source(admissions: Iterable[Mapping], panel_sha256: str) -> Optiona
     return None
 
 
-def promote(paths: ArchivePaths, protocol: Mapping, lane: str, twin_id: Optional[str] = None,
-            human_reviewed: bool = False, reviewer: Optional[str] = None,
-            allow_development_seed: bool = False, known_ids: Iterable[str] = ()) -> dict:
-    """Admit one built protocol to a lane; return the admission as recorded.
+def admission_row(protocol: Mapping, lane: str, admissions: Iterable[Mapping], *, reviewer: str, reviewed_at: str,
+                  twin_id: Optional[str] = None, human_reviewed: bool = False,
+                  allow_development_seed: bool = False, known_ids: Iterable[str] = ()) -> dict:
+    """The admission row that promotes one built protocol to a lane, given every admission so far.
 
     Raises :class:`PromotionError` when the acknowledgement is missing and
     no identical panel was reviewed before, when lane or twin contradict
@@ -113,9 +106,9 @@ def promote(paths: ArchivePaths, protocol: Mapping, lane: str, twin_id: Optional
         raise PromotionError(f"{pid}: --lane must be open or guard, got {lane!r}")
     rule_lane, rule_twin = planned_lane(pid)
     if lane != rule_lane:
-        raise PromotionError(f"{pid}: SPEC §3's lane rule puts this protocol in {rule_lane!r}, not {lane!r}")
+        raise PromotionError(f"{pid}: method §3's lane rule puts this protocol in {rule_lane!r}, not {lane!r}")
     if twin_id is not None and twin_id != rule_twin:
-        raise PromotionError(f"{pid}: SPEC §3's lane rule pairs this protocol with "
+        raise PromotionError(f"{pid}: method §3's lane rule pairs this protocol with "
                              f"{rule_twin or 'no twin'}, not {twin_id!r}")
     known = set(known_ids)
     if rule_twin and known and rule_twin not in known:
@@ -128,19 +121,18 @@ def promote(paths: ArchivePaths, protocol: Mapping, lane: str, twin_id: Optional
         )
     if lane == "open" and protocol.get("wording_seed") != "public":
         raise PromotionError(f"{pid}: an open protocol must be built from the public seed")
-    log = ChainedLog(paths.admissions)
-    source = reviewed_source(log.records, protocol["panel_sha256"])
+    source = reviewed_source(admissions, protocol["panel_sha256"])
     if human_reviewed:
         review, inherited_from = "human", None
     elif source is not None:
         review, inherited_from = "inherited", source["protocol_id"]
     else:
         raise PromotionError(
-            f"{pid}: promotion is the human gate (SPEC §3, gate 4): check gates 1 and 1b, that every phrase B "
+            f"{pid}: promotion is the human gate (method §3, gate 4): check gates 1 and 1b, that every phrase B "
             f"adds or changes is one the catalogue names, and the blind reader's verdict, then pass "
             f"--human-reviewed. No reviewed protocol has the same panel_sha256, so there is no review to inherit."
         )
-    row = {
+    return {
         "record_type": "admission",
         "protocol_id": pid,
         "panel_sha256": protocol["panel_sha256"],
@@ -150,19 +142,10 @@ def promote(paths: ArchivePaths, protocol: Mapping, lane: str, twin_id: Optional
         "twin_id": rule_twin,
         "review": review,
         "inherited_from": inherited_from,
-        "reviewer": reviewer or default_reviewer(),
-        "reviewed_at": utc_now(),
+        "reviewer": reviewer,
+        "reviewed_at": reviewed_at,
         "wording_seed": protocol.get("wording_seed"),
     }
-    return log.append(row)
-
-
-def default_reviewer() -> str:
-    """Who is promoting, when no ``--reviewer`` is given: the login name."""
-    try:
-        return getpass.getuser()
-    except Exception:  # no login name in some containers
-        return os.environ.get("USER") or "unknown"
 
 
 def twin_failures(headers: Iterable[Mapping]) -> list[Failure]:

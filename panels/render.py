@@ -9,11 +9,13 @@ item id, part name)``.  Two consequences the builder relies on:
   same word choices, so the versions differ only where they must;
 * changing one part's template never changes another part's words.
 """
+import functools
+import importlib
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from panels.scenario import SUNK_MARK, Scenario, derived
-from panels.template import REAL_NAMES, make_name, render, replace_marks, stream_for
+from panels.template import REAL_NAMES, make_name, render, render_first, replace_marks, stream_for
 
 SUNK_PHRASE = ", giving up the €{spent} already spent,"
 
@@ -65,6 +67,7 @@ def render_parts(
     rates_style: str = "pct",
     avoid: Optional[Mapping[str, Mapping[tuple, int]]] = None,
     record: Optional[dict] = None,
+    catalogue_rates: bool = False,
 ) -> Parts:
     """Render every part of ``scenario`` with the given numbers.
 
@@ -73,6 +76,12 @@ def render_parts(
     ``avoid`` work per part as in :func:`panels.template.render`: pass the
     record of the public twin's rendering as ``avoid`` to draw different
     phrasings wherever the templates allow.
+
+    ``catalogue_rates`` (the base-rate ``wording`` type) writes the rates
+    paragraph in its fixed catalogue form (:func:`catalogue_rates`) instead
+    of drawing its words: B may then differ from A only by the change from
+    percentages to natural frequencies, word for word, and gate 1b can check
+    that by comparing tokens.
     """
     names = generated_names(scenario, seed_text, protocol_key)
     values = scenario_values(family, scenario, numbers, names)
@@ -101,7 +110,14 @@ def render_parts(
         # Both styles draw from the same stream name, so switching style is
         # the only thing that changes the paragraph.
         template = scenario.rates_pct if rates_style == "pct" else scenario.rates_freq
-        context.insert(scenario.rates_at, part("rates", template, rates_style))
+        if catalogue_rates:
+            part_record: dict = {}
+            text = render_first(template, values, f"{where}:rates:{rates_style}", record=part_record)
+            if record is not None:
+                record[f"rates:{rates_style}"] = part_record
+        else:
+            text = part("rates", template, rates_style)
+        context.insert(scenario.rates_at, text)
         rates_index = scenario.rates_at
     question = part("question", scenario.question)
 
@@ -119,3 +135,29 @@ def render_parts(
         else:
             options[letter] = {"plain": part(f"option_{role}", spec)}
     return Parts(tuple(context), rates_index, question, options)
+
+
+@functools.lru_cache(maxsize=None)
+def _scenarios(family: str) -> dict:
+    module = importlib.import_module(f"panels.families.{family}")
+    return {scenario.item_id: scenario for scenario in module.SCENARIOS}
+
+
+def catalogue_rates(family: str, item_id: str, style: str, numbers: Mapping[str, int]) -> Optional[str]:
+    """The item's fixed rates paragraph (``pct`` or ``freq``) for these numbers, or None if it has none.
+
+    The catalogue form takes the first alternative of every choice group in
+    the scenario's rates template, so it is the same for every seed; the
+    base-rate ``wording`` type's A and B print exactly these two texts.
+    """
+    if family != "base_rate_neglect":
+        return None
+    try:
+        scenario = _scenarios(family).get(item_id)
+    except ModuleNotFoundError:
+        return None
+    if scenario is None:
+        return None
+    template = scenario.rates_pct if style == "pct" else scenario.rates_freq
+    values = scenario_values(family, scenario, numbers, {})
+    return render_first(template, values, f"{family}/{item_id}:rates:{style}")

@@ -54,12 +54,26 @@ Families and their roles
     context at index ``rates_at``.  C raises ``pay_clear``: betting "not a
     true case" dominates (neglecting the base rate favours "true case").
 
-Which role is printed as option ``A`` is set per scenario by ``letters``, so
-the letter ``A`` is not always the same kind of option across a panel.
+Which role is printed as option ``A`` is set per scenario by ``letters``.
+The estimator compares *pooled* answer distributions (method §6), so a panel
+whose letters alternated evenly would hide a reversal that happens on every
+item; the option C makes dominant is therefore printed as ``B`` on thirteen
+items and as ``A`` on two (s04, s11), which keeps a little counterbalancing
+while letting the normative and the classic biased readers of
+:mod:`panels.readers` show a positive control well above
+``theta_positive_pct`` (checked by ``llmarchive panels check``).
+
+C is built for those readers, not only for expected value: on every item
+it reverses the family's classic biased reader's choice on A (prospect
+theory for risky choice, the hit rate for the posterior in base rate, the
+sunk amount as a prior loss in sunk cost) and the normative reader strictly
+prefers its dominant option; :data:`MIN_C_ADVANTAGE` is only the floor.
 """
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Mapping
+
+from measure.errors import ArchiveError
 
 FAMILIES = ("risky_choice_framing", "sunk_cost_fallacy", "base_rate_neglect")
 ROLES = {
@@ -87,7 +101,7 @@ MIN_C_ADVANTAGE = Fraction(6, 5)  # dominant EV ≥ 1.2 × the other option's EV
 SUNK_MARK = "SUNK"
 
 
-class ScenarioError(ValueError):
+class ScenarioError(ArchiveError, ValueError):
     """A scenario whose numbers or wording break its family's rules."""
 
 

@@ -31,6 +31,7 @@ import re
 from typing import Mapping, Optional, Union
 
 from measure.rng import Stream, seed_from_text
+from measure.errors import ArchiveError
 
 Value = Union[int, str]
 
@@ -39,7 +40,7 @@ _SPACES = re.compile(r"[ \t]+")
 _SPACE_BEFORE_PUNCT = re.compile(r" +([,.;:!?])")
 
 
-class TemplateError(ValueError):
+class TemplateError(ArchiveError, ValueError):
     """A template that cannot be parsed or rendered; the message names it."""
 
 
@@ -203,6 +204,25 @@ def render(
     """
     out: list[str] = []
     _render_nodes(parse(template, where), stream, values, where, out, (), avoid, record)
+    return tidy("".join(out))
+
+
+class _FirstChoice:
+    """A stand-in stream that always takes the first alternative (the catalogue form)."""
+
+    def below(self, n: int) -> int:
+        return 0
+
+
+def render_first(template: str, values: Mapping[str, Value], where: str = "template",
+                 record: Optional[dict] = None) -> str:
+    """Render with the *first* alternative of every choice group: one fixed, seed-free text.
+
+    This is how a catalogue template is written down: the same words for
+    every seed, so a gate can compare a version's tokens with it.
+    """
+    out: list[str] = []
+    _render_nodes(parse(template, where), _FirstChoice(), values, where, out, (), None, record)  # type: ignore[arg-type]
     return tidy("".join(out))
 
 

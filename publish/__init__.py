@@ -8,12 +8,12 @@ refused build leaves ``public/`` exactly as it was.
 
 What it writes into ``public/``::
 
-    stability.csv  outcomes.csv  coverage.csv  open-lane/<year>.jsonl
+    stability.csv  outcomes.csv  coverage.csv  changes.csv  open-lane/<year>.jsonl
     croissant.json  archive.db  index.html  status.json  render_manifest.json
 
 Nothing in ``public/`` is edited by hand; rebuilding from the same records
 gives the same bytes except where the build time is written (the site,
-``status.json`` and ``render_manifest.json``).
+``status.json``, ``render_manifest.json`` and the version of ``croissant.json``).
 """
 import contextlib
 import os
@@ -26,7 +26,7 @@ from llmarchive.locks import lock_file
 from llmarchive.paths import ArchivePaths
 from llmarchive.records import utc_now
 from measure.canonical import sha256_hex
-from publish import croissant, csvs, database, open_lane, site, sources, status
+from publish import changes, croissant, csvs, database, open_lane, site, sources, status
 from publish.datasette_meta import DB_FILE
 from publish.errors import LeakError, PublishError, SiteError
 from publish.leak import LeakGuard
@@ -88,8 +88,12 @@ def _publish_lock(paths: ArchivePaths) -> contextlib.AbstractContextManager:
 def publish_all(paths: ArchivePaths, build_time: Optional[str] = None) -> dict:
     """Build every public file from the records and move them into ``public/``; return the render manifest.
 
-    Raises :class:`PublishError` (bad input, naming the file; or another
-    build of the same home running), :class:`LeakError` (guarded wording
+    The blocking checks of :mod:`publish.checks` run first (every hash
+    chain verifies, no flagged measurement on the curve, every coverage gap
+    has its cause), so every entry point publishes under the same rule.
+
+    Raises :class:`PublishError` (bad input, naming the file; a blocking
+    check that fails; or another build of the same home running), :class:`LeakError` (guarded wording
     found; nothing written) or :class:`SiteError` (a site rule refused).
     """
     build_time = build_time or utc_now()
@@ -101,6 +105,11 @@ def publish_all(paths: ArchivePaths, build_time: Optional[str] = None) -> dict:
 
 
 def _build(paths: ArchivePaths, build_time: str) -> dict:
+    from publish import checks
+
+    blocking = checks.blocking_problems(paths)
+    if blocking:
+        raise PublishError(checks.refusal(blocking))
     inputs = sources.gather(paths)
     guard = leak_guard(inputs)
 
@@ -109,9 +118,10 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
     files["outcomes.csv"] = csvs.outcomes_csv(inputs.measurements)
     coverage_rows = csvs.coverage_rows(inputs.by_kind("coverage"))
     files["coverage.csv"] = csvs.coverage_csv(coverage_rows)
+    files["changes.csv"] = csvs.changes_csv(changes.change_rows(inputs.measurements))
     files.update(open_lane.files(inputs.open_runs))
     latest = max((m["run_date"] for m in inputs.measurements), default=None)
-    files["croissant.json"] = _pretty(croissant.build(files, inputs.open_runs, latest))
+    files["croissant.json"] = _pretty(croissant.build(files, inputs.open_runs, latest, build_time[:10]))
 
     staging = paths.home / f".publish-staging-{os.getpid()}"
     if staging.exists():

@@ -2,19 +2,27 @@
 
 It describes ``stability.csv``, ``outcomes.csv`` and the ``open-lane/*.jsonl``
 file set: one ``cr:Field`` per column, its data type read off the type label
-the schema already carries (SPEC §10): ``pct`` / ``unit_interval`` (and a
+the schema already carries (method §10): ``pct`` / ``unit_interval`` (and a
 trial's ``number``) → ``sc:Float``, ``int`` / ``count`` → ``sc:Integer``,
 ``bool`` → ``sc:Boolean``, a trial's timestamps → ``sc:DateTime``, everything
 else → ``sc:Text``.  File objects
 carry their sha256, so the metadata pins the exact bytes it describes.
+
+The archive grows every month, so the dataset is marked live
+(``isLiveDataset``) and versioned by its publication date, written as a
+calendar version ``YYYY.M.D`` (the form Croissant's semantic-version check
+accepts): two publications of different days are two versions, and the
+file hashes say exactly which bytes each one describes.  ``changes.csv``
+(the change rule's rows, :mod:`publish.changes`) is described beside the
+measurements.
 """
 from typing import Optional
 
 from llmarchive import __version__
 from measure.canonical import sha256_hex
 from measure.schema import FIELD_DESCRIPTIONS, MEASUREMENT_FIELDS, OUTCOME_FIELD_DESCRIPTIONS, OUTCOME_FIELDS
-from publish import open_lane, wording
-from publish.sources import OpenRun
+from publish import changes, open_lane, wording
+from publish.open_lane import OpenRun
 
 CROISSANT_TYPES = {"pct": "sc:Float", "unit_interval": "sc:Float", "number": "sc:Float", "int": "sc:Integer",
                    "count": "sc:Integer", "bool": "sc:Boolean", "datetime": "sc:DateTime"}
@@ -74,8 +82,19 @@ def _field(record_set: str, name: str, label: str, description: str, source: dic
     }
 
 
-def build(files: dict[str, bytes], open_runs: list[OpenRun], date_published: Optional[str]) -> dict:
-    """The Croissant document for ``files`` (which must hold the two CSVs and the open-lane files)."""
+def calendar_version(date: str) -> str:
+    """``2026-12-03`` → ``2026.12.3``: the publication date as a version string."""
+    year, month, day = date[:10].split("-")
+    return f"{int(year)}.{int(month)}.{int(day)}"
+
+
+def build(files: dict[str, bytes], open_runs: list[OpenRun], date_published: Optional[str],
+          publication_date: Optional[str] = None) -> dict:
+    """The Croissant document for ``files`` (which must hold the CSVs and the open-lane files).
+
+    ``publication_date`` (``YYYY-MM-DD``, the build's date) gives the
+    version; without it the code version is used.
+    """
     distribution = [
         {"@type": "cr:FileObject", "@id": "stability.csv", "name": "stability.csv", "contentUrl": "stability.csv",
          "encodingFormat": "text/csv", "sha256": sha256_hex(files["stability.csv"]),
@@ -94,6 +113,16 @@ def build(files: dict[str, bytes], open_runs: list[OpenRun], date_published: Opt
          "field": [_field("outcomes", n, label, OUTCOME_FIELD_DESCRIPTIONS[n], {"fileObject": {"@id": "outcomes.csv"}})
                    for n, label in OUTCOME_FIELDS]},
     ]
+    if "changes.csv" in files:
+        distribution.append(
+            {"@type": "cr:FileObject", "@id": "changes.csv", "name": "changes.csv", "contentUrl": "changes.csv",
+             "encodingFormat": "text/csv", "sha256": sha256_hex(files["changes.csv"]),
+             "description": "The change rule between consecutive on-curve measurements of every curve."})
+        record_sets.append(
+            {"@type": "cr:RecordSet", "@id": "changes", "name": "changes",
+             "description": "Changes between consecutive on-curve measurements (changes.csv).",
+             "field": [_field("changes", n, label, d, {"fileObject": {"@id": "changes.csv"}})
+                       for n, label, d in changes.CHANGE_COLUMN_SPEC]})
     lane_files = sorted(name for name in files if name.startswith("open-lane/"))
     if lane_files:
         distribution.append(
@@ -115,11 +144,14 @@ def build(files: dict[str, bytes], open_runs: list[OpenRun], date_published: Opt
         "conformsTo": "http://mlcommons.org/croissant/1.0",
         "license": data_licence[1],
         "url": "index.html",
-        "version": __version__,
+        "version": calendar_version(publication_date) if publication_date else __version__,
+        "isLiveDataset": True,
         "citeAs": "LLM-Archive contributors. LLM-Archive: a dated record of decision stability under rewording.",
         "distribution": distribution,
         "recordSet": record_sets,
     }
     if date_published:
         document["datePublished"] = date_published
+    if publication_date:
+        document["dateModified"] = publication_date[:10]
     return document

@@ -1,4 +1,4 @@
-"""The three CSV files: stability.csv, outcomes.csv, coverage.csv (SPEC §10 "Files").
+"""The CSV files: stability.csv, outcomes.csv, coverage.csv (method §10 "Files") and changes.csv.
 
 One cell convention for all three, so a reader needs to learn it once:
 an absent value is an empty cell; a boolean is ``true`` / ``false``; a
@@ -89,3 +89,11 @@ def coverage_rows(records: Iterable[dict]) -> list[dict]:
 
 def coverage_csv(rows: Iterable[dict]) -> bytes:
     return write_csv(COVERAGE_FIELDS, ([cell(r[name]) for name in COVERAGE_FIELDS] for r in rows))
+
+
+def changes_csv(rows: Iterable[dict]) -> bytes:
+    """The change rule's rows (:func:`publish.changes.change_rows`), one column per ``CHANGE_FIELDS`` key."""
+    from publish.changes import CHANGE_COLUMN_SPEC
+
+    return write_csv([n for n, _, _ in CHANGE_COLUMN_SPEC],
+                     ([cell(r[n], label) for n, label, _ in CHANGE_COLUMN_SPEC] for r in rows))

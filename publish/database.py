@@ -5,7 +5,9 @@ Every table, column, view and index is declared in :data:`TABLES` and
 ``metadata.yml`` (:mod:`publish.datasette_meta`) are generated from one
 place and cannot drift.  The ``measurements`` columns are
 ``measure.schema.MEASUREMENT_FIELDS`` themselves, in schema order, with the
-schema's own descriptions.
+schema's own descriptions, followed by one derived column,
+``min_detectable_change_pct`` (:mod:`publish.changes`).  The ``changes``
+table holds the change rule's rows, the same as ``changes.csv``.
 
 Type mapping: ``pct``, ``unit_interval`` and ``number`` → REAL; ``int`` and
 ``count`` → INTEGER; ``bool`` → INTEGER 0/1; ``text`` → TEXT; ``json`` →
@@ -21,6 +23,7 @@ from typing import Any, Iterable, Optional
 
 import sqlite_utils
 
+from llmarchive.review import withdrawn_points
 from measure.canonical import canonical_json
 from measure.schema import (
     FIELD_DESCRIPTIONS,
@@ -29,7 +32,7 @@ from measure.schema import (
     OUTCOME_FIELDS,
     PROTOCOL_HEADER_FIELDS,
 )
-from publish import csvs, human_gap
+from publish import changes, csvs, human_gap
 from publish.errors import PublishError
 from publish.sources import Inputs
 
@@ -92,6 +95,11 @@ PROTOCOL_COLUMN_SPEC = (
     ("twin_id", "text", "The protocol of the other lane measuring the same family, if paired."),
 )
 assert tuple(n for n, _, _ in PROTOCOL_COLUMN_SPEC) == PROTOCOL_HEADER_FIELDS
+DESIGN_COLUMN_SPEC = (
+    ("design_readers", "json", "The protocol's design figures per reference reader, when it has them (JSON: "
+                               "{reader: {gap_ab_pct, gap_aa_prime_pct, gap_ac_pct, stability_pct}}); empty "
+                               "for a protocol without them and for a sealed one."),
+)
 SEALED_PUBLIC = ("protocol_id", "series", "status", "lane")
 
 RUN_COLUMN_SPEC = (
@@ -189,22 +197,38 @@ HUMAN_GAP_COLUMN_SPEC = (
     ("source", "text", "Where the numbers come from."),
 )
 
+MEASUREMENT_EXTRA_SPEC = (
+    ("min_detectable_change_pct", "pct",
+     "Derived, not a schema field: the smallest move from this measurement the change rule could call if "
+     "the next measurement were as precise (max of sqrt(2) x CI half-width and 2 x drop_bound_pct_ab). "
+     "Empty when the measurement has no interval."),
+)
+
 COVERAGE_COLUMN_SPEC = (("coverage_id", "int", "Row number, in (period, series, job, protocol) order."),) + tuple(
     (name, "text", csvs.COVERAGE_DESCRIPTIONS[name]) for name in csvs.COVERAGE_FIELDS)
 
 TABLES: tuple[Table, ...] = (
     Table("protocols", "Every protocol's text-free header. Sealed protocols appear by id, lane and status only; "
           "no wording of any protocol is in this database.",
-          _cols(PROTOCOL_COLUMN_SPEC), "protocol_id", indexes=[("lane",), ("family", "rewording_type")]),
+          _cols(PROTOCOL_COLUMN_SPEC + DESIGN_COLUMN_SPEC), "protocol_id", indexes=[("lane",), ("family", "rewording_type")]),
     Table("runs", "One row per completed, published experiment run.",
           _cols(RUN_COLUMN_SPEC), "run_id", foreign_keys=[("protocol_id", "protocols", "protocol_id")],
           indexes=[("protocol_id", "run_date"), ("series", "run_date")]),
     Table("measurements", "One row per measurement, one column per MEASUREMENT_FIELDS key (the same rows as "
           "stability.csv). Both series are here, told apart by the series column; never draw them as one line.",
-          [Column(n, label, FIELD_DESCRIPTIONS[n]) for n, label in MEASUREMENT_FIELDS], "run_id",
+          [Column(n, label, FIELD_DESCRIPTIONS[n]) for n, label in MEASUREMENT_FIELDS]
+          + _cols(MEASUREMENT_EXTRA_SPEC), "run_id",
           foreign_keys=[("run_id", "runs", "run_id"), ("protocol_id", "protocols", "protocol_id")],
           indexes=[("protocol_id", "model_family", "series", "run_date"), ("series", "run_date"),
                    ("on_curve",), ("run_date",)]),
+    Table("changes", "The change rule as data: for every curve (one protocol_id within one series and one "
+          "model_family), each consecutive pair of on-curve measurements with the difference, its random-error "
+          "bound, its systematic cap and the label computed by the frozen change rule (the same rows as "
+          "changes.csv).",
+          _cols(changes.CHANGE_COLUMN_SPEC), "to_run_id",
+          foreign_keys=[("to_run_id", "measurements", "run_id"), ("from_run_id", "measurements", "run_id")],
+          indexes=[("protocol_id", "model_family", "series", "to_run_date"), ("to_run_date",), ("label",)],
+          sort="to_run_date"),
     Table("outcomes", "The outcomes field unpacked: one row per run, version and outcome, zero counts included "
           "(the same rows as outcomes.csv).",
           [Column(n, label, OUTCOME_FIELD_DESCRIPTIONS[n]) for n, label in OUTCOME_FIELDS],
@@ -273,8 +297,15 @@ def protocol_rows(inputs: Inputs) -> list[dict]:
     for header in inputs.headers:
         if header.get("lane") == "sealed":
             header = {k: (header.get(k) if k in SEALED_PUBLIC else None) for k in PROTOCOL_HEADER_FIELDS}
+        else:
+            header = {**header, "design_readers": inputs.texts.designs.get(header["protocol_id"])}
         out.append(header)
     return out
+
+
+def measurement_rows(inputs: Inputs):
+    for m in inputs.measurements:
+        yield {**m, "min_detectable_change_pct": changes.min_detectable_change_pct(m)}
 
 
 def run_rows(inputs: Inputs) -> list[dict]:
@@ -352,8 +383,16 @@ def succession_rows(inputs: Inputs) -> list[dict]:
 
 
 def comparison_rows(inputs: Inputs) -> list[dict]:
+    """The comparison-points table: outside runs and the bridge runs of a model never declared a successor.
+
+    A point a successor decision withdrew is left out: its run is a measurement of the series now, and
+    one run is never shown both on a curve and beside it (method §4.3).
+    """
+    withdrawn = withdrawn_points(inputs.by_kind("needs_review"))
     out = []
     for r in inputs.by_kind("comparison_point"):
+        if r.get("record_sha256") in withdrawn:
+            continue
         m = r.get("measurement") if isinstance(r.get("measurement"), dict) else {}
         out.append({"record_sha256": r.get("record_sha256"), "date": r.get("date"), "run_date": m.get("run_date"),
                     "protocol_id": r.get("protocol_id"), "model_id": r.get("model_id"),
@@ -409,7 +448,8 @@ def build(path: Path, inputs: Inputs) -> None:
     with connection:
         _insert(db, TABLE_BY_NAME["protocols"], protocol_rows(inputs))
         _insert(db, TABLE_BY_NAME["runs"], run_rows(inputs))
-        _insert(db, TABLE_BY_NAME["measurements"], inputs.measurements)
+        _insert(db, TABLE_BY_NAME["measurements"], measurement_rows(inputs))
+        _insert(db, TABLE_BY_NAME["changes"], changes.change_rows(inputs.measurements))
         outcome_table = TABLE_BY_NAME["outcomes"]
         _insert(db, outcome_table, (dict(zip(outcome_table.column_names, row))
                                     for row in csvs.outcome_rows(inputs.measurements)))

@@ -10,6 +10,14 @@ root must equal :func:`render` — a test compares them — and
 The serving settings live here too (:data:`SETTINGS`), so ``make serve``,
 ``llmarchive serve`` and the tests run Datasette the same way: read-only
 (immutable), with an explicit SQL time limit and row cap.
+
+Whole tables download as CSV: ``allow_csv_stream`` is on, so
+``<table>.csv?_stream=on`` walks the table page by page (each page one query
+under the SQL time limit) instead of stopping at the row cap, and each table
+page links that download ("About: whole table as CSV").  ``max_csv_mb`` is
+0 (no size cut) because a cut download ends in an error line rather than
+the full table, and the database is immutable, so a download is bounded by
+what the archive holds.
 """
 from pathlib import Path
 
@@ -23,13 +31,29 @@ SETTINGS = {
     "sql_time_limit_ms": 1000,
     "max_returned_rows": 1000,
     "facet_time_limit_ms": 200,
-    "allow_csv_stream": False,
+    "allow_csv_stream": True,
+    "max_csv_mb": 0,
     "default_page_size": 100,
 }
 PLUGINS_DIR = Path(__file__).resolve().parent / "datasette_plugins"
 REPO_METADATA = Path(__file__).resolve().parent.parent / "metadata.yml"
 
 CANNED_QUERIES = {
+    "what_changed": {
+        "title": "What changed, newest first",
+        "description": (
+            "Every change the frozen change rule called between two consecutive on-curve measurements of one "
+            "curve (one protocol within one series and one model family), newest first. A change is called "
+            "only when |delta_pct| >= bound_pct (random error) and |delta_pct| > cap_pct (systematic worst "
+            "case); every other pair is flat and is listed in the changes table."
+        ),
+        "sql": (
+            "select to_run_date, series, model_family, protocol_id, rewording_type, label, delta_pct, bound_pct, "
+            "cap_pct, from_run_date, from_stability_pct, to_stability_pct, from_subject_model_id, "
+            "to_subject_model_id, from_run_id, to_run_id\nfrom changes\nwhere label != 'flat'\n"
+            "order by to_run_date desc, abs(delta_pct) desc, protocol_id"
+        ),
+    },
     "stability_over_time": {
         "title": "Stability over time: one protocol, one model family, one series",
         "description": (
@@ -120,6 +144,22 @@ CANNED_QUERIES = {
 }
 
 
+def full_csv_url(table: str) -> str:
+    """The one-click download of a whole table: streamed CSV, every row, as a file.
+
+    A table with a single-column primary key is walked in key order
+    (``_sort=<key>``): Datasette 0.65.5 pages a stream by the table's
+    default sort, and under ``sort_desc = run_date`` rows that share a date
+    can come back in a different order from one page's query to the next,
+    so a ten-year ``measurements`` download repeated some rows and skipped
+    others (3,823 of 3,840 rows, measured with ``bench/publish_bench.py``).
+    A compound key has no default sort here and is paged by the key itself.
+    """
+    pk = database.TABLE_BY_NAME[table].pk
+    order = f"&_sort={pk}" if isinstance(pk, str) else ""
+    return f"/{DATABASE}/{table}.csv?_stream=on&_size=max{order}&_dl=1"
+
+
 def _description() -> str:
     data, prose, code = (wording.LICENCES[k] for k in ("data", "prose", "code"))
     return (
@@ -136,8 +176,12 @@ def build_metadata() -> dict:
     for table in database.TABLES:
         entry = {"description": table.description,
                  "columns": {c.name: c.description for c in table.columns}}
-        if "run_date" in table.column_names:
+        if table.sort:
+            entry["sort_desc"] = table.sort
+        elif "run_date" in table.column_names:
             entry["sort_desc"] = "run_date"
+        entry["about"] = "whole table as CSV"
+        entry["about_url"] = full_csv_url(table.name)
         tables[table.name] = entry
     for view in database.VIEWS:
         measurement_columns = {c.name: c.description for c in database.TABLE_BY_NAME["measurements"].columns}

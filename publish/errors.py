@@ -1,7 +1,8 @@
 """The errors publication raises; each message names the file or record at fault."""
+from measure.errors import ArchiveError
 
 
-class PublishError(ValueError):
+class PublishError(ArchiveError, ValueError):
     """Input that cannot be published as it is (a broken record, a missing field)."""
 
 

@@ -1,4 +1,4 @@
-"""``human_model_gap``: published human results a protocol can be read beside (SPEC §1.1).
+"""``human_model_gap``: published human results a protocol can be read beside (method §1.1).
 
 Secondary by rule: a row is shown next to the one protocol kind it is
 comparable with, always with the year the human data were collected, never
@@ -10,7 +10,7 @@ What "comparable" means: the human study asked people the same kind of
 two-option question as the protocol's A and B, between subjects, and
 reported (or published the counts for) the share choosing each option, so
 that the difference in shares is the same total-variation distance
-``gap_pct`` is (SPEC §6: for two options the distance *is* the difference in
+``gap_pct`` is (method §6: for two options the distance *is* the difference in
 shares).
 
 The one row
@@ -30,7 +30,7 @@ sunk-cost item (a rating scale, not a choice between two options) and its
 anchoring items (numeric estimates, not choices); Gigerenzer & Hoffrage's
 natural-frequency work (it scores the accuracy of a probability estimate,
 not a choice); the ``order`` type (mechanical, no human comparison by
-design) and the ``default`` type (no human comparison by SPEC §3).
+design) and the ``default`` type (no human comparison by method §3).
 """
 from fractions import Fraction
 

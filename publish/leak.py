@@ -1,7 +1,7 @@
 """The leak guard: no guard or sealed wording in any published byte.
 
 A ``guard`` protocol is only worth anything while its wording has never been
-public (SPEC §3, §10): once it is, it cannot tell contamination from real
+public (method §3, §10): once it is, it cannot tell contamination from real
 change any more.  So before a build is moved into ``public/``, every file it
 would publish is searched for the wording of every protocol that is not in
 the ``open`` lane (guard, sealed, and candidates without a lane), and the

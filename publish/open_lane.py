@@ -4,7 +4,7 @@ The lines are the bytes of the runs' ``trials.jsonl`` logs (each run's hash
 chain stays verifiable on its own, per ``run_id``), grouped by the year of
 the run's date and ordered by date and run id.  A trial carries
 ``prompt_sha256`` and never the prompt, so no scenario wording travels here
-(SPEC §10); guard and sealed trials never enter (the selection is made in
+(method §10); guard and sealed trials never enter (the selection is made in
 :mod:`publish.sources` on the protocol's current lane).
 
 :func:`trial_fields` describes the fields for Croissant:
@@ -12,10 +12,9 @@ the union of the keys the trials carry, each with a type label read off
 the values (the schema's labels, plus ``number`` for a non-integer number
 and ``datetime`` for a timestamp field such as ``started_at``).
 """
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable
-
-from publish.sources import OpenRun
 
 TRIAL_DESCRIPTIONS = {
     "record_type": "Always 'trial'.",
@@ -35,6 +34,32 @@ TRIAL_DESCRIPTIONS = {
     "record_sha256": "SHA-256 of this trial's canonical JSON without this field.",
 }
 GENERIC_DESCRIPTION = "Transport detail of the call as the runner logged it."
+
+
+@dataclass
+class OpenRun:
+    """An open-lane run: its id, year, the trial lines exactly as logged, and the type labels of their keys.
+
+    Defined here, beside the file it becomes, so :mod:`publish.sources` (which reads the runs) depends on
+    this module and never the other way round.
+    """
+
+    run_id: str
+    run_date: str
+    lines: list[bytes]
+    field_labels: dict = field(default_factory=dict)
+
+    @property
+    def year(self) -> str:
+        return self.run_date[:4]
+
+
+def verify_command(run_id: str = "RUN_ID", public_dir: str = "public") -> str:
+    """The one command an outsider runs to recompute an open-lane run from a copy of ``public/`` alone.
+
+    The site's Data page shows this exact string; ``llmarchive verify --public`` implements it.
+    """
+    return f"llmarchive verify --public {public_dir} {run_id}"
 
 
 def files(open_runs: Iterable[OpenRun]) -> dict[str, bytes]:

@@ -1,9 +1,9 @@
 """The protocol registry as publication sees it: headers, example texts, guarded texts.
 
 Publication never reads ``private/protocols/`` itself; it asks
-:mod:`panels.registry` (the contract in the panels issue) for text-free
+:mod:`llmarchive.registry` (the contract in the panels issue) for text-free
 headers of every protocol and, for the leak guard and the open-lane
-examples, for full protocols.  The split made here is the one SPEC §10
+examples, for full protocols.  The split made here is the one method §10
 draws:
 
 * an ``open`` protocol's wording is public by lane, but only its *first*
@@ -12,12 +12,12 @@ draws:
   that has no lane yet — must not appear in any published byte
   (:func:`guarded_texts`).
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
+from llmarchive import registry
 from llmarchive.paths import ArchivePaths
 from measure.schema import PROTOCOL_HEADER_FIELDS, VERSIONS
-from panels import registry
 from publish.errors import PublishError
 
 
@@ -40,7 +40,7 @@ def list_headers(paths: ArchivePaths) -> list[dict]:
         raise PublishError(f"cannot read the protocols: {exc}") from None
     for record in records:
         if not isinstance(record, dict) or not isinstance(record.get("protocol_id"), str):
-            raise PublishError(f"panels.registry.list_protocols returned a record without a protocol_id: {record!r}")
+            raise PublishError(f"llmarchive.registry.list_protocols returned a record without a protocol_id: {record!r}")
         headers.append({k: record.get(k) for k in PROTOCOL_HEADER_FIELDS})
     return sorted(headers, key=lambda h: h["protocol_id"])
 
@@ -79,6 +79,7 @@ class ProtocolTexts:
     guarded: list[ProtocolText]
     public: list[ProtocolText]
     examples: dict[str, list[ProtocolText]]
+    designs: dict[str, dict] = field(default_factory=dict)
 
 
 def collect_texts(paths: ArchivePaths, headers: list[dict]) -> ProtocolTexts:
@@ -86,10 +87,13 @@ def collect_texts(paths: ArchivePaths, headers: list[dict]) -> ProtocolTexts:
     guarded: list[ProtocolText] = []
     public: list[ProtocolText] = []
     examples: dict[str, list[ProtocolText]] = {}
+    designs: dict[str, dict] = {}
     for header in headers:
         protocol = load_full(paths, header["protocol_id"])
         if protocol is None:
             continue
+        if isinstance(protocol.get("design_readers"), dict) and protocol.get("lane") != "sealed":
+            designs[protocol["protocol_id"]] = protocol["design_readers"]
         texts = _texts(protocol)
         if protocol.get("lane") == "open":
             public.extend(texts)
@@ -97,4 +101,4 @@ def collect_texts(paths: ArchivePaths, headers: list[dict]) -> ProtocolTexts:
             examples[protocol["protocol_id"]] = [t for t in texts if t.item_id == first]
         else:
             guarded.extend(texts)
-    return ProtocolTexts(guarded, public, examples)
+    return ProtocolTexts(guarded, public, examples, designs)

@@ -1,12 +1,13 @@
 """``llmarchive release VERSION``: assemble the public payload of a release into one folder.
 
-What goes in (SPEC §10, "The private / public boundary"):
+What goes in (method §10, "The private / public boundary"):
 
 * the generated files, rebuilt by :func:`publish.publish_all` just before,
   so the release never carries a stale build;
 * the public code: the estimator (``measure/`` with its vectors), the
   library, the renderers, the Dagster assets, ``Makefile``,
-  ``pyproject.toml``, ``README.md``, ``metadata.yml``, and the one public
+  ``pyproject.toml``, ``README.md``, ``metadata.yml``, the method document
+  (``docs/method.md``, which the code's citations point into), and the one public
   piece of ``panels/`` — the decision instruction;
 * ``CITATION.cff`` and ``.zenodo.json`` with this version and date filled in;
 * a copy of the specification (``SPEC.md``).
@@ -40,8 +41,8 @@ REPO = Path(__file__).resolve().parent.parent
 VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
 CODE_DIRS = ("measure", "llmarchive", "publish", "assets")
 CODE_FILES = ("definitions.py", "Makefile", "pyproject.toml", "README.md", "metadata.yml", "cadence.yaml",
-              "subject_models.yaml", "LICENSE", "panels/__init__.py", "panels/instruction.py")
-# Kept private with its data (SPEC §10, point 2): the budget mechanism is not a secret, but its files carry
+              "subject_models.yaml", "LICENSE", "docs/method.md", "panels/__init__.py", "panels/instruction.py")
+# Kept private with its data (method §10, point 2): the budget mechanism is not a secret, but its files carry
 # the project's real figures, so code and data stay private together.
 PRIVATE_NAMES = re.compile(r"(^|/)[^/]*(budget|spend)[^/]*$")
 SKIP = re.compile(r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache)(/|$)|\.pyc$|(^|/)\.")

@@ -14,7 +14,7 @@ Checks made here, each naming the file at fault:
 * every hash-chained log publication copies from (an open run's
   ``trials.jsonl``, every record log) verifies end to end.
 
-Selection rules (SPEC §3, §10):
+Selection rules (method §3, §10):
 
 * a run is published once it is complete (its ``measurement.json`` exists);
 * a ``sealed`` protocol's measurements and runs are never published — its
@@ -34,25 +34,12 @@ from llmarchive.paths import ArchivePaths
 from measure import chain
 from measure.schema import MEASUREMENT_FIELD_NAMES, SERIES
 from publish.errors import PublishError
+from publish.open_lane import OpenRun, label_of
 from publish.protocols import ProtocolTexts, collect_texts, list_headers
 
 SUCCESSION_KINDS = ("subject_model", "generation_bridge", "needs_review", "series_closed", "bridge_incomplete")
-INSTRUMENT_KINDS = ("runtime_fingerprint", "instrument_alarm", "guard_rotation", "subject_fingerprint")
+INSTRUMENT_KINDS = ("runtime_fingerprint", "instrument_alarm", "guard_rotation", "subject_fingerprint", "core_change")
 READ_KINDS = ("coverage", "comparison_point") + INSTRUMENT_KINDS + SUCCESSION_KINDS
-
-
-@dataclass
-class OpenRun:
-    """An open-lane run: its id, year, the trial lines exactly as logged, and the type labels of their keys."""
-
-    run_id: str
-    run_date: str
-    lines: list[bytes]
-    field_labels: dict = field(default_factory=dict)
-
-    @property
-    def year(self) -> str:
-        return self.run_date[:4]
 
 
 @dataclass
@@ -112,8 +99,6 @@ def _read_trial_lines(path: Path) -> tuple[list[bytes], dict[str, set[str]]]:
     Also returns, per key, the type labels of the values the trials carry
     (:func:`publish.open_lane.label_of`), for Croissant.
     """
-    from publish.open_lane import label_of
-
     if not path.exists():
         raise PublishError(f"{path}: no trials.jsonl in a complete open-lane run")
     raw = path.read_bytes()

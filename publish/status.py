@@ -3,9 +3,12 @@
 ``status.json`` (record type ``status``) is the archive's state in one small
 file: the build time (absolute, UTC), the schema hash, the latest run date
 and measurement counts per series, the coverage of the commercial series
-and the instrument's latest self-check.  ``render_manifest.json`` (record
+the instrument's latest self-check, and ``instrument_alarm``: the latched
+alarm (since when, from which check, why, how many alarms are
+unacknowledged) or null — the site's Home and Results show it from there.
+``render_manifest.json`` (record
 type ``render_manifest``) lists the sha256 and size of every other published
-file — ``status.json`` included (SPEC §13.9: the status sits inside the
+file — ``status.json`` included (method §13.9: the status sits inside the
 render manifest) — plus a digest of the inputs the build read.
 
 Only these two files and the site carry the build time; everything else is
@@ -15,6 +18,7 @@ from collections import Counter
 from typing import Optional
 
 from llmarchive import __version__
+from llmarchive.instrument.verdict import CORE_CHANGE, latched_from
 from measure.canonical import canonical_sha256, sha256_hex
 from measure.schema import GAP_CAUSES, SCHEMA_SHA256, SCHEMA_VERSION, SERIES
 from publish.sources import Inputs
@@ -68,6 +72,17 @@ def instrument_summary(inputs: Inputs) -> dict:
     }
 
 
+def instrument_alarm(inputs: Inputs) -> Optional[dict]:
+    """The latched instrument alarm as of the records read, or None.
+
+    Keys: ``since``, ``source``, ``reason``, ``alarm_count``, ``last_date``,
+    ``sources``, ``first_alarm_sha256``.  The acknowledgements are the
+    ``core_change`` records; a build that did not read that log sees every
+    alarm as unacknowledged, which errs on the side of showing the alarm.
+    """
+    return latched_from(inputs.by_kind("instrument_alarm"), inputs.by_kind(CORE_CHANGE))
+
+
 def measurement_counts(measurements: list[dict]) -> dict:
     out = {}
     for series in SERIES:
@@ -94,6 +109,7 @@ def status(inputs: Inputs, coverage_rows: list[dict], build_time: str) -> dict:
         "measurements": measurement_counts(inputs.measurements),
         "coverage_commercial": summary,
         "instrument": instrument_summary(inputs),
+        "instrument_alarm": instrument_alarm(inputs),
         "render_manifest": MANIFEST_FILE,
     }
 

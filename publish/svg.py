@@ -1,6 +1,6 @@
 """SVG made by our own generator: the stability-over-time chart and the coverage bar.
 
-The chart is where SPEC §4.1 and §6 become checks rather than conventions:
+The chart is where method §4.1 and §6 become checks rather than conventions:
 
 * :func:`stability_chart` refuses points of more than one ``model_family``
   or more than one ``series`` (:class:`CurveError`, naming both values) —
@@ -29,6 +29,8 @@ GAP = 32
 LEFT = 40
 RIGHT = 12
 TOP = 22
+NEUTRAL_CAUSE = "before_archive_start"
+SMALL_WIDTH = 300
 
 
 def _day(value: str) -> int:
@@ -130,8 +132,74 @@ def stability_chart(points: Sequence[dict], title: str) -> str:
     return "".join(parts)
 
 
+def generation_chart(points: Sequence[dict], title: str) -> str:
+    """A small chart of one protocol in one model family: one point per generation, stability above entropy.
+
+    Generations are categories in the order given (oldest first), not dates:
+    they are separate models, so the points are not joined by a line.  The
+    same refusals as :func:`stability_chart` apply (one family, one series,
+    one protocol, on-curve points with entropy), and a generation may appear
+    only once.
+    """
+    series, family = check_curve(points)
+    models = [str(p.get("subject_model_id")) for p in points]
+    if len(set(models)) != len(models):
+        raise SiteError(f"a generation chart shows one point per generation; {sorted(models)} repeats one")
+    width, panel_h, gap, top = SMALL_WIDTH, 60, 26, 18
+    plot_w = width - LEFT - RIGHT
+    top2 = top + panel_h + gap
+    height = top2 + panel_h + 30
+
+    def x(i: int) -> float:
+        return LEFT + (i + 0.5) / len(points) * plot_w
+
+    def y_stab(v: float) -> float:
+        return top + (100 - v) / 100 * panel_h
+
+    def y_ent(v: float) -> float:
+        return top2 + (1 - v) * panel_h
+
+    parts = [f'<svg class="chart small" data-chart="generations" data-series="{escape(series)}" '
+             f'data-model-family="{escape(family)}" viewBox="0 0 {width} {height}" role="img" '
+             f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">',
+             f"<title>{escape(title)}</title>"]
+    for panel, panel_top, caption, ticks in (
+            ("stability", top, "stability_pct per generation · bar: 95% CI", ((y_stab(0), "0"), (y_stab(100), "100"))),
+            ("entropy", top2, "entropy_a (filled), entropy_b (open)", ((y_ent(0), "0"), (y_ent(1), "1")))):
+        parts.append(f'<g data-panel="{panel}">')
+        parts.append(f'<text class="cap" x="{LEFT}" y="{panel_top - 5}">{caption}</text>')
+        for value_y, text in ticks:
+            parts.append(f'<line class="grid" x1="{LEFT}" x2="{width - RIGHT}" y1="{value_y:.1f}" y2="{value_y:.1f}"/>')
+            parts.append(f'<text class="tick" x="{LEFT - 6}" y="{value_y + 4:.1f}" text-anchor="end">{text}</text>')
+        for i, p in enumerate(points):
+            label = f'{escape(p["run_date"])} {escape(models[i])}'
+            if panel == "stability":
+                if p.get("ci_low_pct") is not None and p.get("ci_high_pct") is not None:
+                    parts.append(f'<line class="ci" x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{y_stab(p["ci_low_pct"]):.1f}" '
+                                 f'y2="{y_stab(p["ci_high_pct"]):.1f}"/>')
+                parts.append(f'<circle class="pt" cx="{x(i):.1f}" cy="{y_stab(p["stability_pct"]):.1f}" r="3.5">'
+                             f'<title>{label}: {_fmt(p["stability_pct"])}%</title></circle>')
+            else:
+                parts.append(f'<circle class="ent-a-pt" cx="{x(i) - 4:.1f}" cy="{y_ent(p["entropy_a"]):.1f}" r="3">'
+                             f'<title>{label}: entropy_a {p["entropy_a"]:.3f}</title></circle>')
+                parts.append(f'<circle class="ent-b-open" cx="{x(i) + 4:.1f}" cy="{y_ent(p["entropy_b"]):.1f}" r="3">'
+                             f'<title>{label}: entropy_b {p["entropy_b"]:.3f}</title></circle>')
+        parts.append("</g>")
+    shown = range(len(points)) if len(points) <= 4 else (0, len(points) - 1)
+    for i in shown:
+        anchor = "middle" if len(points) <= 4 else ("start" if i == 0 else "end")
+        at = x(i) if anchor == "middle" else (LEFT if i == 0 else width - RIGHT)
+        parts.append(f'<text class="tick" x="{at:.1f}" y="{height - 8}" text-anchor="{anchor}">{escape(models[i])}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
 def coverage_bar(summary: dict) -> str:
-    """One segment per scheduled period of the commercial series: ran, partly ran, or a gap."""
+    """One segment per scheduled period of the commercial series: ran, partly ran, a gap, or not yet started.
+
+    A period whose only gaps are ``before_archive_start`` is drawn neutral:
+    nothing was due then, so it is not a failure and must not look like one.
+    """
     periods = summary["periods"]
     height = 28
     if not periods:
@@ -143,7 +211,9 @@ def coverage_bar(summary: dict) -> str:
              f'aria-label="coverage of the commercial series, {escape(summary["first_period"])} to '
              f'{escape(summary["last_period"])}" xmlns="http://www.w3.org/2000/svg">']
     for i, p in enumerate(periods):
-        if p["gap"] == 0:
+        if p["ran"] == 0 and p["gap"] and set(p["causes"]) == {NEUTRAL_CAUSE}:
+            css, what = "before", "before the archive started (not a failure)"
+        elif p["gap"] == 0:
             css, what = "ran", f"{p['ran']} ran"
         elif p["ran"] == 0:
             css, what = "gap", "gap: " + ", ".join(f"{c} ({n})" for c, n in sorted(p["causes"].items()))

@@ -1,4 +1,24 @@
-"""Shared fixtures: every test gets its own archive home under a temp dir."""
+"""Fixtures shared by the test modules (defined once here, not per module).
+
+Every test gets its own archive home under a temp dir (``archive_home``);
+the archives built on it, in rising order of preparation:
+
+* ``paths`` — an empty archive with its folders made;
+* ``built`` — every protocol file in place (no guard seed: public wording only);
+* ``admitted`` — every protocol built, the v0 protocols promoted to their lanes;
+* ``paid_paths`` — ``admitted`` with a (fake) API key set and a €100 budget written;
+* ``publish_template`` / ``archive`` — the publication tests' admitted archive,
+  built once per module and copied fresh for each test.
+
+``protocols`` is the 24 built protocols in memory (no archive), and ``fake`` a
+fake provider (real HTTP on 127.0.0.1) answering by a hash rule and listing
+``claude-sonnet-5``.  A module whose tests need a differently prepared
+archive defines its own fixture, with the reason in its docstring.
+
+Retries: ``waits`` is a back-off sleep to inject into a subject (``sleep=``);
+the autouse ``no_real_backoff`` fails a test whose subject sleeps a back-off
+for real.  Tests assert behaviour, never elapsed time: timings are in bench/.
+"""
 import sys
 from pathlib import Path
 
@@ -24,3 +44,109 @@ def instance():
 
     with DagsterInstance.ephemeral() as instance:
         yield instance
+
+
+@pytest.fixture
+def paths(archive_home):
+    """An empty archive under ``archive_home`` with its folders made."""
+    from llmarchive.paths import ArchivePaths
+
+    return ArchivePaths.from_env().ensure()
+
+
+@pytest.fixture
+def built(archive_home, monkeypatch):
+    """``archive_home`` with every protocol file in place and no guard seed set."""
+    from tests.panels_helpers import built_paths
+
+    return built_paths(monkeypatch, None)
+
+
+@pytest.fixture
+def admitted(archive_home, monkeypatch):
+    """``archive_home`` with every protocol built and the v0 protocols promoted to their lanes."""
+    from tests.instrument_helpers import admitted_archive
+
+    return admitted_archive(monkeypatch)
+
+
+@pytest.fixture
+def paid_paths(archive_home, monkeypatch):
+    """``admitted`` plus a (fake) API key and ``tests.instrument_helpers.PAID_BUDGET`` written: the paid paths."""
+    from tests.instrument_helpers import PAID_BUDGET, paid_archive
+
+    return paid_archive(monkeypatch, PAID_BUDGET)
+
+
+@pytest.fixture(scope="module")
+def protocols():
+    """The 24 protocols built in memory from the public and development seeds, by protocol_id.
+
+    Module-scoped (not session): a module that mutates a protocol cannot leak it into another.
+    """
+    from panels.build import build_protocols
+    from panels.seeds import development_seed, public_seed
+
+    return {p["protocol_id"]: p for p in build_protocols(public_seed(), development_seed())}
+
+
+@pytest.fixture(scope="module")
+def publish_template(tmp_path_factory):
+    """The publication tests' admitted archive (secret guard seed), built once per module."""
+    from tests import publish_helpers as ph
+
+    return ph.template_archive(tmp_path_factory.mktemp("template") / "home")
+
+
+@pytest.fixture
+def archive(publish_template, tmp_path):
+    """A fresh copy of ``publish_template`` for one test to change."""
+    from tests import publish_helpers as ph
+
+    return ph.fresh_archive(publish_template, tmp_path / "home")
+
+
+@pytest.fixture
+def fake():
+    """A fake provider answering by a hash of the prompt and listing ``claude-sonnet-5``."""
+    from tests.fake_provider import FakeProvider, decide_by_hash
+
+    with FakeProvider(decide_by_hash(), models=["claude-sonnet-5"]) as server:
+        yield server
+
+
+@pytest.fixture
+def waits():
+    """A fresh recording back-off sleep (``tests.retry_helpers.Waits``) for a subject's ``sleep=``."""
+    from tests.retry_helpers import Waits
+
+    return Waits()
+
+
+@pytest.fixture(autouse=True)
+def no_real_backoff(monkeypatch):
+    """Fail any test in which an API subject sleeps a retry back-off for real.
+
+    A subject made without ``sleep=`` keeps its real wait (``asyncio.sleep``),
+    only counted here; a test that retries must inject one (the ``waits``
+    fixture), so the suite spends no time waiting and can assert the waits.
+    """
+    import asyncio
+
+    from llmarchive.subjects import http
+
+    slept: list[float] = []
+    real_init = http.HttpSubject.__init__
+
+    def counted_init(self, *args, **kwargs) -> None:
+        real_init(self, *args, **kwargs)
+        if self._sleep is asyncio.sleep:
+            def real_sleep(seconds: float):
+                slept.append(seconds)
+                return asyncio.sleep(seconds)
+            self._sleep = real_sleep
+
+    monkeypatch.setattr(http.HttpSubject, "__init__", counted_init)
+    yield
+    assert not slept, (f"a retry back-off slept {len(slept)}x ({sum(slept):.2f} s) for real: "
+                       "give the subject sleep= (the waits fixture)")

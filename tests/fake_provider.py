@@ -32,6 +32,7 @@ was called) or a :class:`Fault`:
 * ``Fault.status(code, retry_after=…)`` (429, 500, 529, 401, …),
   ``Fault.malformed()`` (200 with a body that is not JSON),
   ``Fault.drop()`` (the connection closes without a response),
+  ``Fault.reset()`` (the connection is reset: TCP RST, no response),
   ``Fault.slow(seconds, then)`` (waits, then answers ``then``),
   ``Fault.content_filter()`` (the provider blocks the request: HTTP 400).
 
@@ -43,10 +44,18 @@ takes faults for the models list the same way ``script`` does for chats.
 the prompt's hash (deterministic, varied); :func:`embedded_model_responder`
 answers with the embedded reference model.  ``python -m tests.fake_provider``
 runs one in its own process (:func:`serve`), counters at ``GET /_fake/stats``.
+
+Billing.  ``fake.billed`` counts what a real provider would bill: every chat
+answer it produced with status 200 — whether or not the client was still
+there to read it (a client that timed out is billed all the same) — with
+the tokens it reported, and a malformed 200 at the prompt's words plus the
+request's ``max_tokens`` (the provider generated something; nobody can read
+how much).  Error statuses, drops and resets bill nothing.
 """
 import hashlib
 import json
 import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -91,7 +100,7 @@ class Reply:
 class Fault:
     """A transport-level misbehaviour."""
 
-    kind: str                               # status | malformed | drop | slow | content_filter
+    kind: str                               # status | malformed | drop | reset | slow | content_filter
     code: int = 500
     retry_after: Optional[float] = None
     seconds: float = 0.0
@@ -109,6 +118,10 @@ class Fault:
     @classmethod
     def drop(cls) -> "Fault":
         return cls("drop")
+
+    @classmethod
+    def reset(cls) -> "Fault":
+        return cls("reset")
 
     @classmethod
     def slow(cls, seconds: float, then: Optional[Union[Reply, "Fault"]] = None) -> "Fault":
@@ -166,6 +179,7 @@ class FakeProvider:
         self.requests: list[Request] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.billed = {"calls": 0, "input_tokens": 0, "output_tokens": 0}
         self._server: Optional[ThreadingHTTPServer] = None
         self._thread: Optional[threading.Thread] = None
 
@@ -191,7 +205,14 @@ class FakeProvider:
         """Counters, also served at ``GET /_fake/stats`` for a server in another process."""
         with self._lock:
             return {"requests": len(self.requests), "chat_requests": len(self.chat_requests_unlocked()),
-                    "in_flight": self.in_flight, "max_in_flight": self.max_in_flight}
+                    "in_flight": self.in_flight, "max_in_flight": self.max_in_flight, "billed": dict(self.billed)}
+
+    def bill(self, input_tokens: int, output_tokens: int) -> None:
+        """Count one billed answer (see the module docstring)."""
+        with self._lock:
+            self.billed["calls"] += 1
+            self.billed["input_tokens"] += input_tokens
+            self.billed["output_tokens"] += output_tokens
 
     def chat_requests_unlocked(self) -> list[Request]:
         return [r for r in self.requests if r.method == "POST"]
@@ -276,6 +297,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         try:
             self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def _reset(self) -> None:
+        """Close with SO_LINGER 0: the client sees a connection reset (RST), not an orderly close."""
+        self.close_connection = True
+        try:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
         except OSError:
             pass
 
@@ -371,6 +401,10 @@ class _Handler(BaseHTTPRequestHandler):
         model = answer.model or request.body.get("model")
         in_tokens = answer.input_tokens if answer.input_tokens is not None else len(request.prompt.split())
         out_tokens = answer.output_tokens if answer.output_tokens is not None else len(answer.content.split())
+        limit = request.body.get("max_tokens")
+        if isinstance(limit, int) and answer.output_tokens is None:
+            out_tokens = min(out_tokens, limit)   # a provider never generates (or bills) past max_tokens
+        self.fake.bill(in_tokens, out_tokens)     # billed once generated, read or not
         if request.dialect == "anthropic":
             self._send(200, _anthropic_body(answer, model, in_tokens, out_tokens))
         else:
@@ -380,9 +414,13 @@ class _Handler(BaseHTTPRequestHandler):
         if fault.kind == "status":
             self._error(request, fault.code, fault.error_type, fault.retry_after)
         elif fault.kind == "malformed":
+            if request.method == "POST":
+                self.fake.bill(len((request.prompt or "").split()), int(request.body.get("max_tokens") or 0))
             self._send(200, raw=b'{"id": "msg_truncated", "content": [{"type": "te')
         elif fault.kind == "drop":
             self._drop()
+        elif fault.kind == "reset":
+            self._reset()
         elif fault.kind == "slow":
             time.sleep(fault.seconds)
             self._answer(request, fault.then or Reply.text("DECISION: A"))

@@ -1,7 +1,7 @@
 """Helpers for the instrument, coverage, sweep, succession and comparison tests.
 
 * :func:`admitted_archive` — an archive home with every protocol built and the
-  v0 protocols promoted by the human gate to SPEC §3's lanes (guard wording
+  v0 protocols promoted by the human gate to method §3's lanes (guard wording
   from a secret test seed);
 * :func:`paid_archive` — the same with an API key set and a budget written;
 * :func:`preregister` — a pre-registration manifest for chosen protocols with a
@@ -18,10 +18,11 @@ import threading
 from typing import Callable, Iterable, Optional
 
 from llmarchive import prereg
+from llmarchive import registry
+from llmarchive.budget import Budget
 from llmarchive.cli import main
 from llmarchive.paths import ArchivePaths
 from llmarchive.subjects.base import CallResult, utc_timestamp
-from panels import registry
 from panels.build import all_protocol_ids
 from panels.lanes import planned_lane
 from tests.panels_helpers import built_paths
@@ -48,6 +49,10 @@ def paid_archive(monkeypatch, budget, key: str = "fake-credential-test") -> Arch
     paths = admitted_archive(monkeypatch)
     budget_mod.write_budget(paths, budget)
     return paths
+
+
+PAID_BUDGET = Budget(100.0, 6.5, 1.0, {"scenario": 0.01, "fingerprint": 0.001})
+"""The budget conftest's ``paid_paths`` archive is written with (€100 general pool)."""
 
 
 def preregister(paths: ArchivePaths, protocol_ids: Iterable[str], date: str = "2026-10-01"):

@@ -2,7 +2,7 @@
 
 :func:`template_archive` builds the 24 protocols once per test session with
 the real panels registry (a fixed secret guard seed, so guard wording is
-"secret"), promotes the twelve v0 protocols to SPEC §3's lanes, and
+"secret"), promotes the twelve v0 protocols to method §3's lanes, and
 :func:`fresh_archive` copies that tree into a test's own home.
 :func:`write_run` then writes a complete run folder the way the runner does
 — ``run.json``, a hash-chained ``trials.jsonl`` whose prompts are the real
@@ -32,7 +32,7 @@ V0_LANES = {
 
 def template_archive(root: Path) -> ArchivePaths:
     """Build protocols and admissions once; returns the template's paths."""
-    from panels import lanes, registry
+    from llmarchive import lanes, registry
 
     paths = ArchivePaths(root).ensure()
     paths.panel_seed_file.write_text(SECRET_SEED, encoding="utf-8")
@@ -52,13 +52,13 @@ def fresh_archive(template: ArchivePaths, home: Path) -> ArchivePaths:
 
 
 def protocol(paths: ArchivePaths, protocol_id: str) -> dict:
-    from panels import registry
+    from llmarchive import registry
 
     return registry.load_protocol(paths, protocol_id)
 
 
 def header(p: Mapping) -> dict:
-    from panels import registry
+    from llmarchive import registry
 
     return registry.header(p)
 

@@ -1,9 +1,11 @@
-"""The generation bridge on the fake provider: plan, reserve, same week, pre-emption, a model that leaves."""
+"""The generation bridge on the fake provider: plan, reserve, same week, resume, pre-emption, a model that leaves."""
 import pytest
 
 from llmarchive import budget as budget_mod
 from llmarchive import records
-from llmarchive.bridge import BridgeError, bridge_calls, open_bridges, run_bridge, run_id_for
+from llmarchive import registry
+from llmarchive.bridge import (BridgeError, bridge_calls, bridge_runs, half_complete, open_bridges, run_bridge,
+                               run_id_for)
 from llmarchive.cli import main
 from llmarchive.runner import RunHalted
 from llmarchive.runs import load_run
@@ -11,8 +13,7 @@ from llmarchive.subject_models import load_subject_models
 from llmarchive.subjects import list_models, make_subject
 from llmarchive.sweep import sweep
 from llmarchive.watch import watch
-from panels import registry
-from tests.fake_provider import Fault, FakeProvider, decide_by_hash
+from tests.fake_provider import Fault, decide_by_hash
 from tests.instrument_helpers import paid_archive
 
 CONFIG = load_subject_models()
@@ -22,13 +23,8 @@ BUDGET = budget_mod.Budget(20.0, 6.5, 1.0, {"scenario": 0.005, "fingerprint": 0.
 
 @pytest.fixture
 def paths(archive_home, monkeypatch):
+    """The admitted archive with this module's budget and (fake) key: the paid paths."""
     return paid_archive(monkeypatch, BUDGET, "fake-credential-bridge")
-
-
-@pytest.fixture
-def fake():
-    with FakeProvider(decide_by_hash(), models=[OLD]) as fake:
-        yield fake
 
 
 def raise_bridge(paths, fake):
@@ -132,3 +128,105 @@ def test_the_cli_shows_the_pending_bridge_and_refuses_without_one(paths, fake, c
     raise_bridge(paths, fake)
     assert main(["bridge", "status"]) == 0
     assert f"{OLD} → {NEW} raised 2026-11-02: pending (0/8 runs complete)" in capsys.readouterr().out
+
+
+def test_an_interrupted_bridge_resumes_the_next_day_under_its_start_date(paths, fake):
+    bridge = raise_bridge(paths, fake)
+    answered = []
+
+    def stops_after_300(request):
+        if len(answered) >= 300:
+            return Fault.status(401)          # e.g. a key revoked mid-run: the session stops, trials kept
+        answered.append(request.body["model"])
+        return decide_by_hash()(request)
+
+    fake.responder = stops_after_300
+    with pytest.raises(RunHalted):
+        run_bridge(paths, "2026-11-03", CONFIG, subject_factory=factory(fake), listed=listed(fake))
+    fake.responder = decide_by_hash()
+    outcome = run_bridge(paths, "2026-11-04", CONFIG, subject_factory=factory(fake), listed=listed(fake))
+    assert outcome.status == "complete"
+    runs = bridge_runs(paths, bridge)
+    assert len(runs) == 8 and {r["run_date"] for r in runs.values()} == {"2026-11-03"}, "the bridge's start date"
+    assert {r["bridge"]["first_run_date"] for r in runs.values()} == {"2026-11-03"}
+    assert len(answered) + outcome.calls == 960, "each slot answered once across the two days"
+    assert sum(r["n_trials_recorded"] for r in runs.values()) == 960
+    resumed_on = [s["started_at"][:10] for r in runs.values() for s in r["sessions"]]
+    assert len(resumed_on) > 8, "at least one run was resumed in a second session"
+
+
+def test_an_old_model_that_leaves_after_its_half_is_complete_does_not_end_the_bridge(paths, fake):
+    bridge = raise_bridge(paths, fake)
+
+    def new_not_yet(request):
+        if request.body["model"] == NEW:
+            return Fault.status(401)          # the new model's half cannot start today
+        return decide_by_hash()(request)
+
+    fake.responder = new_not_yet
+    with pytest.raises(RunHalted):
+        run_bridge(paths, "2026-11-03", CONFIG, subject_factory=factory(fake), listed=listed(fake))
+    assert half_complete(paths, bridge, "old") and not half_complete(paths, bridge, "new")
+
+    fake.set_models([NEW])                    # the old model is retired after its half was measured
+    fake.responder = decide_by_hash()
+    seen = watch(paths, "2026-11-04", CONFIG, base_url=fake.base_url)
+    assert [r for r in seen.written if r["record_type"] == "bridge_incomplete"] == []
+    assert len(seen.alarms) == 1 and any("its half of the bridge is complete" in n for n in seen.notes)
+    outcome = run_bridge(paths, "2026-11-05", CONFIG, subject_factory=factory(fake), listed=listed(fake))
+    assert outcome.status == "complete" and outcome.calls == 480
+    assert {r.body["model"] for r in fake.chat_requests[-480:]} == {NEW}
+    assert records.read(paths, "bridge_incomplete") == []
+    assert [r["status"] for r in records.read(paths, "generation_bridge")] == ["pending", "complete"]
+
+
+def test_an_old_model_gone_before_its_half_is_complete_still_makes_the_bridge_incomplete_at_once(paths, fake):
+    raise_bridge(paths, fake)
+    fake.set_models([NEW])
+    outcome = run_bridge(paths, "2026-11-03", CONFIG, subject_factory=factory(fake), listed=listed(fake))
+    assert outcome.status == "incomplete" and "its half of the bridge is not complete" in outcome.message
+    assert fake.chat_requests == [] and len(records.read(paths, "bridge_incomplete")) == 1
+
+
+def test_llmarchive_run_refuses_the_bridge_job_so_only_the_bridge_spends_the_bridge_reserve(paths, fake, capsys):
+    code = main(["run", "risky_choice_framing__wording__v0", "--subject", "anthropic", "--model", OLD,
+                 "--base-url", fake.base_url, "--job", "bridge", "--run-date", "2026-11-03", "--quiet"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--job bridge is refused" in err and "llmarchive bridge run" in err
+    assert fake.chat_requests == [] and budget_mod.ledger(paths) == []
+    assert list(paths.experiments.iterdir()) == []
+
+
+def test_a_provider_that_stops_answering_interrupts_the_bridge_cleanly_and_a_resume_completes_it(paths, fake):
+    """No answer is not a configuration error: the bridge says so and resumes; an unreadable list proves nothing."""
+    from llmarchive.subjects.anthropic import AnthropicSubject
+    from llmarchive.subjects.base import SubjectError
+    from llmarchive.subjects.http import RetryPolicy
+
+    bridge = raise_bridge(paths, fake)
+    calls = {"n": 0}
+
+    def resets_after_100(request):
+        calls["n"] += 1
+        if calls["n"] > 100:
+            return Fault.reset()
+        return decide_by_hash()(request)
+
+    def quick_subject(model, max_tokens):
+        return AnthropicSubject(model, max_tokens, base_url=fake.base_url,
+                                retry=RetryPolicy(max_attempts=2, base_delay_s=1.0, max_delay_s=1.0),
+                                sleep=lambda seconds: None)
+
+    def unreadable():
+        raise SubjectError("the models list could not be read (connection reset)")
+
+    fake.responder = resets_after_100
+    outcome = run_bridge(paths, "2026-11-03", CONFIG, subject_factory=quick_subject, listed=unreadable,
+                         concurrency=1)
+    assert outcome.status == "running" and outcome.message.startswith("interrupted:")
+    assert "llmarchive bridge run" in outcome.message and records.read(paths, "bridge_incomplete") == []
+    fake.responder = decide_by_hash()
+    outcome = run_bridge(paths, "2026-11-04", CONFIG, subject_factory=factory(fake), listed=unreadable)
+    assert outcome.status == "complete"
+    assert {r["run_date"] for r in bridge_runs(paths, bridge).values()} == {"2026-11-03"}

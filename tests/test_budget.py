@@ -16,8 +16,8 @@ BUDGET = B.Budget(110.0, 5.0, 5.0, {"scenario": 0.001, "fingerprint": 0.0001})
 
 
 @pytest.fixture
-def paths(archive_home):
-    paths = ArchivePaths.from_env().ensure()
+def paths(paths):
+    """The shared empty archive, plus this module's budget."""
     B.write_budget(paths, BUDGET)
     return paths
 
@@ -75,7 +75,7 @@ def test_the_ladder_cuts_the_sweep_at_60_80_and_95_percent(paths, euros, allowed
     assert len(plan.skipped) == 12 - allowed
     skips = records.read(paths, "skip")
     assert len(skips) == 12 - allowed
-    assert all(s["cause"] == "budget_halted" and s["job"] == "sweep" for s in skips)
+    assert all(s["cause"] == "budget_halted" and s["job"] == "full_sweep" for s in skips)
 
 
 def test_at_60_percent_the_six_kept_are_both_open_protocols_their_twins_and_one_of_each_other_type(paths):
@@ -200,3 +200,105 @@ def test_the_fixture_protocol_header_is_accepted_by_the_planner(paths):
     protocol = make_protocol("fixture__wording__v0")
     plan = B.allowed_protocols(paths, [protocol], record_skips=False)
     assert plan.allowed == ["fixture__wording__v0"]
+
+
+# -- charges from usage, reservations at the worst case ------------------------------------------
+
+PRICED = B.Budget(110.0, 5.0, 5.0, {"scenario": 0.001, "fingerprint": 0.0001},
+                  prices_eur_per_mtok={"input": 2.0, "output": 10.0})
+
+
+def test_prices_round_trip_and_a_file_without_them_stays_readable_at_flat_rates(paths):
+    B.write_budget(paths, PRICED)
+    assert B.load_budget(paths) == PRICED and B.load_budget(paths).priced
+    B.write_budget(paths, BUDGET)
+    assert "prices_eur_per_mtok" not in json.loads(paths.budget_file.read_text())
+    assert B.load_budget(paths).priced is False
+
+
+@pytest.mark.parametrize("prices", [{"input": 2.0}, {"input": 2.0, "output": -1}, [2.0, 10.0],
+                                    {"input": 2.0, "output": 10.0, "cached": 1.0}])
+def test_bad_token_prices_are_refused_naming_the_field(paths, prices):
+    data = json.loads(paths.budget_file.read_text())
+    data["prices_eur_per_mtok"] = prices
+    paths.budget_file.write_text(json.dumps(data))
+    with pytest.raises(B.BudgetError, match="prices_eur_per_mtok"):
+        B.load_budget(paths)
+
+
+def test_an_unsettled_reservation_counts_at_its_worst_case_until_a_charge_settles_it(paths):
+    B.write_budget(paths, PRICED)
+    meter = B.SpendMeter(paths, B.Authorization("manual", "scenario", "general", 0.001), "run-r", "anthropic", "m",
+                         PRICED)
+    reservation = meter.reserve("s01/A/0", "s1", 1, prompt_bytes=968, max_tokens=1000)
+    worst = ((968 + B.PROMPT_FRAMING_TOKENS) * 2.0 + 1000 * 10.0) / 1e6
+    assert reservation["worst_case_eur"] == pytest.approx(worst)
+    state = B.ladder_state(paths, PRICED)
+    assert state.charged_eur["general"] == 0 and state.worst_case_eur["general"] == pytest.approx(worst)
+    assert state.spent_eur["general"] == pytest.approx(worst), "the ladder counts what may have been billed"
+
+    [charge] = meter.record_many([("s01/A/0", {"answered": True, "input_tokens": 900, "output_tokens": 40,
+                                              "attempts": 1, "session": "s1"})])
+    assert charge["settles"] == [reservation["reservation_id"]] and charge["basis"] == "usage"
+    assert charge["cost_eur"] == pytest.approx((900 * 2.0 + 40 * 10.0) / 1e6)
+    state = B.ladder_state(paths, PRICED)
+    assert state.worst_case_eur["general"] == 0 and state.spent_eur["general"] == pytest.approx(charge["cost_eur"])
+
+
+def test_an_attempt_of_unknown_fate_is_charged_at_its_worst_case_and_an_error_answer_at_nothing(paths):
+    meter = B.SpendMeter(paths, B.Authorization("manual", "scenario", "general", 0.001), "run-u", "anthropic", "m",
+                         PRICED)
+    for attempt in (1, 2, 3):
+        meter.reserve("s02/B/0", "s1", attempt, prompt_bytes=100, max_tokens=50)
+    per_attempt = ((100 + B.PROMPT_FRAMING_TOKENS) * 2.0 + 50 * 10.0) / 1e6
+    # attempt 1 timed out (unknown), attempt 2 was a 503 (not billed), attempt 3 was answered
+    [charge] = meter.record_many([("s02/B/0", {"answered": True, "input_tokens": 120, "output_tokens": 7,
+                                              "attempts": 3, "unknown_attempts": 1, "session": "s1",
+                                              "prompt_bytes": 100, "max_tokens": 50})])
+    assert charge["cost_eur"] == pytest.approx((120 * 2.0 + 7 * 10.0) / 1e6 + per_attempt)
+    assert B.open_reservations(B.ledger_entries(paths)) == []
+    settled = meter.charge_unanswered("s03/C/0", "s1", {"attempts": 2, "unknown_attempts": 0,
+                                                         "prompt_bytes": 100, "max_tokens": 50})
+    assert settled["cost_eur"] == 0.0 and settled["trial"] is False
+    assert meter.charge_unanswered("s03/C/0", "s1", {"attempts": 2}) is None, "settled once"
+
+
+def test_a_reservation_past_the_pools_cap_is_refused_before_anything_is_sent(paths):
+    tight = B.Budget(10.001, 5.0, 5.0, {"scenario": 0.0001, "fingerprint": 0.0001},
+                     prices_eur_per_mtok={"input": 2.0, "output": 10.0})         # general pool: €0.001
+    meter = B.SpendMeter(paths, B.Authorization("sweep", "scenario", "general", 0.0001), "run-t", "anthropic", "m",
+                         tight)
+    meter.reserve("s01/A/0", "s1", 1, prompt_bytes=10, max_tokens=50)           # €0.000584
+    with pytest.raises(B.BudgetHalted, match="stopping before it is sent"):
+        meter.reserve("s01/B/0", "s1", 1, prompt_bytes=10, max_tokens=50)
+    assert len(B.ledger_entries(paths)) == 1
+
+
+def test_budget_show_splits_charged_worst_case_and_the_reserves(paths, capsys):
+    B.write_budget(paths, PRICED)
+    meter = B.SpendMeter(paths, B.Authorization("manual", "scenario", "general", 0.001), "run-s", "anthropic", "m",
+                         PRICED)
+    meter.reserve("s01/A/0", "s1", 1, prompt_bytes=968, max_tokens=1000)          # €0.012 worst case, open
+    meter.record_many([("s01/B/0", {"answered": True, "input_tokens": 1000, "output_tokens": 100})])  # €0.003
+    assert main(["budget", "show"]) == 0
+    out = capsys.readouterr().out
+    assert "charging: reported usage" in out
+    assert "general pool: €0.0030 charged + €0.0120 worst case" in out and "of €100.00" in out
+    assert ("bridge reserve: €0.0000 charged + €0.0000 worst case (calls of unknown fate) = €0.0000 of €5.00"
+            in out)
+    assert main(["budget", "show", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["charged_eur"]["general"] == pytest.approx(0.003)
+    assert shown["worst_case_eur"]["general"] == pytest.approx(0.012)
+    assert shown["reserves_eur"] == {"bridge": 5.0, "heartbeat": 5.0} and shown["charging"] == "usage"
+
+
+def test_budget_init_takes_token_prices(archive_home, capsys):
+    assert main(["budget", "init", "--ceiling", "20", "--bridge-reserve", "6.5", "--heartbeat-reserve", "1",
+                 "--scenario-rate", "0.0094", "--fingerprint-rate", "0.0011", "--input-price", "2.8",
+                 "--output-price", "14"]) == 0
+    paths = ArchivePaths.from_env()
+    assert B.load_budget(paths).prices_eur_per_mtok == {"input": 2.8, "output": 14.0}
+    assert main(["budget", "init", "--force", "--ceiling", "20", "--bridge-reserve", "6.5", "--heartbeat-reserve",
+                 "1", "--scenario-rate", "0.0094", "--fingerprint-rate", "0.0011", "--input-price", "2.8"]) == 2
+    assert "both --input-price and --output-price" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""cadence.yaml and parse_cadence: SPEC §8's keys and values; only <n>d / <n>h are schedules."""
+"""cadence.yaml and parse_cadence: method §8's keys and values; only <n>d / <n>h are schedules."""
 from datetime import timedelta
 
 import pytest

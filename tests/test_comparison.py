@@ -5,6 +5,7 @@ import shutil
 import pytest
 
 from llmarchive import records
+from llmarchive import registry
 from llmarchive.budget import unbudgeted
 from llmarchive.cli import main
 from llmarchive.comparison import EXPLORATORY_NOTE, SubmissionRejected, submit
@@ -13,7 +14,6 @@ from llmarchive.paths import ArchivePaths
 from llmarchive.runner import RunSettings, run_protocol
 from llmarchive.subjects.anthropic import AnthropicSubject
 from measure.measurement import build
-from panels import registry
 from tests.fake_provider import FakeProvider, decide_by_hash
 from tests.instrument_helpers import admitted_archive
 
@@ -23,7 +23,7 @@ MODEL = "outside-lab-model-2026-11"
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory):
+def twin_runs_template(tmp_path_factory):
     """An admitted archive with one complete run of the open protocol and one of its guard twin."""
     home = tmp_path_factory.mktemp("comparison") / "archive"
     with pytest.MonkeyPatch.context() as mp:
@@ -41,8 +41,9 @@ def template(tmp_path_factory):
 
 
 @pytest.fixture
-def paths(template, archive_home, monkeypatch):
-    shutil.copytree(template, archive_home)
+def paths(twin_runs_template, archive_home, monkeypatch):
+    """A fresh copy of ``twin_runs_template`` (with its guard seed set) for one test."""
+    shutil.copytree(twin_runs_template, archive_home)
     monkeypatch.setenv("LLMARCHIVE_PANEL_SEED", "issue six seed number one")
     return ArchivePaths.from_env()
 
@@ -182,7 +183,9 @@ def test_every_reason_is_reported_at_once(paths, tmp_path):
         submit(paths, write(tmp_path, [header] + trials))
     conditions = {c for c, _ in info.value.reasons}
     assert conditions >= {"panel_sha256", "grammar_version", "versions", "model_id", "submitted_by", "chain"}
-    assert str(info.value).startswith("submission rejected, nothing stored:")
+    message = str(info.value)
+    assert message.startswith(f"{tmp_path / 'submission.jsonl'}: submission rejected, nothing stored: ")
+    assert "\n" not in message, "one line, every reason in it"
     nothing_stored(paths)
 
 
@@ -204,3 +207,103 @@ def test_the_cli_accepts_and_refuses(paths, tmp_path, capsys):
     assert main(["comparison", "submit", str(file), "--submitted-by", "a test lab"]) == 0
     out = capsys.readouterr().out
     assert "accepted: comparison point cp-" in out and "not a ranking" in out
+
+
+# --------------------------------------------------------------------------
+# bad input: one line naming the file and the problem, never a traceback (issue 14)
+# --------------------------------------------------------------------------
+
+OTHER_OPEN = "base_rate_neglect__wording__v0"
+
+
+def refused_in_one_line(paths, file, capsys, *words):
+    """The CLI refuses ``file`` with exit 1 and a single stderr line naming it and each of ``words``."""
+    code = main(["comparison", "submit", str(file), "--submitted-by", "a test lab"])
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert code == 1 and captured.out == ""
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"error: {file}: submission rejected, nothing stored: "), lines[0]
+    for word in words:
+        assert word in lines[0], lines[0]
+    nothing_stored(paths)
+    return lines[0]
+
+
+def test_a_file_that_is_not_utf8_is_refused_in_one_line_naming_the_file(paths, tmp_path, capsys):
+    good = (paths.run_dir("open-run") / "trials.jsonl").read_bytes()
+    first_newline = good.index(b"\n") + 1
+    bad = tmp_path / "latin1.jsonl"
+    prefix = b'{"record_type": "trial", "response_text": "caf'
+    bad.write_bytes(good[:first_newline] + prefix + b'\xe9"}\n')          # Latin-1 é
+    at = first_newline + len(prefix)
+    refused_in_one_line(paths, bad, capsys, f"format: the file is not UTF-8 text (byte {at}, line 2)")
+
+
+def test_a_truncated_last_line_is_refused_in_one_line_naming_the_line(paths, tmp_path, capsys):
+    good = (paths.run_dir("open-run") / "trials.jsonl").read_bytes()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(good[:-40])                     # a transfer that stopped inside the last record
+    refused_in_one_line(paths, cut, capsys, "format: line 120 is cut off: the file ends in the middle of a record")
+
+
+def test_many_lines_that_are_not_json_are_summarised_in_the_one_line(paths, tmp_path, capsys):
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(json.dumps(trials_of(paths, "open-run")[0], indent=2) + "\n")
+    line = refused_in_one_line(paths, pretty, capsys, "line 2 is not JSON", "more line(s) that are not JSON",
+                               "holds no trial record")
+    assert line.count("is not JSON (") == 3
+
+
+@pytest.mark.parametrize("where,key,value,words", [
+    ("trial", "replicate_index", "0", "replicate_index that is not a non-negative integer (line 2: a string"),
+    ("trial", "replicate_index", -1, "replicate_index that is not a non-negative integer (line 2: an integer"),
+    ("trial", "replicate_index", True, "replicate_index that is not a non-negative integer (line 2: a boolean"),
+    ("trial", "version", ["A"], "version that is not a string (line 2: a list"),
+    ("trial", "item_id", 7, "item_id that is not a string (line 2: an integer"),
+    ("trial", "outcome", {"valid": 1}, "outcome that is not a string or null (line 2: an object"),
+    ("trial", "token", 5, "token that is not a string or null (line 2: an integer"),
+    ("trial", "response_text", 3.5, "response_text that is not a string or null (line 2: a number"),
+    ("trial", "returned_model_id", ["m"], "returned_model_id that is not a string or null (line 2: a list"),
+    ("trial", "prompt_sha256", 0, "prompt_sha256 that is not a string or null"),
+    ("header", "n", "30", "the header's n must be an integer, got a string"),
+    ("header", "grammar_version", "1", "the header's grammar_version must be an integer, got a string"),
+    ("header", "protocol_id", [OPEN], "the header's protocol_id must be a string, got a list"),
+    ("header", "model_id", 5, "the header's model_id must be a string, got an integer"),
+    ("header", "run_date", 20261110, "the header's run_date must be a string, got an integer"),
+])
+def test_a_field_of_the_wrong_type_is_named_in_one_line(paths, tmp_path, capsys, where, key, value, words):
+    trials = unchained(trials_of(paths, "open-run"))
+    header = {"record_type": "comparison_submission", "run_date": "2026-11-10"}
+    (trials[0] if where == "trial" else header)[key] = value
+    expected = ("format: 1 trial(s) carry " if where == "trial" else "format: ") + words
+    refused_in_one_line(paths, write(tmp_path, [header] + trials), capsys, expected)
+
+
+def test_no_field_of_any_json_type_makes_a_traceback(paths, tmp_path):
+    """Every judged field of a trial and of the header, set to each JSON type: accepted or refused, nothing else."""
+    from llmarchive.comparison import HEADER_TYPES, TRIAL_TYPES
+
+    base = unchained(trials_of(paths, "open-run"))
+    values = [None, True, -3, 2.5, "x", [], ["A"], {}, {"a": 1}]
+    for where, keys in (("trial", TRIAL_TYPES), ("header", HEADER_TYPES)):
+        for key in keys:
+            for value in values:
+                trials = [dict(t) for t in base]
+                header = {"record_type": "comparison_submission", "run_date": "2026-11-10"}
+                target = trials[4] if where == "trial" else header
+                target[key] = value
+                file = write(tmp_path, [header] + trials, name=f"{where}-{key}.jsonl")
+                try:
+                    submit(paths, file, submitted_by="a fuzzing lab")
+                except SubmissionRejected as exc:
+                    assert "\n" not in str(exc) and str(exc).startswith(f"{file}: ")
+
+
+def test_a_header_from_another_protocol_is_refused_in_one_line(paths, tmp_path, capsys):
+    other = registry.load_protocol(paths, OTHER_OPEN)
+    header = {"record_type": "comparison_submission", "protocol_id": OTHER_OPEN,
+              "panel_sha256": other["panel_sha256"], "n": other["n"], "grammar_version": other["grammar_version"]}
+    refused_in_one_line(paths, write(tmp_path, [header] + trials_of(paths, "open-run")), capsys,
+                        f"protocol: the header names {OTHER_OPEN} but the trials are of {OPEN}",
+                        "panel_sha256:")

@@ -1,17 +1,8 @@
 """Gate 1b (panels/conformance.py): each catalogue rule passes real items and rejects broken ones."""
 import copy
 
-import pytest
-
 from panels import conformance
-from panels.build import build_protocols
-from panels.seeds import development_seed, public_seed
 from panels.template import words
-
-
-@pytest.fixture(scope="module")
-def protocols():
-    return {p["protocol_id"]: p for p in build_protocols(public_seed(), development_seed())}
 
 
 def _lines(item, version):
@@ -46,7 +37,11 @@ def test_every_built_protocol_passes_gate_1b(protocols):
 
 def test_the_self_test_breaks_every_rule_and_each_break_is_rejected(protocols):
     rows = conformance.self_test(protocols.values())
-    assert sorted(r["rule"] for r in rows) == sorted(conformance.CATALOGUE)
+    assert sorted(set(r["rule"] for r in rows)) == sorted(conformance.CATALOGUE)
+    breakages = {(r["rule"], r["breakage"]) for r in rows}
+    assert ("wording_base_rate", "a stray word in the rates paragraph") in breakages
+    assert ("gate1:option_numbers", "two numbers of one line swapped") in breakages
+    assert ("gate1:context_numbers", "two numbers of one line swapped") in breakages
     assert all(r["rejected"] and r["accepted_original"] for r in rows), rows
     assert conformance.self_test_failures(protocols.values()) == []
 
@@ -219,6 +214,41 @@ def test_base_rate_wording_rejects_a_changed_option_line(protocols):
         _set_line(it, "B", i, b[i].replace(" the ", " that ", 1))
     p, item = _broken(protocols, "base_rate_neglect__wording__v0", mutate)
     assert _rules(p, item) == ["wording_base_rate"]
+
+
+def test_base_rate_wording_rejects_a_stray_word_in_the_rates_paragraph_by_name(protocols):
+    def mutate(it):
+        i = _diff_line(it)
+        _set_line(it, "B", i, _lines(it, "B")[i].replace(", ", ", in fact, ", 1))
+    p, item = _broken(protocols, "base_rate_neglect__wording__v0", mutate)
+    failures = conformance.check_item(p, item)
+    assert [f.rule for f in failures] == ["wording_base_rate"]
+    assert "catalogue" in failures[0].detail and "in fact" not in failures[0].detail
+
+
+def test_base_rate_wording_rejects_an_a_whose_rates_paragraph_is_not_the_catalogue_form(protocols):
+    """A reworded A paragraph (and B to match, the numbers right) still fails: A too must be the catalogue."""
+    def mutate(it):
+        i = _diff_line(it)
+        for version in ("A", "B"):
+            lines = _lines(it, version)
+            first = conformance.tokens(lines[i])[0]
+            _set_line(it, version, i, lines[i].replace(first, "Indeed " + first, 1))
+    p, item = _broken(protocols, "base_rate_neglect__wording__v0", mutate)
+    failures = [f for f in conformance.check_item(p, item) if f.rule == "wording_base_rate"]
+    assert len(failures) == 1 and failures[0].detail.startswith("A's rates paragraph")
+
+
+def test_base_rate_wording_a_and_b_differ_only_in_the_rates_paragraph_and_its_format_words(protocols):
+    from panels.render import catalogue_rates
+    p = protocols["base_rate_neglect__wording__v0"]
+    for item in p["panel"]:
+        a, b = _lines(item, "A"), _lines(item, "B")
+        diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+        assert len(a) == len(b) and len(diff) == 1
+        v = item["structure"]["values"]
+        assert a[diff[0]] == catalogue_rates("base_rate_neglect", item["item_id"], "pct", v)
+        assert b[diff[0]] == catalogue_rates("base_rate_neglect", item["item_id"], "freq", v)
 
 
 def test_frequencies_match_the_percentages_exactly_or_not_at_all():

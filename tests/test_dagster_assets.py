@@ -12,13 +12,13 @@ from dagster import MultiPartitionKey
 
 from llmarchive import budget as budget_mod
 from llmarchive import records
+from llmarchive import registry
 from llmarchive.runs import load_run
 from llmarchive.sweep import sweep_run_id
 from measure.canonical import canonical_sha256
-from panels import registry
 from panels.build import protocol_hash
 from tests.dagster_helpers import failure_text, materialization_metadata, resources, run, this_month_key, today
-from tests.fake_provider import Fault, FakeProvider, decide_by_hash
+from tests.fake_provider import Fault, decide_by_hash
 from tests.instrument_helpers import paid_archive, preregister
 
 OPEN = "risky_choice_framing__wording__v0"
@@ -28,15 +28,10 @@ BUDGET = budget_mod.Budget(100.0, 6.5, 1.0, {"scenario": 0.01, "fingerprint": 0.
 
 @pytest.fixture
 def paths(archive_home, monkeypatch):
+    """An admitted archive with this module's budget and key, and the open protocol pre-registered."""
     paths = paid_archive(monkeypatch, BUDGET, "fake-credential-dagster-test")
     preregister(paths, [OPEN])
     return paths
-
-
-@pytest.fixture
-def fake():
-    with FakeProvider(decide_by_hash(), models=[MODEL]) as fake:
-        yield fake
 
 
 def key(protocol_id: str, month: str = None) -> MultiPartitionKey:
@@ -51,7 +46,8 @@ def test_the_protocols_asset_builds_24_files_and_its_four_blocking_checks_pass(a
     meta = materialization_metadata(result, "protocols")
     assert meta["protocols"] == 24 and meta["status"] == {"candidate": 24}
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-    assert checks == {"gate_1": True, "gate_1b": True, "twin_pairing": True, "leak_12_words": True}
+    # The four SPEC gates, and whatever blocking check panels adds beside them: all must pass on a clean build.
+    assert {"gate_1", "gate_1b", "twin_pairing", "leak_12_words"} <= set(checks) and all(checks.values()), checks
     assert len(list(paths.protocols.glob("*.json"))) == 24
 
 
@@ -91,10 +87,43 @@ def test_a_commercial_partition_runs_its_protocol_over_http_and_the_measurement_
     run_id = sweep_run_id(today(), OPEN, MODEL)
     assert measured["run_id"] == run_id
     folder = load_run(paths.run_dir(run_id))
-    assert len(folder.trials) == 120 and folder.run["job"] == "sweep"
+    assert len(folder.trials) == 120 and folder.run["job"] == "full_sweep"
     assert measured["stability_pct"] == folder.measurement["stability_pct"]
     assert len(budget_mod.ledger(paths)) == 120, "every paid call reaches the spend ledger"
     assert "fake-credential-dagster-test" not in (paths.run_dir(run_id) / "run.json").read_text(encoding="utf-8")
+
+
+def test_a_measurement_carries_typed_numbers_and_an_off_curve_one_fails_its_warn_checks_with_the_reason(
+        paths, fake, instance):
+    from dagster import AssetCheckSeverity, BoolMetadataValue, FloatMetadataValue, IntMetadataValue
+
+    result = run(["commercial_trials", "commercial_measurements"], resources(paths, fake.base_url, concurrency=8),
+                 instance, partition_key=key(OPEN))
+    trials_meta = materialization_metadata(result, "commercial_trials")
+    assert trials_meta["planned_calls"] == 120 and trials_meta["rate_eur_per_call"] == 0.01
+    assert trials_meta["estimated_cost_eur"] == pytest.approx(1.2)
+    [event] = [e for e in result.get_asset_materialization_events()
+               if e.asset_key.to_user_string() == "commercial_measurements"]
+    raw = event.materialization.metadata
+    for name in ("stability_pct", "ci_low_pct", "ci_high_pct", "gap_pct", "null_floor_pct", "u_a", "u_a_prime",
+                 "u_b", "u_c"):
+        assert isinstance(raw[name], FloatMetadataValue), name
+    assert isinstance(raw["n"], IntMetadataValue) and isinstance(raw["on_curve"], BoolMetadataValue)
+    measurement = load_run(paths.run_dir(sweep_run_id(today(), OPEN, MODEL))).measurement
+    assert raw["u_b"].value == measurement["u_b"] and raw["gap_pct"].value == measurement["gap_pct"]
+    assert measurement["on_curve"] is False and measurement["flags"], "the fake's answers ignore the wording"
+    checks = {e.check_name: e for e in result.get_asset_check_evaluations()
+              if e.asset_key.to_user_string() == "commercial_measurements"}
+    assert set(checks) == {"drop_bound", "missingness_asymmetry", "finding_above_losses", "above_surface_noise",
+                           "positive_control", "not_degenerate", "scenario_concentration", "on_curve"}
+    assert all(e.severity == AssetCheckSeverity.WARN for e in checks.values())
+    assert result.success, "a failed WARN check never fails the run"
+    on_curve = checks["on_curve"]
+    assert on_curve.passed is False
+    first = measurement["flags"][0]
+    assert f"{first}: {measurement['flag_reasons'][first]}" in on_curve.description
+    failing_gates = {g["check"] for g in measurement["gates"] if not g["pass"]}
+    assert {name for name, e in checks.items() if not e.passed} == failing_gates | {"on_curve"}
 
 
 def test_a_partition_whose_protocol_is_not_preregistered_spends_nothing_and_names_the_cause(paths, fake, instance):
@@ -106,6 +135,8 @@ def test_a_partition_whose_protocol_is_not_preregistered_spends_nothing_and_name
     assert meta["ran"] is False and meta["skipped"][0]["condition"] == "not_preregistered"
     measured = materialization_metadata(result, "commercial_measurements")
     assert measured["measurement"] == "none" and measured["skip_cause"] == "protocol_confounded"
+    checks = [e for e in result.get_asset_check_evaluations() if e.check_name == "on_curve"]
+    assert [e.passed for e in checks] == [False] and "not evaluated" in checks[0].description
 
 
 def test_an_interrupted_commercial_partition_resumes_without_repeating_a_trial(paths, fake, instance):

@@ -1,6 +1,6 @@
 """An open-weights generation partition on the embedded model, through Dagster (slow: a real model)."""
 import pytest
-from dagster import DagsterInstance
+from dagster import BoolMetadataValue, DagsterInstance, FloatMetadataValue
 
 from llmarchive import open_weights as ow
 from llmarchive.models import EMBEDDED_SHA256
@@ -29,6 +29,16 @@ def test_an_open_weights_partition_runs_the_embedded_model_and_a_second_material
         assert len(folder.trials) == 120 and folder.measurement is not None
         assert folder.measurement["on_curve"] is False, "a max_tokens override is exploratory"
         assert folder.measurement["subject_model_id"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
+        [event] = [e for e in first.get_asset_materialization_events()
+                   if e.asset_key.to_user_string() == "open_weights_measurements"]
+        numbers = event.materialization.metadata
+        for name in ("u_a", "u_a_prime", "u_b", "u_c", "drop_bound_pct_ab"):
+            assert numbers[f"{OPEN}/{name}"] == FloatMetadataValue(folder.measurement[name]), name
+        # 12 tokens leave most answers unreadable: a number the measurement does not have is not plotted as 0.
+        assert (f"{OPEN}/stability_pct" in numbers) == (folder.measurement["stability_pct"] is not None)
+        assert numbers[f"{OPEN}/on_curve"] == BoolMetadataValue(False)
+        on_curve = [e for e in first.get_asset_check_evaluations() if e.check_name == "on_curve"]
+        assert [e.passed for e in on_curve] == [False] and "exploratory" in on_curve[0].description
 
         again = run(["open_weights_trials"], resources(paths), instance, partition_key=generation, run_config={
             "ops": {"open_weights_trials": {"config": {"protocols": [OPEN], "max_tokens": 12}}}})

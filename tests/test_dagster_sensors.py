@@ -1,23 +1,26 @@
 """The model-watch and lease sensors, evaluated against a real Dagster instance and the fake provider."""
+import functools
+
 import pytest
 from dagster import SensorResult, build_sensor_context
 
 from assets.partitions import GENERATIONS
 from assets.resources import ArchiveResource, SubjectResource
 from assets.sensors import lease_on_life, model_watch
-from llmarchive import lease, records
+from llmarchive import lease, records, subjects
 from llmarchive.paths import ArchivePaths
 from tests.fake_provider import Fault, FakeProvider
-from tests.instrument_helpers import admitted_archive, webhook_server
+from tests.instrument_helpers import webhook_server
 
 BASELINE = ["claude-haiku-5", "claude-sonnet-4-5", "claude-sonnet-5"]
 
 
 @pytest.fixture
-def paths(archive_home, monkeypatch):
+def paths(admitted, monkeypatch):
+    """The shared admitted archive, plus the (fake) key the model watch lists models with."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-sensor")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    return admitted_archive(monkeypatch)
+    return admitted
 
 
 def evaluate(instance, paths: ArchivePaths, base_url: str, webhook: str = None) -> SensorResult:
@@ -61,10 +64,13 @@ def test_polling_again_the_same_day_with_no_change_adds_nothing_and_raises_nothi
     assert records.read(paths, "generation_bridge") == [] and records.read(paths, "needs_review") == []
 
 
-def test_an_unreachable_provider_is_a_recorded_outage_not_a_crash(instance, paths):
+def test_an_unreachable_provider_is_a_recorded_outage_not_a_crash(instance, paths, waits, monkeypatch):
+    # The sensor makes its own subject: hand it the recording sleep so the back-off is not slept.
+    monkeypatch.setattr(subjects, "make_subject", functools.partial(subjects.make_subject, sleep=waits))
     with FakeProvider(models=BASELINE) as fake:
         fake.models_script.extend([Fault.status(503), Fault.status(503)])
         result = evaluate(instance, paths, fake.base_url)
+    assert len(waits) == 1 and waits[0] > 0, "one back-off between the two attempts, recorded, not slept"
     assert result.skip_reason.skip_message.startswith("provider_outage recorded")
     assert instance.get_dynamic_partitions(GENERATIONS) == []
     [skip] = records.read(paths, "skip")

@@ -10,7 +10,6 @@ fake provider.
 import hashlib
 import math
 
-import pytest
 
 from llmarchive import records
 from llmarchive.budget import unbudgeted
@@ -19,7 +18,6 @@ from llmarchive.instrument.engine import Generated
 from llmarchive.instrument.fingerprint import RUNTIME_KEY_FIELDS, expectations_dir, runtime_fingerprint
 from llmarchive.instrument.prompts import (FINGERPRINT_PROMPTS, PROMPTS_SHA256, SUBJECT_ITEMS, SUBJECT_ITEMS_SHA256,
                                            SUBJECT_OPTIONS, subject_prompt)
-from llmarchive.paths import ArchivePaths
 from llmarchive.runner import RunSettings, run_protocol
 from llmarchive.runs import load_run
 from llmarchive.subjects.openai_compat import OpenAICompatSubject
@@ -60,11 +58,6 @@ class PromptEngine:
         return Generated(prompt_id, tuple(steps), "length", "text")
 
 
-@pytest.fixture
-def paths(archive_home):
-    return ArchivePaths.from_env().ensure()
-
-
 def test_the_fingerprint_prompts_and_subject_items_are_frozen():
     assert len(FINGERPRINT_PROMPTS) == 12 and len({p for p, _ in FINGERPRINT_PROMPTS}) == 12
     assert PROMPTS_SHA256 == "a8d5411b2ee37ee71e4e678a3347b082ac32c1ff3b02a7483567f0c35c41d88d"
@@ -86,7 +79,7 @@ def test_exactly_half_of_the_subject_items_are_true_so_a_yes_habit_scores_half()
 def test_the_first_run_establishes_the_expectation_says_so_and_is_not_a_passing_day(paths):
     outcome = runtime_fingerprint(paths, "2026-11-01", lambda: PromptEngine())
     assert outcome.status == "established" and outcome.alarm is None
-    assert "first fingerprint for this runtime" in outcome.record["reason"]
+    assert "first fingerprint of this archive" in outcome.record["reason"]
     assert outcome.record["established"] is True and outcome.record["expected_digest"] is None
     for field in RUNTIME_KEY_FIELDS:
         assert outcome.record[field] == RUNTIME[field]
@@ -120,14 +113,18 @@ def test_a_fingerprint_that_cannot_run_counts_as_a_failure(paths):
     assert day_verdict(paths, "2026-11-03").suspect
 
 
-def test_a_changed_runtime_establishes_its_own_expectation_and_raises_an_alarm(paths):
+def test_a_changed_runtime_is_an_alarm_and_writes_no_expectation_of_its_own(paths):
     runtime_fingerprint(paths, "2026-11-01", lambda: PromptEngine())
     outcome = runtime_fingerprint(paths, "2026-11-02", lambda: PromptEngine(runtime={"llama_cpp_version": "0.3.40"}))
-    assert outcome.status == "established" and outcome.alarm is not None
-    assert "llama_cpp_version" in outcome.alarm["reason"]
-    assert len(list(expectations_dir(paths).glob("*.json"))) == 2
-    # the old runtime's expectation is untouched: going back passes
-    assert runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine()).status == "pass"
+    assert outcome.status == "fail" and outcome.alarm is not None and outcome.record["established"] is False
+    assert "new runtime key" in outcome.alarm["reason"] and "llama_cpp_version" in outcome.alarm["reason"]
+    assert len(list(expectations_dir(paths).glob("*.json"))) == 1, "only a human core_change adds an expectation"
+    # the next day on the new runtime is compared with nothing accepted: a failure again, not a pass
+    again = runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(runtime={"llama_cpp_version": "0.3.40"}))
+    assert again.status == "fail" and again.alarm is not None
+    # the old runtime's expectation is untouched: going back passes the fingerprint (the latch stays)
+    assert runtime_fingerprint(paths, "2026-11-04", lambda: PromptEngine()).status == "pass"
+    assert day_verdict(paths, "2026-11-04").suspect
 
 
 def test_a_missing_fingerprint_makes_the_day_suspect(paths):

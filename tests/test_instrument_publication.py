@@ -11,6 +11,7 @@ import io
 import sqlite3
 
 from llmarchive import budget as budget_mod
+from llmarchive import registry
 from llmarchive.comparison import submit
 from llmarchive.coverage import record_coverage
 from llmarchive.instrument.fingerprint import runtime_fingerprint
@@ -21,7 +22,6 @@ from llmarchive.subject_models import load_subject_models
 from llmarchive.subjects import list_models, make_subject
 from llmarchive.sweep import sweep, sweep_run_id
 from llmarchive.watch import watch
-from panels import registry
 from publish import publish_all
 from tests.fake_provider import FakeProvider, Reply, decide_by_hash
 from tests.instrument_helpers import ScriptedSubject, admitted_archive, preregister

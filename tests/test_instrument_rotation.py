@@ -7,69 +7,63 @@ test_instrument_reference.py).
 """
 from datetime import date, timedelta
 
-import pytest
 
 from llmarchive import records
+from llmarchive import registry
 from llmarchive.instrument import day_verdict
 from llmarchive.instrument.rotation import (ROTATION_EPOCH, due_protocol, guard_rotation, instrument_paths,
                                             rotation_order)
 from llmarchive.subjects.base import SubjectError
-from panels import registry
-from tests.instrument_helpers import ScriptedSubject, admitted_archive
+from tests.instrument_helpers import ScriptedSubject
 
 
-@pytest.fixture
-def paths(archive_home, monkeypatch):
-    return admitted_archive(monkeypatch)
-
-
-def test_ten_guard_protocols_rotate_in_a_fixed_order_one_a_day(paths):
-    order = rotation_order(registry.list_protocols(paths), "v0")
+def test_ten_guard_protocols_rotate_in_a_fixed_order_one_a_day(admitted):
+    order = rotation_order(registry.list_protocols(admitted), "v0")
     assert len(order) == 10 and order == sorted(order)
-    assert set(order) == set(registry.guard_protocol_ids(paths)) - {p for p in registry.guard_protocol_ids(paths)
+    assert set(order) == set(registry.guard_protocol_ids(admitted)) - {p for p in registry.guard_protocol_ids(admitted)
                                                                     if not p.endswith("__v0")}
-    assert not set(order) & set(registry.open_protocol_ids(paths))
+    assert not set(order) & set(registry.open_protocol_ids(admitted))
     days = [(ROTATION_EPOCH + timedelta(days=i)).isoformat() for i in range(20)]
-    due = [due_protocol(paths, d) for d in days]
+    due = [due_protocol(admitted, d) for d in days]
     assert due[:10] == order and due[10:] == order, "a ten-day cycle, every guard protocol once"
-    assert due_protocol(paths, "2026-11-29") == order[(date(2026, 11, 29) - ROTATION_EPOCH).days % 10]
+    assert due_protocol(admitted, "2026-11-29") == order[(date(2026, 11, 29) - ROTATION_EPOCH).days % 10]
 
 
 def _texts(protocol, version):
     return {item["versions"][version] for item in protocol["panel"]}
 
 
-def test_baseline_then_flat_then_a_regression_raises_an_alarm(paths):
+def test_baseline_then_flat_then_a_regression_raises_an_alarm(admitted):
     day1 = "2026-11-01"
-    pid = due_protocol(paths, day1)
-    protocol = registry.load_protocol(paths, pid)
+    pid = due_protocol(admitted, day1)
+    protocol = registry.load_protocol(admitted, pid)
     steady = ScriptedSubject(lambda p: "DECISION: A", protocol["generation"]["max_tokens"])
-    first = guard_rotation(paths, day1, steady, protocol_id=pid)
+    first = guard_rotation(admitted, day1, steady, protocol_id=pid)
     assert first["verdict"] == "baseline" and first["stability_pct"] == 100.0 and first["previous_run_id"] is None
-    assert instrument_paths(paths).run_dir(first["run_id"]).is_dir() and not paths.run_dir(first["run_id"]).exists()
+    assert instrument_paths(admitted).run_dir(first["run_id"]).is_dir() and not admitted.run_dir(first["run_id"]).exists()
 
-    second = guard_rotation(paths, "2026-11-11", steady, protocol_id=pid)
+    second = guard_rotation(admitted, "2026-11-11", steady, protocol_id=pid)
     assert second["verdict"] == "flat" and second["previous_run_id"] == first["run_id"]
-    assert records.read(paths, "instrument_alarm") == []
+    assert records.read(admitted, "instrument_alarm") == []
 
     b_texts = _texts(protocol, "B")
     swayed = ScriptedSubject(lambda p: "DECISION: B" if p in b_texts else "DECISION: A",
                              protocol["generation"]["max_tokens"])
-    third = guard_rotation(paths, "2026-11-21", swayed, protocol_id=pid)
+    third = guard_rotation(admitted, "2026-11-21", swayed, protocol_id=pid)
     assert third["verdict"] == "regressed" and third["stability_pct"] == 0.0
     assert third["previous"]["stability_pct"] == 100.0
-    alarms = records.read(paths, "instrument_alarm")
+    alarms = records.read(admitted, "instrument_alarm")
     assert [(a["date"], a["source"], a["protocol_id"]) for a in alarms] == [("2026-11-21", "guard_rotation", pid)]
     assert "regressed" in alarms[0]["reason"]
-    assert day_verdict(paths, "2026-11-21").suspect
+    assert day_verdict(admitted, "2026-11-21").suspect
 
 
-def test_a_result_is_compared_only_with_the_same_model_file(paths):
-    pid = due_protocol(paths, "2026-11-01")
-    max_tokens = registry.load_protocol(paths, pid)["generation"]["max_tokens"]
-    guard_rotation(paths, "2026-11-01", ScriptedSubject(lambda p: "DECISION: A", max_tokens), protocol_id=pid)
+def test_a_result_is_compared_only_with_the_same_model_file(admitted):
+    pid = due_protocol(admitted, "2026-11-01")
+    max_tokens = registry.load_protocol(admitted, pid)["generation"]["max_tokens"]
+    guard_rotation(admitted, "2026-11-01", ScriptedSubject(lambda p: "DECISION: A", max_tokens), protocol_id=pid)
     other = ScriptedSubject(lambda p: "DECISION: B", max_tokens, model_sha256="6" * 64)
-    assert guard_rotation(paths, "2026-11-11", other, protocol_id=pid)["verdict"] == "baseline"
+    assert guard_rotation(admitted, "2026-11-11", other, protocol_id=pid)["verdict"] == "baseline"
 
 
 class Broken(ScriptedSubject):
@@ -77,26 +71,26 @@ class Broken(ScriptedSubject):
         raise SubjectError("llama.cpp: failed to load model")
 
 
-def test_a_rotation_that_cannot_run_is_unavailable_and_an_alarm(paths):
+def test_a_rotation_that_cannot_run_is_unavailable_and_an_alarm(admitted):
     day = "2026-11-02"
-    record = guard_rotation(paths, day, Broken(lambda p: "", 256))
+    record = guard_rotation(admitted, day, Broken(lambda p: "", 256))
     assert record["verdict"] == "unavailable" and "failed to load model" in record["reason"]
-    assert record["protocol_id"] == due_protocol(paths, day)
-    assert day_verdict(paths, day).suspect
+    assert record["protocol_id"] == due_protocol(admitted, day)
+    assert day_verdict(admitted, day).suspect
 
 
-def test_the_cli_shows_which_protocol_is_due(paths, capsys):
+def test_the_cli_shows_which_protocol_is_due(admitted, capsys):
     from llmarchive.cli import main
 
     assert main(["instrument", "rotation", "--show-schedule", "--date", "2026-09-21"]) == 0
-    assert capsys.readouterr().out.strip() == rotation_order(registry.list_protocols(paths), "v0")[0]
+    assert capsys.readouterr().out.strip() == rotation_order(registry.list_protocols(admitted), "v0")[0]
 
 
-def test_a_protocol_that_can_no_longer_be_measured_raises_an_alarm(paths):
-    pid = due_protocol(paths, "2026-11-01")
-    max_tokens = registry.load_protocol(paths, pid)["generation"]["max_tokens"]
-    guard_rotation(paths, "2026-11-01", ScriptedSubject(lambda p: "DECISION: A", max_tokens), protocol_id=pid)
+def test_a_protocol_that_can_no_longer_be_measured_raises_an_alarm(admitted):
+    pid = due_protocol(admitted, "2026-11-01")
+    max_tokens = registry.load_protocol(admitted, pid)["generation"]["max_tokens"]
+    guard_rotation(admitted, "2026-11-01", ScriptedSubject(lambda p: "DECISION: A", max_tokens), protocol_id=pid)
     mute = ScriptedSubject(lambda p: "I would rather not decide.", max_tokens)
-    record = guard_rotation(paths, "2026-11-11", mute, protocol_id=pid)
+    record = guard_rotation(admitted, "2026-11-11", mute, protocol_id=pid)
     assert record["verdict"] == "unmeasurable" and record["stability_pct"] is None
-    assert "can no longer be measured" in records.read(paths, "instrument_alarm")[0]["reason"]
+    assert "can no longer be measured" in records.read(admitted, "instrument_alarm")[0]["reason"]

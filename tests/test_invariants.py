@@ -1,17 +1,9 @@
 """Gate 1 (measure/invariants.py): the structure and the texts' numbers, pass and fail."""
 import copy
 
-import pytest
-
 from measure import invariants
-from panels.build import build_protocols, load_scenarios
+from panels.build import load_scenarios
 from panels.scenario import FAMILIES, derived, lotteries
-from panels.seeds import development_seed, public_seed
-
-
-@pytest.fixture(scope="module")
-def protocols():
-    return {p["protocol_id"]: p for p in build_protocols(public_seed(), development_seed())}
 
 
 def _one_item(protocol, mutate):
@@ -53,7 +45,7 @@ def test_a_b_that_quietly_changes_a_payoff_fails_even_with_an_untouched_structur
     value = f"{item['structure']['values']['stop_value']:,}"
     broken, b_item = _one_item(p, lambda it: _replace_in_option(it, "B", stop, value, "61,000"))
     failures = invariants.check_item(broken, b_item)
-    assert [(f.rule, f.item_id) for f in failures] == [("text_numbers", "s01")]
+    assert [(f.rule, f.item_id) for f in failures] == [("option_numbers", "s01")]
     assert "B:" in failures[0].detail and "61" not in failures[0].detail
 
 
@@ -62,7 +54,7 @@ def test_a_changed_probability_in_the_loss_frame_fails(protocols):
     gamble = next(l for l, r in p["panel"][0]["structure"]["roles"].items() if r == "gamble")
     q = p["panel"][0]["structure"]["values"]["p_pct"]
     broken, item = _one_item(p, lambda it: _replace_in_option(it, "B", gamble, f"{100 - q}%", f"{99 - q}%"))
-    assert _rules(broken, item) == {"text_numbers"}
+    assert _rules(broken, item) == {"option_numbers"}
 
 
 def test_c_text_must_quote_c_numbers(protocols):
@@ -72,7 +64,7 @@ def test_c_text_must_quote_c_numbers(protocols):
     # C quoting A's sure amount is C failing to make its one change.
     broken, item = _one_item(p, lambda it: _replace_in_option(
         it, "C", sure, f"{s['c_values']['sure']:,}", f"{s['values']['sure']:,}"))
-    assert _rules(broken, item) == {"text_numbers"}
+    assert _rules(broken, item) == {"option_numbers"}
 
 
 def test_unequal_expected_values_fail(protocols):
@@ -157,7 +149,7 @@ def test_the_rates_must_be_stated_as_percentages_or_frequencies(protocols):
     base = p["panel"][0]["structure"]["values"]["base_pct"]
     broken, item = _one_item(p, lambda it: it["versions"].__setitem__(
         "B", it["versions"]["B"].replace(f"{base}%", "some", 1)))
-    assert _rules(broken, item) == {"text_numbers"}
+    assert _rules(broken, item) == {"context_numbers"}
 
 
 def test_sunk_cost_text_must_state_the_money_already_spent(protocols):
@@ -165,7 +157,7 @@ def test_sunk_cost_text_must_state_the_money_already_spent(protocols):
     spent = f"€{p['panel'][0]['structure']['values']['spent']:,}"
     broken, item = _one_item(p, lambda it: it["versions"].__setitem__(
         "C", it["versions"]["C"].replace(spent, "a lot of money")))
-    assert _rules(broken, item) == {"text_numbers"}
+    assert _rules(broken, item) == {"context_numbers"}
 
 
 def test_anchoring_versions_carry_exactly_one_lone_anchor_number(protocols):
@@ -214,3 +206,80 @@ def test_failure_messages_never_quote_scenario_text(protocols):
         body = set().union(*(runs(t[: -len(p["instruction"])]) for t in item["versions"].values()))
         for failure in failures:
             assert not runs(str(failure)) & body
+
+
+# ----------------------------------------------------------------- order-aware rules (issue 11)
+def _swap_in_line(item, version, want, x: int, y: int):
+    """Swap the first occurrences of two numbers inside the first line of ``version`` that has both."""
+    lines = item["versions"][version].split("\n")
+    i = next(k for k, line in enumerate(lines) if want(line) and f"{x:,}" in line and f"{y:,}" in line)
+    lines[i] = lines[i].replace(f"{x:,}", "@@", 1).replace(f"{y:,}", f"{x:,}", 1).replace("@@", f"{y:,}", 1)
+    item["versions"][version] = "\n".join(lines)
+
+
+def test_swapping_the_gambles_two_probabilities_fails_option_numbers(protocols):
+    """The swap the old set-based gate let through: the gamble now saves all with the other chance."""
+    p = protocols["risky_choice_framing__wording__v0"]
+    v = p["panel"][0]["structure"]["values"]
+    broken, item = _one_item(p, lambda it: _swap_in_line(it, "B", lambda l: l.startswith("Option"),
+                                                         v["p_pct"], 100 - v["p_pct"]))
+    assert _rules(broken, item) == {"option_numbers"}
+    assert invariants.check_item(p, p["panel"][0]) == []
+
+
+def test_swapping_the_two_flagged_counts_fails_context_numbers(protocols):
+    p = protocols["base_rate_neglect__wording__v0"]
+    d = invariants.derived("base_rate_neglect", p["panel"][0]["structure"]["values"])
+    broken, item = _one_item(p, lambda it: _swap_in_line(it, "B", lambda l: not l.startswith("Option"),
+                                                         d["flagged_true"], d["flagged_false"]))
+    assert _rules(broken, item) == {"context_numbers"}
+
+
+def test_b_of_the_risky_wording_type_must_quote_the_loss_frames_count(protocols):
+    """B describes losses: quoting the saved count where the lost count belongs fails."""
+    p = protocols["risky_choice_framing__wording__v0"]
+    s = p["panel"][0]["structure"]
+    sure = next(l for l, r in s["roles"].items() if r == "sure")
+    lost, saved = s["values"]["total"] - s["values"]["sure"], s["values"]["sure"]
+    broken, item = _one_item(p, lambda it: _replace_in_option(it, "B", sure, f"{lost:,}", f"{saved:,}"))
+    assert _rules(broken, item) == {"option_numbers"}
+
+
+def test_the_sunk_phrase_amount_in_a_is_a_stray_number_in_the_stop_option(protocols):
+    p = protocols["sunk_cost_fallacy__wording__v0"]
+    b_stop_line = next(l for l in p["panel"][0]["versions"]["B"].split("\n") if "already spent" in l)
+    def put_phrase_into_a(it):
+        lines = it["versions"]["A"].split("\n")
+        label = b_stop_line[:len("Option A: ")]
+        i = next(k for k, line in enumerate(lines) if line.startswith(label))
+        lines[i] = b_stop_line
+        it["versions"]["A"] = "\n".join(lines)
+    broken, item = _one_item(p, put_phrase_into_a)
+    assert "option_numbers" in _rules(broken, item)
+
+
+def test_rates_as_frequencies_in_a_version_that_should_give_percentages_fails(protocols):
+    """A's frame is percentages: A carrying B's frequency paragraph is not A."""
+    p = protocols["base_rate_neglect__wording__v0"]
+    broken, item = _one_item(p, lambda it: it["versions"].__setitem__("A", it["versions"]["B"]))
+    assert _rules(broken, item) == {"context_numbers"}
+
+
+def test_a_stray_repeat_of_the_amount_at_stake_is_allowed_but_another_number_is_not(protocols):
+    p = protocols["risky_choice_framing__order__v0"]
+    total = p["panel"][0]["structure"]["values"]["total"]
+    ok, item_ok = _one_item(p, lambda it: it["versions"].__setitem__(
+        "A", it["versions"]["A"].replace(". ", f". All {total:,} count. ", 1)))
+    assert _rules(ok, item_ok) == set()
+    broken, item = _one_item(p, lambda it: it["versions"].__setitem__(
+        "A", it["versions"]["A"].replace(". ", f". All {total + 1:,} count. ", 1)))
+    assert _rules(broken, item) == {"text_numbers"}
+
+
+def test_version_frames_follow_the_type():
+    assert invariants.version_frame("risky_choice_framing", "wording", "B") == "loss"
+    assert invariants.version_frame("risky_choice_framing", "order", "B") == "gain"
+    assert invariants.version_frame("risky_choice_framing", "wording", "C") == "gain"
+    assert invariants.version_frame("base_rate_neglect", "wording", "B") == "freq"
+    assert invariants.version_frame("base_rate_neglect", "wording", "A_prime") == "pct"
+    assert invariants.version_frame("sunk_cost_fallacy", "wording", "B") == "sunk"

@@ -1,22 +1,15 @@
 """The lease on life: dead-man alert after 36 h without a daily cycle, dormant after 180 days without a run."""
 from datetime import datetime, timezone
 
-import pytest
 
 from llmarchive import records
 from llmarchive.cli import main
 from llmarchive.coverage import compute, gather
 from llmarchive.jsonio import write_json
 from llmarchive.lease import check, record_state
-from llmarchive.paths import ArchivePaths
 from tests.instrument_helpers import webhook_server
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
-
-
-@pytest.fixture
-def paths(archive_home):
-    return ArchivePaths.from_env().ensure()
 
 
 def beat(paths, at: str) -> None:

@@ -223,3 +223,16 @@ def test_version_without_valid_answers_gives_undefined_numbers_and_flags():
 
 def test_build_is_deterministic():
     assert measure(healthy_plan()) == measure(healthy_plan())
+
+
+def test_interval_resamples_n_responses_per_version_with_losses_included():
+    from measure import stats
+    plan = lose(lose(plan8(), "A", "s01", 1), "B", "s02", 1)
+    record = measure(plan, N8)
+    seed = stats.bootstrap_seed(record["protocol_id"], record["run_date"], record["subject_model_id"])
+    assert record["bootstrap_seed"] == f"{seed:016x}"
+    a, b = record["decisions"]["A"], record["decisions"]["B"]
+    spec_unit = stats.bootstrap_ci_pct(a, b, seed, n_x=120, n_y=120)
+    valid_only = stats.bootstrap_ci_pct(a, b, seed)
+    assert (record["ci_low_pct"], record["ci_high_pct"]) == tuple(round(v, 9) for v in spec_unit)
+    assert spec_unit != valid_only

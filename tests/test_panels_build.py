@@ -1,32 +1,28 @@
 """The protocol builder: 24 files, four versions per item, stable hashes, seeds."""
 import dataclasses
 import json
-import time
 
 import pytest
 
+from llmarchive import registry
+from llmarchive.panel_seed import ENV_VAR, guard_seed
 from llmarchive.paths import ArchivePaths
 from measure.canonical import canonical_sha256
 from measure.schema import PROTOCOL_HEADER_FIELDS
-from panels import build, registry
+from panels import build
 from panels.build import TYPES, build_protocols
 from panels.conformance import strip_surface
 from panels.instruction import INSTRUCTION
 from panels.leak import grams, strip_instruction
 from panels.scenario import C_DOMINANT_ROLE, FAMILIES
-from panels.seeds import ENV_VAR, WordingSeed, development_seed, guard_seed, public_seed
+from panels.seeds import WordingSeed, development_seed, public_seed
 
 CONTRACT_FIELDS = (
     "record_type", "schema_version", "protocol_id", "series", "family", "rewording_type", "options", "n",
     "n_per_scenario", "n_items", "item_ids", "grammar_version", "theta_positive_pct",
     "scenario_dominated_share_pct", "generation", "instruction", "wording_seed", "panel", "panel_sha256",
-    "protocol_sha256", "status", "lane", "twin_id",
+    "protocol_sha256", "status", "lane", "twin_id", "design_readers", "reader_models",
 )
-
-
-@pytest.fixture(scope="module")
-def protocols():
-    return {p["protocol_id"]: p for p in build_protocols(public_seed(), development_seed())}
 
 
 def test_every_family_module_exists_and_has_fifteen_different_items():
@@ -75,10 +71,13 @@ def test_v1_has_the_v0_panel_byte_for_byte_and_differs_only_in_n_and_grammar(pro
 def test_hashes_are_canonical_json_and_protocol_hash_ignores_status_lane_twin(protocols):
     p = protocols["sunk_cost_fallacy__order__v0"]
     assert p["panel_sha256"] == canonical_sha256(p["panel"])
-    body = {k: v for k, v in p.items() if k not in ("status", "lane", "twin_id", "protocol_sha256")}
+    body = {k: v for k, v in p.items()
+            if k not in ("status", "lane", "twin_id", "protocol_sha256", "design_readers", "reader_models")}
     assert p["protocol_sha256"] == canonical_sha256(body)
     admitted = dict(p, status="admitted", lane="guard", twin_id="x")
     assert build.protocol_hash(admitted) == p["protocol_sha256"]
+    # The design figures derive from the panel: a corrected reader model never moves the hash.
+    assert build.protocol_hash(dict(p, design_readers={}, reader_models={})) == p["protocol_sha256"]
     assert build.protocol_hash(dict(p, generation={"max_tokens": 1})) != p["protocol_sha256"]
 
 
@@ -217,26 +216,21 @@ def test_guard_items_avoid_their_open_twins_phrasing(protocols):
             assert not o_lines & g_lines
 
 
-def test_building_and_checking_all_protocols_takes_under_five_seconds(archive_home):
+def test_building_then_checking_all_protocols_finds_no_failure(archive_home):
     from llmarchive.cli.panels import run_checks
 
     paths = ArchivePaths.from_env()
-    started = time.perf_counter()
     protocols = registry.build_all(paths)
-    failures = run_checks(protocols, [registry.header(p) for p in protocols])
-    elapsed = time.perf_counter() - started
-    assert failures == []
-    assert elapsed < 5.0, f"build + check took {elapsed:.2f} s"
+    assert run_checks(protocols, [registry.header(p) for p in protocols]) == []
 
 
 @pytest.mark.parametrize("seed", ["a secret guard seed for the issue 6 tests", "another secret guard seed, 2"])
 def test_every_guard_seed_builds_protocols_that_pass_every_check(tmp_path, monkeypatch, seed):
     # Regression: an anchor number once coincided with an unquoted structure
     # number (flagged_n) under one secret seed, and gate 1 refused the item.
-    from panels import checks, registry
-    from llmarchive.paths import ArchivePaths
+    from panels import checks
     monkeypatch.setenv("LLMARCHIVE_PANEL_SEED", seed)
     paths = ArchivePaths.from_env(tmp_path / "home")
     registry.build_all(paths)
     loaded = registry.load_all(paths)
-    assert checks.run_all(loaded, checks.headers_with_sealed(paths, loaded)) == []
+    assert checks.run_all(loaded, registry.headers_with_sealed(paths, loaded)) == []

@@ -5,22 +5,16 @@ import stat
 
 import pytest
 
+from llmarchive import registry
 from llmarchive.cli import main
 from llmarchive.jsonio import read_json, write_json
+from llmarchive.panel_seed import ENV_VAR
 from llmarchive.paths import ArchivePaths
 from measure.canonical import canonical_sha256
-from panels import registry
 from panels.build import protocol_hash
-from panels.seeds import ENV_VAR
-from tests.panels_helpers import built_paths
 
 LIST_KEYS = {"protocol_id", "series", "family", "rewording_type", "lane", "twin_id", "status", "panel_sha256",
              "protocol_sha256"}
-
-
-@pytest.fixture
-def built(archive_home, monkeypatch):
-    return built_paths(monkeypatch, None)
 
 
 def test_build_reports_every_protocol_and_warns_about_the_development_seed(archive_home, monkeypatch, capsys):

@@ -3,11 +3,14 @@ import copy
 
 import pytest
 
+from llmarchive import registry
 from llmarchive.cli import main
 from llmarchive.jsonio import read_jsonl
-from panels import lanes, leak, registry
-from panels.build import build_protocols
-from panels.seeds import ENV_VAR, development_seed, public_seed
+from llmarchive.panel_seed import ENV_VAR
+from panels import leak
+from panels.build import all_protocol_ids, build_protocols
+from panels.lanes import PromotionError, admission_row, planned_lane, twin_failures
+from panels.seeds import development_seed, public_seed
 from tests.panels_helpers import built_paths
 
 SECRET = "a secret guard seed used only by these tests"
@@ -15,6 +18,7 @@ SECRET = "a secret guard seed used only by these tests"
 
 @pytest.fixture
 def paths(archive_home, monkeypatch):
+    """Not the shared ``built``: the protocol files are built with this module's secret guard seed."""
     return built_paths(monkeypatch, SECRET)
 
 
@@ -24,8 +28,8 @@ def _promote(*args):
 
 def test_the_lane_rule_is_specs():
     opened = {}
-    for pid in registry.all_protocol_ids():
-        lane, twin = lanes.planned_lane(pid)
+    for pid in all_protocol_ids():
+        lane, twin = planned_lane(pid)
         opened[pid] = (lane, twin)
     for series in ("v0", "v1"):
         assert opened[f"risky_choice_framing__wording__{series}"] == ("open", f"risky_choice_framing__anchoring__{series}")
@@ -38,7 +42,7 @@ def test_the_lane_rule_is_specs():
 
 def _headers(assign):
     out = []
-    for pid in registry.all_protocol_ids():
+    for pid in all_protocol_ids():
         family, rewording_type, series = pid.split("__")
         lane, twin = assign.get(pid, (None, None))
         out.append({"protocol_id": pid, "family": family, "rewording_type": rewording_type, "series": series,
@@ -47,12 +51,12 @@ def _headers(assign):
 
 
 def _rule_assignment():
-    return {pid: lanes.planned_lane(pid) for pid in registry.all_protocol_ids()}
+    return {pid: planned_lane(pid) for pid in all_protocol_ids()}
 
 
 def test_the_rules_full_assignment_passes_the_twin_check():
-    assert lanes.twin_failures(_headers(_rule_assignment())) == []
-    assert lanes.twin_failures(_headers({})) == []
+    assert twin_failures(_headers(_rule_assignment())) == []
+    assert twin_failures(_headers({})) == []
 
 
 @pytest.mark.parametrize("change, rule", [
@@ -70,7 +74,7 @@ def test_the_rules_full_assignment_passes_the_twin_check():
 def test_the_twin_check_names_each_broken_pairing(change, rule):
     assign = _rule_assignment()
     assign.update(change)
-    failures = lanes.twin_failures(_headers(assign))
+    failures = twin_failures(_headers(assign))
     assert rule in {f.rule for f in failures}, failures
 
 
@@ -81,7 +85,7 @@ def test_a_pair_repeating_its_rewording_type_fails():
         {"protocol_id": "y__wording__v0", "family": "x", "rewording_type": "wording", "series": "v0",
          "lane": "guard", "twin_id": "x__wording__v0"},
     ]
-    assert {f.rule for f in lanes.twin_failures(headers)} == {"twin_same_type"}
+    assert {f.rule for f in twin_failures(headers)} == {"twin_same_type"}
 
 
 def test_promotion_refuses_without_the_human_acknowledgement(paths, capsys):
@@ -173,21 +177,22 @@ def test_sealed_protocols_are_hash_only_records(paths, capsys):
     assert (sealed[0]["lane"], sealed[0]["status"], sealed[0]["panel_sha256"]) == ("sealed", "admitted", h1)
     record = registry.load_protocol(paths, "sealed_01")
     assert "panel" not in record and "instruction" not in record
-    assert lanes.twin_failures(headers) == []
+    assert twin_failures(headers) == []
 
 
 # ---------------------------------------------------------------- the 12-word leak check
 @pytest.fixture(scope="module")
-def built():
-    return build_protocols(public_seed(), development_seed())
+def protocol_list(protocols):
+    """The shared built protocols (conftest), as the list the leak check takes."""
+    return list(protocols.values())
 
 
-def test_no_guard_item_shares_twelve_words_with_an_open_item(built):
-    assert leak.check(built) == []
+def test_no_guard_item_shares_twelve_words_with_an_open_item(protocol_list):
+    assert leak.check(protocol_list) == []
 
 
-def _inject(built, length):
-    protocols = copy.deepcopy(built)
+def _inject(protocol_list, length):
+    protocols = copy.deepcopy(protocol_list)
     open_p = next(p for p in protocols if p["protocol_id"] == "base_rate_neglect__wording__v0")
     guard = next(p for p in protocols if p["protocol_id"] == "sunk_cost_fallacy__order__v0")
     sentence = " ".join(open_p["panel"][4]["versions"]["A"].split()[:length])
@@ -196,15 +201,32 @@ def _inject(built, length):
     return protocols
 
 
-def test_a_guard_item_with_a_twelve_word_run_of_an_open_item_fails_naming_both(built):
-    failures = leak.check(_inject(built, 12))
+def test_a_guard_item_with_a_twelve_word_run_of_an_open_item_fails_naming_both(protocol_list):
+    failures = leak.check(_inject(protocol_list, 12))
     assert [(f.protocol_id, f.item_id, f.rule) for f in failures] == [
         ("sunk_cost_fallacy__order__v0", "s08", "leak_12_words")]
     assert "base_rate_neglect__wording__v0 item s05" in failures[0].detail
-    assert leak.check(_inject(built, 11)) == []
+    assert leak.check(_inject(protocol_list, 11)) == []
 
 
-def test_the_shared_instruction_does_not_count_as_a_leak(built):
+def test_the_shared_instruction_does_not_count_as_a_leak(protocol_list):
     # Every item shares the instruction, which is longer than twelve words.
-    assert len(built[0]["instruction"].split()) > 12
-    assert leak.check(built) == []
+    assert len(protocol_list[0]["instruction"].split()) > 12
+    assert leak.check(protocol_list) == []
+
+
+def test_a_promotion_is_decided_from_values_alone_and_inherits_only_an_identical_reviewed_panel():
+    protocols = {p["protocol_id"]: p for p in build_protocols(public_seed(), development_seed())}
+    v0, v1 = protocols["sunk_cost_fallacy__order__v0"], protocols["sunk_cost_fallacy__order__v1"]
+    when = {"reviewer": "Ada", "reviewed_at": "2026-11-30T12:00:00Z", "allow_development_seed": True}
+    with pytest.raises(PromotionError, match="no review to inherit"):
+        admission_row(v1, "guard", [], **when)
+    first = admission_row(v0, "guard", [], human_reviewed=True, **when)
+    assert (first["review"], first["reviewer"], first["reviewed_at"]) == ("human", "Ada", "2026-11-30T12:00:00Z")
+    second = admission_row(v1, "guard", [first], **when)
+    assert (second["review"], second["inherited_from"]) == ("inherited", "sunk_cost_fallacy__order__v0")
+    other = protocols["sunk_cost_fallacy__default__v0"]
+    with pytest.raises(PromotionError, match="no review to inherit"):
+        admission_row(other, "guard", [first, second], **when)
+    with pytest.raises(PromotionError, match="development"):
+        admission_row(v0, "guard", [], human_reviewed=True, reviewer="Ada", reviewed_at="2026-11-30T12:00:00Z")

@@ -11,14 +11,15 @@ from opentimestamps.core.serialize import BytesSerializationContext, StreamSeria
 from opentimestamps.core.timestamp import DetachedTimestampFile, Timestamp
 
 from llmarchive import prereg
+from llmarchive import registry
 from llmarchive.cli import main
 from llmarchive.paths import ArchivePaths
-from panels import registry
 from tests.panels_helpers import built_paths
 
 
 @pytest.fixture
 def paths(archive_home, monkeypatch):
+    """Built with this module's guard seed, and only one open/guard pair promoted (not the shared ``admitted``)."""
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     p = built_paths(monkeypatch, "a secret guard seed for the prereg tests")
     for args in (["risky_choice_framing__wording__v0", "--lane", "open"],

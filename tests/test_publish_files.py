@@ -18,22 +18,12 @@ BUILD_2 = "2027-01-15T09:30:00Z"
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    return ph.template_archive(tmp_path_factory.mktemp("template") / "home")
-
-
-@pytest.fixture(scope="module")
-def published(template, tmp_path_factory):
+def published(publish_template, tmp_path_factory):
     """One populated archive, published once, shared by the read-only tests below."""
-    paths = ph.fresh_archive(template, tmp_path_factory.mktemp("pub") / "home")
+    paths = ph.fresh_archive(publish_template, tmp_path_factory.mktemp("pub") / "home")
     data = ph.populate(paths)
     manifest = publish_all(paths, build_time=BUILD_1)
     return paths, data, manifest
-
-
-@pytest.fixture
-def archive(template, tmp_path):
-    return ph.fresh_archive(template, tmp_path / "home")
 
 
 def read_csv(path):
@@ -137,7 +127,7 @@ def test_a_run_is_published_only_once_complete(archive):
 
 
 def test_sealed_protocol_results_are_never_published_only_its_existence(archive):
-    from panels import registry
+    from llmarchive import registry
 
     registry.register_sealed(archive, "sealed_one__v0", "1" * 64, "2" * 64, reviewer="t", human_reviewed=True)
     guard = ph.protocol(archive, "sunk_cost_fallacy__default__v0")
@@ -166,12 +156,18 @@ def test_rebuilding_from_the_same_records_gives_identical_bytes_except_the_build
     second = {p.relative_to(again.public).as_posix(): p.read_bytes() for p in again.public.rglob("*") if p.is_file()}
     assert sorted(first) == sorted(second)
     differing = sorted(name for name in first if first[name] != second[name])
-    assert differing == ["index.html", "render_manifest.json", "status.json"]
-    for name in ("index.html", "status.json"):
-        assert first[name].replace(BUILD_1.encode(), BUILD_2.encode()) == second[name]
+    assert differing == ["croissant.json", "index.html", "render_manifest.json", "status.json"]
+    croissant_1, croissant_2 = (sha256_hex(f["croissant.json"]).encode() for f in (first, second))
+    for name in ("index.html", "status.json"):  # the site lists croissant.json's hash, which holds the version
+        assert (first[name].replace(BUILD_1.encode(), BUILD_2.encode()).replace(croissant_1, croissant_2)
+                == second[name])
+    c1, c2 = json.loads(first["croissant.json"]), json.loads(second["croissant.json"])
+    assert (c1.pop("version"), c2.pop("version")) == ("2026.12.3", "2027.1.15")
+    assert (c1.pop("dateModified"), c2.pop("dateModified")) == (BUILD_1[:10], BUILD_2[:10])
+    assert c1 == c2
     m1 = json.loads(first["render_manifest.json"])
     m2 = json.loads(second["render_manifest.json"])
-    for name in ("index.html", "status.json"):
+    for name in ("index.html", "status.json", "croissant.json"):
         m1["files"].pop(name), m2["files"].pop(name)
     assert {k: v for k, v in m1.items() if k != "build_time"} == {k: v for k, v in m2.items() if k != "build_time"}
     assert manifest["build_time"] == BUILD_2
@@ -223,6 +219,41 @@ def test_croissant_is_valid_for_mlcroissant_and_its_records_read_back(published)
     assert len(trials) == 7 * 120
     files = {d["@id"]: d for d in document["distribution"]}
     assert files["stability.csv"]["sha256"] == sha256_hex((paths.public / "stability.csv").read_bytes())
+    assert files["changes.csv"]["sha256"] == sha256_hex((paths.public / "changes.csv").read_bytes())
+    assert len(list(dataset.records(record_set="changes"))) == len(read_csv(paths.public / "changes.csv")) - 1
+
+
+def test_croissant_marks_the_dataset_live_and_versions_it_by_publication_date(published):
+    import mlcroissant as mlc
+
+    paths, _, _ = published
+    document = json.loads((paths.public / "croissant.json").read_text())
+    assert document["isLiveDataset"] is True
+    assert document["version"] == "2026.12.3" and document["dateModified"] == BUILD_1[:10]
+    metadata = mlc.Dataset(jsonld=paths.public / "croissant.json").metadata
+    assert metadata.version == "2026.12.3"
+    assert not [w for w in metadata.ctx.issues.warnings if "version" in w.lower()]
+
+
+def test_changes_csv_holds_every_consecutive_on_curve_pair_labelled_by_compare(published):
+    from measure.stats import compare
+    from publish.changes import CHANGE_FIELDS
+
+    paths, data, _ = published
+    rows = read_csv(paths.public / "changes.csv")
+    assert tuple(rows[0]) == CHANGE_FIELDS
+    by_run = {m["run_id"]: m for m in data["measurements"]}
+    on_curve = [m for m in data["measurements"] if m["on_curve"]]
+    curves = {(m["protocol_id"], m["series"], m["model_family"]) for m in on_curve}
+    expected_pairs = sum(max(0, sum(1 for m in on_curve if (m["protocol_id"], m["series"], m["model_family"]) == c) - 1)
+                         for c in curves)
+    assert len(rows) - 1 == expected_pairs > 0
+    for row in rows[1:]:
+        record = dict(zip(CHANGE_FIELDS, row))
+        x, y = by_run[record["from_run_id"]], by_run[record["to_run_id"]]
+        assert x["on_curve"] and y["on_curve"] and x["run_date"] < y["run_date"]
+        assert record["label"] == compare(x, y)
+        assert float(record["delta_pct"]) == pytest.approx(y["stability_pct"] - x["stability_pct"])
 
 
 def test_a_measurement_that_is_not_of_this_schema_is_refused_naming_the_file(archive):
@@ -249,7 +280,8 @@ def test_an_edited_open_trial_log_is_refused_and_public_is_left_as_it_was(archiv
     edited["response_text"] = "edited after the fact"
     lines[3] = json.dumps(edited, sort_keys=True, separators=(",", ":")) + "\n"
     log.write_text("".join(lines))
-    with pytest.raises(PublishError, match=r"open-run/trials.jsonl: hash chain broken"):
+    with pytest.raises(PublishError, match=r"refusing to publish: trial_log_chains: .*open-run/trials.jsonl: "
+                                           r"record #3: record_sha256 .* does not match its content"):
         publish_all(archive, build_time=BUILD_2)
     assert (archive.public / "stability.csv").read_bytes() == before
 
@@ -269,3 +301,51 @@ def test_two_builds_of_one_home_never_run_at_once(archive):
         with pytest.raises(PublishError, match="another publication"):
             publish_all(archive, build_time=BUILD_1)
     publish_all(archive, build_time=BUILD_1)
+
+
+def test_publish_refuses_a_flagged_measurement_on_the_curve_under_the_assets_rule(archive):
+    from publish import checks
+
+    p = ph.protocol(archive, "risky_choice_framing__wording__v0")
+    ph.write_run(archive, p, "edited", "2026-10-02")
+    file = archive.run_dir("edited") / "measurement.json"
+    m = json.loads(file.read_text())
+    m["on_curve"], m["flags"] = True, ["drop_confounded"]
+    file.write_text(json.dumps(m))
+    assert checks.blocking_problems(archive)["no_flagged_measurement_on_curve"]
+    with pytest.raises(PublishError, match=r"refusing to publish: no_flagged_measurement_on_curve: .*edited"):
+        publish_all(archive, build_time=BUILD_1)
+    assert not archive.public.exists() or not (archive.public / "stability.csv").exists()
+
+
+def test_protocols_table_carries_design_readers_as_json_when_a_protocol_has_them(archive, monkeypatch):
+    import sqlite3
+
+    from publish import protocols as publish_protocols
+
+    real = publish_protocols.registry.load_protocol
+    stripped = "base_rate_neglect__wording__v0"
+
+    def without_one(paths, protocol_id):
+        protocol = real(paths, protocol_id)
+        if protocol_id == stripped:
+            protocol = {k: v for k, v in protocol.items() if k != "design_readers"}
+        return protocol
+
+    monkeypatch.setattr(publish_protocols.registry, "load_protocol", without_one)
+    publish_all(archive, build_time=BUILD_1)
+    db = sqlite3.connect(archive.public / "archive.db")
+    rows = dict(db.execute("select protocol_id, design_readers from protocols"))
+    assert rows[stripped] is None
+    carried = 0
+    for protocol_id, cell in rows.items():
+        design = real(archive, protocol_id).get("design_readers") if protocol_id != stripped else None
+        if design is None:
+            assert cell is None, protocol_id
+            continue
+        carried += 1
+        decoded = json.loads(cell)
+        assert decoded == design
+        for figures in decoded.values():
+            assert set(figures) >= {"gap_ab_pct", "gap_aa_prime_pct", "gap_ac_pct", "stability_pct"}
+    assert carried > 0

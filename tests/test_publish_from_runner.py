@@ -22,9 +22,10 @@ FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.02)
 
 
 @pytest.fixture
-def archive(tmp_path, monkeypatch):
+def archive(archive, monkeypatch):
+    """The shared fresh publication archive, plus this module's (fake) key."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    return ph.template_archive(tmp_path / "home")
+    return archive
 
 
 def test_runner_output_is_published_open_trials_copied_guard_trials_kept_private(archive):

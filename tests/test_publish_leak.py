@@ -16,16 +16,6 @@ BUILD = "2026-12-03T00:00:00Z"
 GUARD_ID = "risky_choice_framing__anchoring__v0"
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    return ph.template_archive(tmp_path_factory.mktemp("template") / "home")
-
-
-@pytest.fixture
-def archive(template, tmp_path):
-    return ph.fresh_archive(template, tmp_path / "home")
-
-
 def guard_words(archive, item_index=3, version="B"):
     text = ph.protocol(archive, GUARD_ID)["panel"][item_index]["versions"][version]
     body = text[: len(text) - len(INSTRUCTION)] if text.endswith(INSTRUCTION) else text
@@ -87,7 +77,7 @@ def test_open_wording_and_the_shared_instruction_are_not_leaks(archive):
 
 def test_no_guarded_run_of_twelve_words_is_in_any_published_byte(archive):
     """An independent check of a clean build: brute-force 12-grams over every file, the database by value."""
-    from panels import registry
+    from llmarchive import registry
 
     ph.populate(archive)
     publish_all(archive, build_time=BUILD)

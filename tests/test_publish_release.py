@@ -13,15 +13,10 @@ BUILD = "2026-12-03T00:00:00Z"
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    paths = ph.template_archive(tmp_path_factory.mktemp("template") / "home")
-    ph.populate(paths)
-    return paths
-
-
-@pytest.fixture
-def archive(template, tmp_path):
-    return ph.fresh_archive(template, tmp_path / "home")
+def publish_template(publish_template):
+    """The shared template, populated with runs and records once for this module (``archive`` copies it)."""
+    ph.populate(publish_template)
+    return publish_template
 
 
 @pytest.fixture
@@ -64,12 +59,12 @@ def test_release_assembles_the_public_payload_and_nothing_private(archive, spec,
     for name in ("data/stability.csv", "data/outcomes.csv", "data/coverage.csv", "data/open-lane/2026.jsonl",
                  "data/croissant.json", "data/archive.db", "data/index.html", "data/status.json",
                  "data/render_manifest.json", "measure/schema.py", "measure/measurement.py", "publish/leak.py",
-                 "panels/instruction.py", "metadata.yml", "CITATION.cff", ".zenodo.json", "SPEC.md",
+                 "panels/instruction.py", "metadata.yml", "docs/method.md", "CITATION.cff", ".zenodo.json", "SPEC.md",
                  "RELEASE.json", "RELEASE_CHECKLIST.md"):
         assert name in files, name
     assert any(f.startswith("measure/vectors/") for f in files)
     forbidden = [f for f in files if f.startswith(("panels/families", "tests/", "private/", "data/private"))
-                 or f in ("panels/registry.py", "panels/build.py", "panels/seeds.py")
+                 or (f.startswith("panels/") and f not in ("panels/__init__.py", "panels/instruction.py"))
                  or "budget" in f or "spend" in f or "/.git" in f or f.startswith(".git") or "__pycache__" in f]
     assert forbidden == []
     seed = (archive.panel_seed_file).read_text()

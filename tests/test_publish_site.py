@@ -14,21 +14,12 @@ BUILD = "2026-12-03T00:00:00Z"
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    return ph.template_archive(tmp_path_factory.mktemp("template") / "home")
-
-
-@pytest.fixture(scope="module")
-def built(template, tmp_path_factory):
-    paths = ph.fresh_archive(template, tmp_path_factory.mktemp("site") / "home")
+def published_site(publish_template, tmp_path_factory):
+    """(paths, populated data, index.html) of one archive populated and published once for the module."""
+    paths = ph.fresh_archive(publish_template, tmp_path_factory.mktemp("site") / "home")
     data = ph.populate(paths)
     publish_all(paths, build_time=BUILD)
     return paths, data, (paths.public / "index.html").read_text(encoding="utf-8")
-
-
-@pytest.fixture
-def archive(template, tmp_path):
-    return ph.fresh_archive(template, tmp_path / "home")
 
 
 def section(document, page_id):
@@ -45,8 +36,8 @@ def point(**overrides):
 
 # --- the homepage and the page list ---------------------------------------------------------------
 
-def test_the_homepage_carries_the_coverage_status_bar(built):
-    _, _, document = built
+def test_the_homepage_carries_the_coverage_status_bar(published_site):
+    _, _, document = published_site
     home = section(document, "home")
     assert 'id="status-bar"' in home and '<svg class="bar"' in home
     assert "2026-09" in home and "2026-12" in home and BUILD in home
@@ -72,8 +63,8 @@ def test_assemble_refuses_a_homepage_without_the_bar_and_any_page_outside_the_cl
         site.assemble(missing, BUILD, {}, {})
 
 
-def test_the_pages_are_exactly_the_closed_list_in_one_document(built):
-    _, _, document = built
+def test_the_pages_are_exactly_the_closed_list_in_one_document(published_site):
+    _, _, document = published_site
     assert re.findall(r'<section id="([^"]+)" class="page"', document) == [
         "home", "results", "data", "design", "metric", "methodology", "value", "glossary"]
     assert document.count("<html") == 1
@@ -110,8 +101,8 @@ def test_stability_is_never_drawn_without_entropy():
         site.check_site(document)
 
 
-def test_every_published_chart_has_entropy_and_one_family_and_series(built):
-    _, _, document = built
+def test_every_published_chart_has_entropy_and_one_family_and_series(published_site):
+    _, _, document = published_site
     charts = re.findall(r'<svg class="chart".*?</svg>', document, re.S)
     assert len(charts) == 4
     for chart in charts:
@@ -119,8 +110,8 @@ def test_every_published_chart_has_entropy_and_one_family_and_series(built):
         assert 'data-series="commercial"' in chart and 'data-model-family="claude-sonnet"' in chart
 
 
-def test_flagged_measurements_appear_with_their_reasons_and_not_on_a_chart(built):
-    paths, data, document = built
+def test_flagged_measurements_appear_with_their_reasons_and_not_on_a_chart(published_site):
+    paths, data, document = published_site
     flagged = [m for m in data["measurements"] if not m["on_curve"]]
     assert flagged
     results = section(document, "results")
@@ -129,7 +120,7 @@ def test_flagged_measurements_appear_with_their_reasons_and_not_on_a_chart(built
         assert f'data-run="{m["run_id"]}"' in table
         for flag in m["flags"]:
             assert flag in table
-            assert html.escape(m["flag_reasons"][flag]) in table
+            assert html.escape(site.rounded_reason(m["flag_reasons"][flag])) in table
     for chart in re.findall(r'<svg class="chart".*?</svg>', document, re.S):
         protocol_id = re.search(r'aria-label="([^ ]+) ', chart).group(1)
         on_curve = [m for m in data["measurements"]
@@ -139,8 +130,8 @@ def test_flagged_measurements_appear_with_their_reasons_and_not_on_a_chart(built
         assert not {m["run_date"] for m in flagged if m["protocol_id"] == protocol_id} & set(drawn)
 
 
-def test_the_open_weights_series_is_a_separate_table_never_a_line(built):
-    _, _, document = built
+def test_the_open_weights_series_is_a_separate_table_never_a_line(published_site):
+    _, _, document = published_site
     results = section(document, "results")
     assert '<table class="sortable scan-open">' in results
     assert "smollm2" not in "".join(re.findall(r'<svg class="chart".*?</svg>', document, re.S))
@@ -148,8 +139,8 @@ def test_the_open_weights_series_is_a_separate_table_never_a_line(built):
 
 # --- comparison points, examples, human results ---------------------------------------------------
 
-def test_comparison_points_sit_in_their_own_table_beside_the_sentence(built):
-    _, _, document = built
+def test_comparison_points_sit_in_their_own_table_beside_the_sentence(published_site):
+    _, _, document = published_site
     block = re.search(r'<div class="comparison">.*?</table>', document, re.S).group(0)
     assert html.escape(wording.NO_ONE_MAY_CONCLUDE) in block
     assert "other-model-1" in block and "2026-11-10" in block
@@ -158,8 +149,8 @@ def test_comparison_points_sit_in_their_own_table_beside_the_sentence(built):
                                             re.S).group(0)
 
 
-def test_only_the_first_scenario_of_an_open_protocol_is_shown(built):
-    paths, _, document = built
+def test_only_the_first_scenario_of_an_open_protocol_is_shown(published_site):
+    paths, _, document = published_site
     for pid in ("risky_choice_framing__wording__v0", "base_rate_neglect__wording__v0"):
         protocol = ph.protocol(paths, pid)
         first, others = protocol["panel"][0], protocol["panel"][1:]
@@ -173,8 +164,8 @@ def test_only_the_first_scenario_of_an_open_protocol_is_shown(built):
     assert html.escape(guard["panel"][0]["versions"]["A"].split("\n")[0]) not in document
 
 
-def test_more_than_the_first_scenario_is_refused(built):
-    paths, _, _ = built
+def test_more_than_the_first_scenario_is_refused(published_site):
+    paths, _, _ = published_site
     from publish import sources
 
     inputs = sources.gather(paths)
@@ -184,8 +175,8 @@ def test_more_than_the_first_scenario_is_refused(built):
         site.render(site.SiteContext(inputs, [], BUILD, []))
 
 
-def test_the_human_result_sits_beside_its_comparable_protocol_only(built):
-    _, _, document = built
+def test_the_human_result_sits_beside_its_comparable_protocol_only(published_site):
+    _, _, document = published_site
     notes = re.findall(r'<figure class="curve">(.*?)</figure>', document, re.S)
     with_note = [n for n in notes if 'class="human"' in n]
     assert len(with_note) == 1 and "risky_choice_framing__wording__v0" in with_note[0]
@@ -195,8 +186,8 @@ def test_the_human_result_sits_beside_its_comparable_protocol_only(built):
 
 # --- markup rules ---------------------------------------------------------------------------------
 
-def test_no_external_request_and_no_relative_time_in_the_markup(built):
-    _, _, document = built
+def test_no_external_request_and_no_relative_time_in_the_markup(published_site):
+    _, _, document = published_site
     assert not site.EXTERNAL_LOAD.search(document)
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=\"https?:", document)
     assert "<script src" not in document and "<link" not in document
@@ -212,19 +203,249 @@ def test_no_external_request_and_no_relative_time_in_the_markup(built):
         site.check_site(remote)
 
 
-def test_the_glossary_explains_every_code_the_tables_use(built):
-    _, _, document = built
+def test_the_glossary_explains_every_code_the_tables_use(published_site):
+    _, _, document = published_site
     assert pages.REQUIRED_TERMS <= pages.glossary_terms()
     glossary = section(document, "glossary")
     for code in set(FLAGS) | set(GAP_CAUSES) | set(OUTCOMES) | set(LANES) | set(SERIES):
         assert f'id="g-{code}"' in glossary, code
 
 
-def test_the_data_page_lists_every_data_file_with_its_hash(built):
-    paths, _, document = built
+def test_the_data_page_lists_every_data_file_with_its_hash(published_site):
+    paths, _, document = published_site
     data = section(document, "data")
     from measure.canonical import sha256_hex
 
     for name in ("stability.csv", "outcomes.csv", "coverage.csv", "open-lane/2026.jsonl", "croissant.json",
                  "archive.db"):
         assert sha256_hex((paths.public / name).read_bytes()) in data, name
+
+
+# --- templates (issue 13) -----------------------------------------------------------------------
+
+def test_record_text_is_escaped_by_the_templates(archive):
+    ph.populate(archive)
+    ph.add_record(archive, "instrument_alarm", date="2026-12-01", source="operator",
+                  reason='<script>alert("x")</script> & <b>bold</b>')
+    publish_all(archive, build_time=BUILD)
+    document = (archive.public / "index.html").read_text(encoding="utf-8")
+    assert "<script>alert" not in document and "<b>bold</b>" not in document
+    assert html.escape('<script>alert("x")</script> & <b>bold</b>') in section(document, "results")
+
+
+def test_the_stylesheet_and_script_are_package_files_inlined_into_the_one_document(published_site):
+    _, _, document = published_site
+    css, js = site.static_text("site.css"), site.static_text("site.js")
+    assert css.strip() and js.strip()
+    assert f"<style>\n{css}</style>" in document and f"<script>\n{js}</script>" in document
+    assert "<link" not in document and "<script src" not in document
+
+
+# --- the site at ten years (issue 14) ------------------------------------------------------------
+
+def _context(paths, extra=(), **texts):
+    from publish import csvs, sources
+
+    inputs = sources.gather(paths)
+    inputs.measurements.extend(extra)
+    for name, value in texts.items():
+        setattr(inputs.texts, name, value)
+    return site.SiteContext(inputs, csvs.coverage_rows(inputs.by_kind("coverage")), BUILD, [])
+
+
+def _copies(template, count, **overrides):
+    out = []
+    for i in range(count):
+        m = dict(template, run_id=f"{template['run_id']}-copy{i:03d}",
+                 run_date=f"2025-{1 + i // 28:02d}-{1 + i % 28:02d}")
+        m.update(overrides)
+        out.append(m)
+    return out
+
+
+def test_the_results_page_lists_only_the_newest_off_curve_measurements_and_links_the_rest(published_site):
+    paths, data, _ = published_site
+    flagged = next(m for m in data["measurements"] if not m["on_curve"])
+    ctx = _context(paths, _copies(flagged, site.FLAGGED_INLINE + 20))
+    total = sum(1 for m in ctx.inputs.measurements if not m["on_curve"])
+    results = site.results(ctx)
+    table = re.search(r'<table class="sortable flagged-table">.*?</table>', results, re.S).group(0)
+    rows = re.findall(r'<tr data-run="([^"]+)" class="flagged">', table)
+    newest = sorted((m for m in ctx.inputs.measurements if not m["on_curve"]),
+                    key=lambda m: (m["run_date"], m["protocol_id"]), reverse=True)[:site.FLAGGED_INLINE]
+    assert rows == [m["run_id"] for m in newest]
+    assert f"the {site.FLAGGED_INLINE} most recent of {total}" in results
+    assert 'href="../archive/flagged_measurements"' in results and 'href="stability.csv"' in results
+
+
+def test_a_results_page_listing_too_many_off_curve_measurements_is_refused():
+    rows = "".join(f'<tr data-run="r{i}" class="flagged"><td>x</td></tr>' for i in range(site.FLAGGED_INLINE + 1))
+    document = site.assemble({**{pid: "" for pid, _ in pages.PAGES}, "home": '<div id="status-bar"></div>',
+                              "results": f"<table>{rows}</table>"}, BUILD, {}, {})
+    with pytest.raises(SiteError, match="off-curve measurements inline"):
+        site.check_site(document)
+
+
+def test_flag_reasons_show_numbers_rounded_as_in_the_tables(published_site):
+    paths, data, _ = published_site
+    flagged = next(m for m in data["measurements"] if not m["on_curve"])
+    reasons = {"asymmetric_missingness": "drop_asymmetry_pct_ab = 6.666666667 exceeds 1.0",
+               "below_surface_noise": "gap_pct - drop_bound_pct_ab = -173.33333333 does not exceed "
+                                      "gap_null_pct + drop_bound_pct_aa = 0.0",
+               "degenerate_candidate": "max(entropy_a, entropy_b) = 0.123456789 < 0.20 with stability_pct = "
+                                       "96.666666667 > 90"}
+    odd = dict(flagged, run_id="odd-reasons", run_date="2027-01-01", flags=sorted(reasons), flag_reasons=reasons)
+    table = re.search(r'<table class="sortable flagged-table">.*?</table>', site.results(_context(paths, [odd])),
+                      re.S).group(0)
+    assert "drop_asymmetry_pct_ab = 6.7 exceeds 1.0" in table
+    assert "gap_pct - drop_bound_pct_ab = -173.3 does not exceed" in table
+    assert "max(entropy_a, entropy_b) = 0.12 &lt; 0.20 with stability_pct = 96.7 &gt; 90" in table
+    assert not re.search(r"\d\.\d{3,}", re.sub(r"<[^>]+>", "", table)), "a long number in the visible text"
+
+
+def test_a_measurement_with_most_answers_unreadable_shows_no_stability_figure(published_site):
+    paths, data, _ = published_site
+    latest = site.latest_per_curve(data["measurements"], "commercial")[0]
+    poor = dict(latest, run_id="poor", run_date="2027-01-01", stability_pct=96.3, u_a=0.6, u_b=0.1,
+                n_valid={"A": 12, "A_prime": 30, "B": 27, "C": 30}, on_curve=False, flags=["drop_confounded"],
+                flag_reasons={"drop_confounded": "drop_bound_pct_ab = 70.0 exceeds 2.0"})
+    results = site.results(_context(paths, [poor]))
+    scan = re.search(r'<table class="sortable scan-commercial">.*?</table>', results, re.S).group(0)
+    row = re.search(r'<tr data-run="poor".*?</tr>', scan, re.S).group(0)
+    assert "not measurable (39 of 60 answers readable)" in row and "96.3" not in row
+    assert site.unreadable(dict(poor, u_a=0.5)) is None
+
+
+def test_days_before_the_archive_started_are_drawn_neutral_and_the_legend_says_so(published_site):
+    _, _, document = published_site
+    bar = re.search(r'<svg class="bar".*?</svg>', document, re.S).group(0)
+    assert re.search(r'<rect class="before"[^>]*><title>2026-09: before the archive started', bar)
+    assert not re.search(r'<rect class="gap"[^>]*><title>2026-09', bar)
+    assert "before the archive started (nothing was due; not a failure)" in section(document, "home")
+
+
+def test_the_open_weights_series_has_a_small_chart_with_one_point_per_generation(published_site):
+    paths, data, _ = published_site
+    ow = next(m for m in data["measurements"] if m["series"] == "open_weights")
+    later = [dict(ow, run_id="ow-gen2", run_date="2026-12-20", subject_model_id="smollm2-360m", stability_pct=61.0),
+             dict(ow, run_id="ow-gen2-again", run_date="2026-12-21", subject_model_id="smollm2-360m",
+                  stability_pct=64.0)]
+    results = site.results(_context(paths, later))
+    charts = re.findall(r'<svg class="chart small" data-chart="generations".*?</svg>', results, re.S)
+    assert len(charts) == 1
+    chart = charts[0]
+    assert 'data-series="open_weights"' in chart and 'data-panel="entropy"' in chart
+    points = re.findall(r'<circle class="pt"[^>]*><title>([^<]*)</title>', chart)
+    assert points == [f"{ow['run_date']} smollm2-135m: {svg._fmt(ow['stability_pct'])}%", "2026-12-21 smollm2-360m: 64%"]
+    with pytest.raises(SiteError, match="one point per generation"):
+        svg.generation_chart([ow, dict(ow, run_id="again")], "t")
+
+
+def test_an_open_lane_run_drawer_quotes_three_responses_with_their_decisions(published_site):
+    import json
+
+    paths, _, document = published_site
+    drawer = json.loads(re.search(r'<script type="application/json" id="drawer-data">(.*?)</script>', document,
+                                  re.S).group(1))
+    run_id = "c-2026-12-rcf-wording"
+    trials = [json.loads(line) for line in (paths.public / "open-lane" / "2026.jsonl").read_text().splitlines()]
+    trials = [t for t in trials if t["run_id"] == run_id]
+    responses = drawer[run_id]["responses"]
+    assert [r["version"] for r in responses] == ["A", "B", "C"]
+    for r in responses:
+        trial = next(t for t in trials if t["trial_index"] == r["trial_index"])
+        assert r["text"] == trial["response_text"] and r["decision"] == trial["token"]
+        assert f"DECISION: {r['decision']}" in r["text"]
+    guard_run = "c-2026-12-rcf-anchoring"
+    assert "responses" not in drawer[guard_run]
+
+
+def test_the_drawer_carries_the_smallest_detectable_change(published_site):
+    import json
+
+    from publish import changes
+
+    _, data, document = published_site
+    drawer = json.loads(re.search(r'<script type="application/json" id="drawer-data">(.*?)</script>', document,
+                                  re.S).group(1))
+    by_id = {m["run_id"]: m for m in data["measurements"]}
+    assert drawer
+    for run_id, entry in drawer.items():
+        assert entry["min_detectable_change_pct"] == changes.min_detectable_change_pct(by_id[run_id])
+    assert any(entry["min_detectable_change_pct"] is not None for entry in drawer.values())
+    assert "min_detectable_change_pct" in site.static_text("site.js")
+
+
+def test_the_biggest_move_reads_the_change_rows(published_site, monkeypatch):
+    from publish import changes
+
+    paths, data, _ = published_site
+    rows = changes.change_rows(data["measurements"])
+    last = {}
+    for r in rows:
+        if r["series"] == "commercial":
+            last[(r["model_family"], r["protocol_id"])] = r
+    called = [r for r in last.values() if r["label"] != "flat"]
+    expected = max(called, key=lambda r: abs(r["delta_pct"])) if called else None
+    assert rows and site.biggest_move(data["measurements"]) == expected
+    invented = dict(rows[0], series="commercial", label="regressed", delta_pct=-42.5, from_stability_pct=90.0,
+                    to_stability_pct=47.5, to_run_date="2026-12-02")
+    monkeypatch.setattr(changes, "change_rows", lambda ms: [invented])
+    results = site.results(_context(paths))
+    assert (f"<code>{invented['protocol_id']}</code> in the claude-sonnet family, from 90.0% on "
+            f"{invented['from_run_date']} to 47.5% on 2026-12-02 (-42.5 points): <strong>regressed</strong>") in results
+
+
+def test_a_latched_instrument_alarm_shows_on_home_and_results(published_site, monkeypatch):
+    paths, _, document = published_site
+    status = json_status(paths)
+    assert status["instrument_alarm"]["since"] == "2026-11-15"
+    for page, box in (("home", "instrument-alarm-home"), ("results", "instrument-alarm-results")):
+        text = section(document, page)
+        assert f'id="{box}"' in text and "latched since 2026-11-15" in text
+    from publish import status as status_file
+
+    real = status_file.status
+    monkeypatch.setattr(status_file, "status", lambda *a: {k: v for k, v in real(*a).items()
+                                                          if k != "instrument_alarm"})
+    ctx = _context(paths)
+    assert "instrument-alarm" not in site.home(ctx) and "instrument-alarm" not in site.results(ctx)
+
+
+def json_status(paths):
+    import json
+
+    return json.loads((paths.public / "status.json").read_text(encoding="utf-8"))
+
+
+def test_the_design_page_shows_the_simulated_readers_when_a_protocol_has_them(published_site):
+    from publish import sources
+
+    paths, _, document = published_site
+    published = sources.gather(paths).texts.designs
+    for protocol_id, readers in published.items():
+        for reader in readers:
+            assert re.search(rf"<td><code class=\"pid\">{protocol_id}</code></td><td>{reader}</td>",
+                             section(document, "design")), (protocol_id, reader)
+    assert "design-readers" not in site.design_page(_context(paths, designs={}))
+    designs = {"risky_choice_framing__wording__v0": {
+        "normative": {"gap_ab_pct": 0.0, "gap_aa_prime_pct": 0.0, "gap_ac_pct": 100.0, "stability_pct": 100.0},
+        "prospect_theory": {"gap_ab_pct": 73.333333, "gap_aa_prime_pct": 0.0, "gap_ac_pct": 46.7,
+                            "stability_pct": 26.666667}}}
+    page = site.design_page(_context(paths, designs=designs))
+    table = re.search(r'<table class="design-readers">.*?</table>', page, re.S).group(0)
+    assert re.search(r"<td>normative</td><td>0\.0</td><td>0\.0</td><td>100\.0</td><td>100\.0</td>", table)
+    assert re.search(r"<td>prospect_theory</td><td>73\.3</td><td>0\.0</td><td>46\.7</td><td>26\.7</td>", table)
+
+
+def test_the_data_page_shows_the_outsiders_verify_command_for_an_open_run(published_site):
+    import json
+
+    from publish.open_lane import verify_command
+
+    paths, _, document = published_site
+    data = section(document, "data")
+    run_ids = {json.loads(line)["run_id"] for line in
+               (paths.public / "open-lane" / "2026.jsonl").read_text(encoding="utf-8").splitlines() if line}
+    assert html.escape(verify_command()) in data
+    assert any(html.escape(verify_command(run_id)) in data for run_id in run_ids)

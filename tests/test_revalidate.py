@@ -19,7 +19,7 @@ RUNS = [f"run-{i:02d}" for i in range(12)]
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory):
+def twelve_runs_template(tmp_path_factory):
     """Twelve real runs (12 calls each) through the runner and the fake provider, made once."""
     home = tmp_path_factory.mktemp("revalidate") / "archive"
     paths = ArchivePaths(home).ensure()
@@ -34,9 +34,10 @@ def template(tmp_path_factory):
 
 
 @pytest.fixture
-def paths(template, archive_home, monkeypatch):
+def paths(twelve_runs_template, archive_home, monkeypatch):
+    """A fresh copy of ``twelve_runs_template`` for one test."""
     import shutil
-    shutil.copytree(template, archive_home)
+    shutil.copytree(twelve_runs_template, archive_home)
     return ArchivePaths.from_env()
 
 

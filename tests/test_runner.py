@@ -7,7 +7,6 @@ import pytest
 
 from llmarchive import budget as budget_mod
 from llmarchive.jsonio import read_jsonl
-from llmarchive.paths import ArchivePaths
 from llmarchive.runner import (RunError, RunHalted, RunSettings, default_model_family, run_protocol, schedule,
                                validate_protocol)
 from llmarchive.runs import load_run, measurement_run
@@ -25,18 +24,21 @@ FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.02)
 
 
 @pytest.fixture
-def paths(archive_home, monkeypatch):
+def paths(paths, monkeypatch):
+    """The shared empty archive, plus this module's (fake) key."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    return ArchivePaths.from_env().ensure()
+    return paths
 
 
 @pytest.fixture
 def fake():
+    """Not the shared ``fake``: this one answers 401 unless the request carries this module's key."""
     with FakeProvider(decide_by_hash(), require_key=KEY) as server:
         yield server
 
 
 def anthropic(fake, max_tokens=64, **kw):
+    kw.setdefault("sleep", lambda seconds: None)   # back-off waits are not slept in tests
     return AnthropicSubject("claude-test-1", max_tokens, base_url=fake.base_url, retry=FAST, **kw)
 
 
@@ -132,17 +134,16 @@ def test_faults_during_a_run_end_in_their_outcomes_with_attempts_recorded(paths,
                 Reply.max_tokens(),                                               # trial 2
                 Reply.non_text(),                                                 # trial 3
                 Reply.empty(),                                                    # trial 4
-                Fault.drop(), Fault.drop(), Fault.drop(),                         # trial 5: blocked
+                Reply.text("DECISION: B"),                                        # trial 5
                 Fault.malformed(), Reply.text("DECISION: B"),                     # trial 6: valid after 2
                 Fault.status(529), Reply.text("no decision"))                     # trial 7: unparseable
     result = run(paths, protocol, anthropic(fake), concurrency=1)
     got = [(t["outcome"], t["token"], t["attempts"]) for t in result.trials]
     assert got == [("valid", "A", 2), ("refused", None, 1), ("truncated", None, 1), ("off_format", None, 1),
-                   ("empty", None, 1), ("blocked_upstream", None, 3), ("valid", "B", 2),
+                   ("empty", None, 1), ("valid", "B", 1), ("valid", "B", 2),
                    ("unparseable", None, 2)]
-    assert result.trials[5]["answered"] is False and result.trials[5]["response_text"] is None
     assert result.trials[0]["retry_causes"] == ["HTTP 429 rate_limit_error"]
-    assert result.complete and result.run["attempts"] == 13
+    assert result.complete and result.run["attempts"] == 11
 
 
 def test_concurrency_never_exceeds_its_bound_and_is_used(paths, fake):
@@ -201,8 +202,11 @@ def test_a_halted_run_resumes_without_resending_or_rebilling_a_recorded_trial(pa
     assert lines[:37] == first_lines, "earlier trials, tokens and timestamps are never rewritten"
     assert result.run["started_at"] == first.run["started_at"]
     assert [s["outcome"] for s in result.run["sessions"]] == ["halted", "complete"]
-    spend = [e for e in budget_mod.ledger(paths) if e["run_id"] == "r1"]
+    spend = [e for e in budget_mod.ledger(paths) if e["run_id"] == "r1" and e["trial"]]
     assert len(spend) == 120 and len({e["call_key"] for e in spend}) == 120
+    refused = [e for e in budget_mod.ledger(paths) if not e["trial"]]
+    assert [(e["answered"], e["cost_eur"]) for e in refused] == [(False, 0.0)], "the 401 call: settled, not billed"
+    assert budget_mod.open_reservations(budget_mod.ledger_entries(paths)) == [], "an error answer is not billed"
     assert result.run["cost_eur"] == pytest.approx(1.2)
 
     again = run(paths, protocol, anthropic(fake), authorization=auth, budget=budget)
@@ -216,15 +220,18 @@ def test_the_ledger_catches_up_with_trials_recorded_just_before_a_kill(paths, fa
     budget = budget_mod.load_budget(paths)
     auth = budget_mod.authorize_run(paths, budget, protocol, "manual", 8)
     run(paths, protocol, anthropic(fake), authorization=auth, budget=budget)
-    # a kill between the trial's fsync and its ledger entry: drop the last two entries
+    # a kill between the trials' fsync and their charges: cut the ledger before the last two charges
     lines = paths.spend_ledger.read_text().splitlines(keepends=True)
-    paths.spend_ledger.write_text("".join(lines[:-2]))
+    charges = [i for i, line in enumerate(lines) if '"record_type":"spend"' in line]
+    paths.spend_ledger.write_text("".join(lines[:charges[-2]]))
     (paths.run_dir("r1") / "measurement.json").unlink()
     result = run(paths, protocol, anthropic(fake), authorization=auth, budget=budget)
     assert result.called == 0
     spend = budget_mod.ledger(paths)
     assert len(spend) == 8 and len({e["call_key"] for e in spend}) == 8
-    assert chain.verify(spend) == 8
+    entries = budget_mod.ledger_entries(paths)
+    assert chain.verify(entries) == len(entries)
+    assert budget_mod.open_reservations(entries) == [], "the catch-up charges settle the reservations"
 
 
 def test_a_torn_last_line_from_a_killed_writer_is_cut_and_that_trial_called_again(paths, fake):
@@ -339,3 +346,26 @@ def test_the_cli_runs_a_built_protocol_on_an_openai_compatible_server_unbudgeted
     assert main(["run", "base_rate_neglect__wording__v0", "--subject", "openai", "--model", "local-llama",
                  "--base-url", fake.base_url, "--unbudgeted", "--run-id", "outside", "--quiet"]) == 0
     assert len(fake.chat_requests) == 120, "running a complete run again calls nothing"
+
+
+def test_the_cli_says_a_run_was_interrupted_by_an_outage_and_resumes_it_when_the_provider_is_back(
+        paths, fake, capsys):
+    from llmarchive.cli import main
+    fake.require_key = None
+    respond = decide_by_hash()
+    fake.responder = lambda request: Fault.status(503)
+    args = ["run", "base_rate_neglect__wording__v0", "--subject", "openai", "--model", "local-llama",
+            "--base-url", fake.base_url, "--unbudgeted", "--run-id", "outage", "--quiet", "--concurrency", "1",
+            "--max-attempts", "1"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "interrupted: run outage interrupted (provider_outage) after 0 of 120 trials" in err
+    assert "120 slot(s) are still open" in err
+    stopped = load_run(paths.run_dir("outage")).run
+    assert stopped["status"] == "interrupted" and stopped["interruption"]["condition"] == "provider_unreachable"
+    assert stopped["n_trials_recorded"] == 0, "an outage records no trial"
+
+    fake.responder = respond
+    assert main(args) == 0
+    assert "status: complete (120/120 trials" in capsys.readouterr().out
+    assert len(fake.chat_requests) == 1 + 120

@@ -6,14 +6,15 @@ goes through ``llmarchive run --subject reference``; the budget is at 99 %
 to show the free reference model is never gated.  ``--max-tokens 64``
 keeps the suite quick (the protocol freezes 256): the runner records the
 override and the measurement is therefore ``exploratory`` — a real run of
-every component, not a number for any curve.
+every component, not a number for any curve.  Its speed is measured by
+``bench/runner_bench.py --part a``, not here.
 """
 import json
-import time
 
 import pytest
 
 from llmarchive import budget as budget_mod
+from llmarchive import registry
 from llmarchive.cli import main
 from llmarchive.jsonio import read_jsonl
 from llmarchive.paths import ArchivePaths
@@ -22,7 +23,6 @@ from llmarchive.subjects.reference import EMBEDDED_SHA256
 from measure import chain
 from measure.measurement import build
 from measure.schema import OUTCOMES
-from panels import registry
 
 PROTOCOL = "risky_choice_framing__wording__v0"
 
@@ -44,14 +44,10 @@ def test_an_open_v0_protocol_runs_end_to_end_on_the_embedded_model(archive_home,
     assert budget_mod.ladder_state(paths, budget).rung.max_protocols == 0
     ledger_before = len(budget_mod.ledger(paths))
 
-    start = time.monotonic()
     code = main(["run", PROTOCOL, "--subject", "reference", "--max-tokens", "64", "--run-date", "2026-11-06",
                  "--run-id", "e2e", "--quiet"])
-    elapsed = time.monotonic() - start
     out = capsys.readouterr().out
     assert code == 0, out
-    with capsys.disabled():
-        print(f"\n120 reference calls end to end: {elapsed:.1f} s ({elapsed / 120:.2f} s per trial)")
 
     folder = load_run(paths.run_dir("e2e"))
     trials = read_jsonl(paths.run_dir("e2e") / "trials.jsonl")

@@ -74,10 +74,12 @@ def test_monte_carlo_floor_agrees_with_the_exact_floor_within_its_tolerance():
     assert used >= 10_000
 
 
-def test_bootstrap_seed_is_the_first_eight_bytes_of_the_sha256():
+def test_bootstrap_seed_is_the_sha256_of_the_plain_concatenation():
     import hashlib
-    digest = hashlib.sha256("p|2026-11-29|m".encode()).digest()
+    digest = hashlib.sha256("p2026-11-29m".encode()).digest()
     assert stats.bootstrap_seed("p", "2026-11-29", "m") == int.from_bytes(digest[:8], "big")
+    separated = hashlib.sha256("p|2026-11-29|m".encode()).digest()
+    assert stats.bootstrap_seed("p", "2026-11-29", "m") != int.from_bytes(separated[:8], "big")
 
 
 def test_binomial_thresholds_equal_the_exact_cdf():
@@ -140,15 +142,141 @@ def test_bootstrap_interval_brackets_the_estimate():
 
 
 def test_general_path_and_two_option_fast_path_draw_identical_replicates():
-    a, b = {"A": 70, "B": 50}, {"A": 60, "B": 60}
-    fast = stats.bootstrap_gaps(a, b, 9, B=500)
-    sx, sy = stats.MultinomialSampler([70, 50]), stats.MultinomialSampler([60, 60])
+    # 5 and 3 invalid responses: both paths draw the invalid count first.
+    a, b = {"A": 70, "B": 45}, {"A": 60, "B": 57}
+    fast = stats.bootstrap_gaps(a, b, 9, B=500, n_x=120, n_y=120)
+    sx, sy = stats.MultinomialSampler([5, 70, 45]), stats.MultinomialSampler([3, 60, 57])
     stream = Stream(9)
     slow = []
     for _ in range(500):
-        x, y = sx.draw(stream), sy.draw(stream)
-        slow.append(Fraction(abs(x[0] * 120 - y[0] * 120) * 2, 2 * 120 * 120))
+        p, q = stats.replicate_gap(sx.draw(stream), sy.draw(stream))
+        slow.append(Fraction(p, q))
     assert fast == slow
+
+
+def _naive_replicates(counts_x, n_x, counts_y, n_y, stream, reps):
+    """Draw n individual responses per version, invalid ones (None) included."""
+    def bag(counts, n):
+        out = [t for t, c in sorted(counts.items()) for _ in range(c)]
+        return out + [None] * (n - len(out))
+    bx, by = bag(counts_x, n_x), bag(counts_y, n_y)
+    for _ in range(reps):
+        cx = Counter(bx[stream.below(n_x)] for _ in range(n_x))
+        cy = Counter(by[stream.below(n_y)] for _ in range(n_y))
+        yield cx, cy
+
+
+def test_bootstrap_resamples_n_responses_with_the_invalid_ones_included():
+    # Version X: 20 responses, 6 of them invalid.  The valid count of a draw
+    # must follow Binomial(20, 14/20) — under the old unit it was always 14.
+    x, y = {"A": 9, "B": 5}, {"A": 10, "B": 10}
+    reps = 4000
+    sx = stats.version_sampler(x, ["A", "B"], 20, "n_x")
+    stream = Stream(21)
+    valid_counts = Counter(20 - sx.draw(stream)[0] for _ in range(reps))
+    assert len(valid_counts) > 5
+    p = Fraction(14, 20)
+    chi2, dof = 0.0, 0
+    for m in range(21):
+        expected = reps * float(comb(20, m) * p ** m * (1 - p) ** (20 - m))
+        if expected >= 5:
+            chi2 += (valid_counts[m] - expected) ** 2 / expected
+            dof += 1
+    assert chi2 < dof + 4 * math.sqrt(2 * dof) + 10, (chi2, dof)
+
+
+def test_fast_bootstrap_and_naive_per_response_resampling_agree_in_distribution():
+    # Same unit, different algorithm: compare the distributions of the replicate gap.
+    x, y, n = {"A": 7, "B": 4}, {"A": 4, "B": 6}, 12
+    reps = 6000
+    fast = Counter(stats.bootstrap_gaps(x, y, 31, B=reps, n_x=n, n_y=n))
+    naive = Counter()
+    for cx, cy in _naive_replicates(x, n, y, n, Stream(32), reps):
+        mx, my = n - cx[None], n - cy[None]
+        if mx == 0 or my == 0:
+            naive[Fraction(1)] += 1
+        else:
+            naive[abs(Fraction(cx["A"], mx) - Fraction(cy["A"], my))] += 1
+    # Two-sample chi-square on gap bins of width 0.1.
+    def binned(hist):
+        out = Counter()
+        for gap, count in hist.items():
+            out[min(9, int(gap * 10))] += count
+        return out
+    bf, bn = binned(fast), binned(naive)
+    chi2, dof = 0.0, -1
+    for k in range(10):
+        if bf[k] + bn[k] >= 10:
+            chi2 += (bf[k] - bn[k]) ** 2 / (bf[k] + bn[k])
+            dof += 1
+    assert dof >= 4
+    assert chi2 < dof + 4 * math.sqrt(2 * dof) + 10, (chi2, dof)
+
+
+def test_a_draw_without_valid_responses_counts_as_the_largest_gap():
+    assert stats.replicate_gap([3, 0, 0], [1, 1, 1]) == (1, 1)
+    assert Fraction(*stats.replicate_gap([0, 2, 1], [0, 0, 3])) == Fraction(2, 3)
+    # One valid response of three: (2/3)³ ≈ 30 % of draws have none, each a gap of 1
+    # (more replicates reach 1 when Y's draw holds only "B").
+    gaps = stats.bootstrap_gaps({"A": 1, "B": 0}, {"A": 1, "B": 1}, 5, B=2000, n_x=3, n_y=3)
+    assert sum(1 for g in gaps if g == 1) / 2000 > 0.25
+    assert gaps == stats.bootstrap_gaps({"A": 1, "B": 0}, {"A": 1, "B": 1}, 5, B=2000, n_x=3, n_y=3)
+    low, high = stats.bootstrap_ci_pct({"A": 1, "B": 0}, {"A": 1, "B": 1}, 5, n_x=3, n_y=3)
+    assert low == 0.0
+
+
+def test_bootstrap_refuses_fewer_responses_than_valid_ones():
+    with pytest.raises(ValueError, match="n_x must be an int of at least the 12 valid responses"):
+        stats.bootstrap_ci_pct({"A": 7, "B": 5}, {"A": 6, "B": 6}, 1, n_x=11)
+
+
+def test_losses_widen_the_interval():
+    x, y = {"A": 60, "B": 48}, {"A": 50, "B": 58}
+    lo_all, hi_all = stats.bootstrap_ci_pct(x, y, 4, n_x=108, n_y=108)
+    lo_lost, hi_lost = stats.bootstrap_ci_pct(x, y, 4, n_x=120, n_y=120)
+    assert hi_lost - lo_lost > hi_all - lo_all
+
+
+def _independent_two_option_replicate(words, n, invalid, first):
+    """One version's draw for two options, written from the docstring with exact CDFs."""
+    def inverse_cdf(draws, successes, population, word):
+        if successes == 0:
+            return 0
+        if successes == population:
+            return draws
+        p = Fraction(successes, population)
+        cdf = Fraction(0)
+        for i in range(draws + 1):
+            cdf += comb(draws, i) * p ** i * (1 - p) ** (draws - i)
+            if word < math.floor(cdf * 2 ** 64):
+                return i
+        return draws
+    lost = inverse_cdf(n, invalid, n, words[0]) if invalid else 0
+    m = n - lost
+    a = inverse_cdf(m, first, n - invalid, words[1]) if m else 0
+    return m, a
+
+
+def test_bootstrap_golden_vectors():
+    data = json.loads((Path(__file__).resolve().parent.parent / "measure" / "vectors" / "bootstrap.json").read_text())
+    assert len(data["cases"]) >= 4
+    for case in data["cases"]:
+        seed = stats.bootstrap_seed(case["protocol_id"], case["run_date"], case["subject_model_id"])
+        assert f"{seed:016x}" == case["seed_hex"]
+        x, y, nx, ny = case["counts_x"], case["counts_y"], case["n_x"], case["n_y"]
+        first = stats.bootstrap_gaps(x, y, seed, len(case["first_gaps"]), n_x=nx, n_y=ny)
+        assert [f"{g.numerator}/{g.denominator}" for g in first] == case["first_gaps"]
+        low, high = stats.bootstrap_ci_pct(x, y, seed, case["B"], n_x=nx, n_y=ny)
+        assert (repr(low), repr(high)) == (case["ci_low_pct"], case["ci_high_pct"])
+        if len(x) == 2:
+            # Re-derive the first replicates without measure.stats' sampler.
+            stream = Stream(seed)
+            for expected in case["first_gaps"]:
+                words = stream.u64s(4)
+                mx, a = _independent_two_option_replicate(words[:2], nx, nx - sum(x.values()), x["A"])
+                my, b = _independent_two_option_replicate(words[2:], ny, ny - sum(y.values()), y["A"])
+                gap = Fraction(1) if mx == 0 or my == 0 else abs(Fraction(a, mx) - Fraction(b, my))
+                assert gap == Fraction(expected)
 
 
 def test_percentile_interpolates_linearly():
@@ -221,3 +349,30 @@ def test_rng_bulk_and_single_draws_are_the_same_stream():
     a, b = Stream(99), Stream(99)
     first = [a.next_u64() for _ in range(3)] + a.u64s(9) + [a.next_u64()]
     assert first == [b.next_u64() for _ in range(13)]
+
+
+def test_aggregate_resamples_responses_with_their_losses():
+    x, y = {"A": 20, "B": 8}, {"A": 14, "B": 14}
+    no_losses = stats.aggregate_mean_pct([(x, y)] * 3, seed=3, B=1000)
+    assert stats.aggregate_mean_pct([(x, y, 28, 28)] * 3, seed=3, B=1000) == no_losses
+    with_losses = stats.aggregate_mean_pct([(x, y, 30, 30)] * 3, seed=3, B=1000)
+    assert with_losses["mean_stability_pct"] == no_losses["mean_stability_pct"]
+    assert with_losses["ci_low_pct"] != no_losses["ci_low_pct"]
+
+
+def test_the_empty_draw_rule_can_only_lower_the_stability_interval(monkeypatch):
+    """Documented direction: an empty draw as gap 1 puts both ends at or below any other choice (here: gap 0)."""
+    # Three options (the general path); X kept 2 answers of 6, so ≈ 9 % of its draws hold none.
+    x, y = {"A": 1, "B": 1, "C": 0}, {"A": 5, "B": 5, "C": 5}
+    strict = stats.bootstrap_ci_pct(x, y, 7, B=2000, n_x=6, n_y=15)
+    real = stats.replicate_gap
+
+    def lenient(a, b):
+        if sum(a) - a[0] == 0 or sum(b) - b[0] == 0:
+            return 0, 1
+        return real(a, b)
+
+    monkeypatch.setattr(stats, "replicate_gap", lenient)
+    favourable = stats.bootstrap_ci_pct(x, y, 7, B=2000, n_x=6, n_y=15)
+    assert strict[0] <= favourable[0] and strict[1] <= favourable[1]
+    assert strict[0] < favourable[0] and strict[1] < favourable[1], "empty draws are common enough to move both ends"

@@ -1,16 +1,16 @@
 """The API subjects against a real local HTTP server (tests/fake_provider.py)."""
 import email.utils
-import time
 
 import pytest
 
 from llmarchive.subjects import make_subject
 from llmarchive.subjects.anthropic import AnthropicSubject
-from llmarchive.subjects.base import CallResult, SubjectError, classify
+from llmarchive.subjects.base import CallResult, NotATrial, SubjectError, classify
 from llmarchive.subjects.http import RetryPolicy, parse_retry_after
 from llmarchive.subjects.openai_compat import OpenAICompatSubject
 from measure.rng import Stream
 from tests.fake_provider import Fault, FakeProvider, Reply
+from tests.retry_helpers import Waits
 
 KEY = "fake-credential-subjects-test"
 FAST = RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=0.05)
@@ -19,6 +19,7 @@ OPTIONS = ["A", "B"]
 
 @pytest.fixture
 def fake(monkeypatch):
+    """Not the shared ``fake``: default answers, and 401 unless the request carries this module's key."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     with FakeProvider(require_key=KEY) as server:
@@ -26,7 +27,7 @@ def fake(monkeypatch):
 
 
 def subject_for(kind: str, fake: FakeProvider, **kw) -> object:
-    options = dict(retry=FAST, timeout_s=kw.pop("timeout_s", 2.0), **kw)
+    options = dict(retry=FAST, timeout_s=kw.pop("timeout_s", 2.0), sleep=kw.pop("sleep", Waits()), **kw)
     if kind == "anthropic":
         return AnthropicSubject("claude-test-1", 64, base_url=fake.base_url, **options)
     return OpenAICompatSubject("local-model", 64, base_url=fake.base_url, **options)
@@ -122,17 +123,41 @@ def test_a_transient_fault_is_retried_and_the_answer_still_counts(fake, kind, fa
 
 
 @pytest.mark.parametrize("kind", ["anthropic", "openai"])
-@pytest.mark.parametrize("fault", [Fault.status(529), Fault.status(500), Fault.status(429, retry_after=0.01),
-                                   Fault.malformed(), Fault.drop(), Fault.slow(1.0)])
-def test_a_fault_that_outlasts_the_retries_is_blocked_upstream(fake, kind, fault):
+@pytest.mark.parametrize("fault, failure, billing_unknown", [
+    (Fault.status(529), "overloaded", False),
+    (Fault.status(500), "server_error", False),
+    (Fault.status(429, retry_after=0.01), "rate_limited", False),
+    (Fault.malformed(), "malformed", True),
+    (Fault.drop(), "connection", True),
+    (Fault.reset(), "connection", True),
+    (Fault.slow(1.0), "timeout", True),
+])
+def test_a_fault_that_outlasts_the_retries_is_no_answer_and_not_a_trial(fake, kind, fault, failure, billing_unknown):
     subject = subject_for(kind, fake, timeout_s=0.3)
     fake.script(*[fault] * FAST.max_attempts)
     result = subject.call("x")
-    decided = classify(result, OPTIONS, 1)
-    assert decided.outcome == "blocked_upstream" and decided.token is None
-    assert result.attempts == FAST.max_attempts
-    assert result.answered is False and result.text is None
-    assert f"after {FAST.max_attempts} attempts" in decided.reason
+    assert result.failure == failure and result.answered is False and result.blocked is False
+    assert result.attempts == FAST.max_attempts and result.text is None
+    assert f"after {FAST.max_attempts} attempts" in result.detail
+    # an error status is not billed; a request that left without an intact answer may have been
+    assert result.unknown_attempts == (FAST.max_attempts if billing_unknown else 0)
+    with pytest.raises(NotATrial, match="not a trial"):
+        classify(result, OPTIONS, 1)
+
+
+def test_the_backoff_waits_go_through_the_injected_sleep_and_follow_the_policy(fake):
+    waits = Waits()
+    subject = subject_for("anthropic", fake, sleep=waits)
+    fake.script(Fault.status(500), Fault.status(500), Fault.status(500), Reply.text("DECISION: A"))
+    result = subject.call("x", key="run/s01/A/0")
+    assert result.attempts == 4 and len(waits) == 3
+    again = Waits()
+    fake.script(Fault.status(500), Fault.status(500), Fault.status(500), Reply.text("DECISION: A"))
+    subject_for("anthropic", fake, sleep=again).call("x", key="run/s01/A/0")
+    assert waits == again, "the jitter is seeded by the call's key: the same waits every time"
+    for k, wait in enumerate(waits, start=1):
+        cap = min(FAST.max_delay_s, FAST.base_delay_s * 2 ** (k - 1))
+        assert 0.5 * cap <= wait < cap
 
 
 @pytest.mark.parametrize("kind", ["anthropic", "openai"])
@@ -159,21 +184,21 @@ def test_a_provider_side_content_block_is_blocked_upstream_without_retrying(fake
 
 
 def test_retry_after_is_honoured(fake):
-    fake.script(Fault.status(429, retry_after=0.3), Reply.text("DECISION: A"))
-    start = time.monotonic()
-    result = subject_for("anthropic", fake).call("x")
-    assert time.monotonic() - start >= 0.3
-    assert result.attempts == 2 and result.latency_ms >= 300
+    waits = Waits()
+    fake.script(Fault.status(429, retry_after=30), Reply.text("DECISION: A"))
+    result = subject_for("anthropic", fake, sleep=waits).call("x")
+    assert waits == [30.0], "the wait is the provider's retry-after, not the shorter back-off"
+    assert result.attempts == 2 and result.retry_causes == ("HTTP 429 rate_limit_error",)
 
 
 def test_a_retry_after_beyond_the_limit_ends_the_call_at_once(fake):
     policy = RetryPolicy(max_attempts=5, base_delay_s=0.01, max_retry_after_s=1.0)
-    subject = AnthropicSubject("claude-test-1", 64, base_url=fake.base_url, retry=policy)
+    waits = Waits()
+    subject = AnthropicSubject("claude-test-1", 64, base_url=fake.base_url, retry=policy, sleep=waits)
     fake.script(Fault.status(429, retry_after=3600))
-    start = time.monotonic()
     result = subject.call("x")
-    assert time.monotonic() - start < 1.0
-    assert outcome_of(result) == "blocked_upstream" and result.attempts == 1
+    assert waits == [] and result.attempts == 1
+    assert result.failure == "rate_limited" and result.answered is False
     assert "exceeds the limit" in result.detail
 
 
@@ -201,6 +226,13 @@ def test_models_list_sees_a_changed_list_and_retries_a_transient_failure(fake):
     fake.set_models(["a", "b", "c"])
     fake.models_script.append(Fault.status(503))
     assert [m["id"] for m in subject.list_models()] == ["a", "b", "c"]
+
+
+def test_the_models_list_backs_off_through_the_injected_sleep_too(fake):
+    waits = Waits()
+    fake.models_script.extend([Fault.status(503), Fault.status(503)])
+    assert [m["id"] for m in subject_for("openai", fake, sleep=waits).list_models()] == ["claude-sonnet-5"]
+    assert len(waits) == 2
 
 
 def test_models_list_that_keeps_failing_raises_a_subject_error(fake):

@@ -79,3 +79,22 @@ def test_cli_measure_sample_prints_a_measurement():
                          capture_output=True, text=True, check=True).stdout
     record = json.loads(out)
     assert record["record_type"] == "measurement" and record["run_id"] == "sample-run"
+
+
+def test_cli_verify_names_a_run_folder_file_that_is_not_utf8(tmp_path, capsys):
+    folder, *_ = _run_folder(tmp_path)
+    (folder / "trials.jsonl").write_bytes((folder / "trials.jsonl").read_bytes().replace(b"Some", b"S\xffme", 1))
+    assert main(["verify", str(folder)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "trials.jsonl: not UTF-8" in err
+
+
+def test_cli_verify_reports_a_broken_chain_in_a_run_folder_as_a_failed_check(tmp_path, capsys):
+    folder, *_ = _run_folder(tmp_path)
+    lines = (folder / "trials.jsonl").read_text().splitlines(keepends=True)
+    record = json.loads(lines[2])
+    record["response_text"] = "edited later"
+    lines[2] = json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n"
+    (folder / "trials.jsonl").write_text("".join(lines))
+    assert main(["verify", str(folder)]) == 1
+    assert "trial log chain broken" in capsys.readouterr().err

@@ -7,30 +7,20 @@ from llmarchive import records
 from llmarchive.bridge import open_bridges
 from llmarchive.cli import main
 from llmarchive.coverage import compute, gather
-from llmarchive.paths import ArchivePaths
 from llmarchive.subject_models import active_model, load_subject_models
 from llmarchive.watch import watch
 from tests.fake_provider import Fault, FakeProvider
-from tests.instrument_helpers import admitted_archive, webhook_server
+from tests.instrument_helpers import webhook_server
 
 CONFIG = load_subject_models()
 BASELINE = ["claude-haiku-5", "claude-sonnet-4-5", "claude-sonnet-5"]
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def env(archive_home, monkeypatch):
+    """Every test here runs with the watch's (fake) key; the archives are conftest's ``paths`` / ``admitted``."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-watch")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-
-
-@pytest.fixture
-def paths(env):
-    return ArchivePaths.from_env().ensure()
-
-
-@pytest.fixture
-def admitted(env, monkeypatch):
-    return admitted_archive(monkeypatch)
 
 
 def kinds(outcome, kind):

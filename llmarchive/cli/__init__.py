@@ -3,7 +3,8 @@
 Every module in this package that defines ``register(subparsers)`` adds its
 subcommands; ``main`` discovers them, so adding an area never means editing
 a shared list.  A subcommand's handler returns an exit status: 0 success,
-1 a check that failed, 2 bad input (named in the message on stderr).
+1 a check that failed, 2 bad input or state: any :class:`measure.errors.ArchiveError`
+reaches ``main``, which prints its one-line message on stderr.
 """
 import argparse
 import importlib
@@ -13,10 +14,11 @@ from typing import Optional, Sequence
 
 from llmarchive import __version__
 from llmarchive.paths import ArchivePaths
+from measure.errors import ArchiveError
 
 
-class CommandError(Exception):
-    """Bad input or state a command reports as ``error: …`` with exit status 2."""
+class CommandError(ArchiveError):
+    """Bad input a command itself detects (a missing flag, a bad combination)."""
 
 
 def archive(args: argparse.Namespace) -> ArchivePaths:
@@ -56,7 +58,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except CommandError as exc:
+    except ArchiveError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1,9 +1,17 @@
-"""Options shared by the daily-cycle commands (instrument, sweep, watch, bridge, coverage, …).
+"""Options several subcommands share, declared once so each has one spelling and one default.
+
+``--subject``, ``--model``, ``--model-path``, ``--model-sha256``,
+``--max-tokens``, ``--concurrency``, ``--run-id``, ``--date`` and ``--json``
+are added only through the helpers below; ``tests/test_cli_consistency.py``
+walks the parser and fails when one of them has two defaults.  A reporting
+command prints one JSON document on stdout with ``--json``
+(:func:`print_json`).
 
 A module whose name starts with ``_`` is not a subcommand: the CLI's
 discovery skips it.
 """
 import argparse
+import json
 import re
 from datetime import datetime
 from typing import Any, Callable, Optional
@@ -14,8 +22,66 @@ from llmarchive.records import utc_today
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
+# Calls in flight at once for an API subject when --concurrency is not given; the reference
+# model answers one call at a time.
+API_CONCURRENCY = 4
+
+
 def add_date(parser: argparse.ArgumentParser, what: str = "the day this counts for") -> None:
-    parser.add_argument("--date", help=f"YYYY-MM-DD, {what} (default: today, UTC)")
+    parser.add_argument("--date", default=None, help=f"YYYY-MM-DD, {what} (default: today, UTC)")
+
+
+def add_json(parser: argparse.ArgumentParser, what: str = "print one JSON document instead of lines") -> None:
+    parser.add_argument("--json", action="store_true", default=False, help=what)
+
+
+def print_json(document: Any, *, sort_keys: bool = False) -> None:
+    """The one JSON document a reporting command prints with ``--json``."""
+    print(json.dumps(document, indent=1, ensure_ascii=False, sort_keys=sort_keys, default=str))
+
+
+def add_subject(parser: argparse.ArgumentParser, kinds: tuple[str, ...] = ("anthropic", "openai"), *,
+                required: bool = False, what: str = "the API (default: subject_models.yaml's provider)") -> None:
+    parser.add_argument("--subject", choices=kinds, required=required, default=None, help=what)
+
+
+def add_model(parser: argparse.ArgumentParser,
+              what: str = "reference model name (smollm2-135m, the default, or qwen2.5-1.5b)") -> None:
+    parser.add_argument("--model", default=None, help=what)
+
+
+def add_model_file(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model-path", default=None,
+                        help="reference: a GGUF file instead of the named model's default location")
+    parser.add_argument("--model-sha256", default=None, help="reference: the sha256 the --model-path file must have")
+
+
+def add_max_tokens(parser: argparse.ArgumentParser,
+                   what: str = "override the protocols' max_tokens for a quick trial (runs become exploratory)") -> None:
+    parser.add_argument("--max-tokens", type=int, default=None, help=what)
+
+
+def add_concurrency(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help=f"API subjects: calls in flight at once (default {API_CONCURRENCY}; the reference "
+                             "model runs one at a time)")
+
+
+def concurrency(args: argparse.Namespace, is_async: bool = True) -> int:
+    """``--concurrency``, or its default for this kind of subject."""
+    given = getattr(args, "concurrency", None)
+    if given is None:
+        return API_CONCURRENCY if is_async else 1
+    if given < 1:
+        raise CommandError(f"--concurrency must be at least 1, got {given}")
+    return given
+
+
+def add_run_id(parser: argparse.ArgumentParser, what: str, *, repeatable: bool = False) -> None:
+    if repeatable:
+        parser.add_argument("--run-id", action="append", dest="run_ids", metavar="RUN_ID", default=None, help=what)
+    else:
+        parser.add_argument("--run-id", default=None, help=what)
 
 
 def day(args: argparse.Namespace) -> str:
@@ -35,31 +101,26 @@ def add_subject_models(parser: argparse.ArgumentParser) -> None:
 
 
 def subject_models(args: argparse.Namespace):
-    from llmarchive.subject_models import SubjectModelsError, load_subject_models
+    from llmarchive.subject_models import load_subject_models
 
-    try:
-        return load_subject_models(getattr(args, "subject_models", None))
-    except SubjectModelsError as exc:
-        raise CommandError(str(exc)) from None
+    return load_subject_models(getattr(args, "subject_models", None))
 
 
-def add_api(parser: argparse.ArgumentParser) -> None:
+def add_api(parser: argparse.ArgumentParser, *, timeout: bool = True) -> None:
     parser.add_argument("--base-url", help="the provider's API (default: its public address)")
-    parser.add_argument("--max-attempts", type=int, default=6, help="attempts per call before blocked_upstream")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per attempt")
+    parser.add_argument("--max-attempts", type=int, default=6, help="attempts per call before it counts as "
+                                                                     "unanswered (default 6)")
+    if timeout:
+        parser.add_argument("--timeout", type=float, default=120.0, help="seconds per attempt (default 120)")
 
 
 def api_subject_factory(args: argparse.Namespace, provider: str) -> Callable[[str, int], Any]:
-    """``factory(model_id, max_tokens)`` → a paid subject of ``provider``; errors become CommandError."""
+    """``factory(model_id, max_tokens)`` → a paid subject of ``provider`` (a bad option raises SubjectError)."""
     from llmarchive.subjects import make_subject
-    from llmarchive.subjects.base import SubjectError
 
     def make(model: str, max_tokens: int) -> Any:
-        try:
-            return make_subject(provider, max_tokens=max_tokens, model=model, base_url=args.base_url,
-                                max_attempts=args.max_attempts, timeout_s=args.timeout)
-        except SubjectError as exc:
-            raise CommandError(str(exc)) from None
+        return make_subject(provider, max_tokens=max_tokens, model=model, base_url=args.base_url,
+                            max_attempts=args.max_attempts, timeout_s=args.timeout)
     return make
 
 
@@ -73,12 +134,17 @@ def lister(args: argparse.Namespace, provider: str) -> Callable[[], list[str]]:
     return listed
 
 
-def add_reference(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", help="reference model name (smollm2-135m, the default, or qwen2.5-1.5b)")
-    parser.add_argument("--model-path", help="a GGUF file instead of the named model's default location")
-    parser.add_argument("--model-sha256", help="the sha256 the --model-path file must have")
+def add_reference(parser: argparse.ArgumentParser, *, model: bool = True, workers: bool = False) -> None:
+    """The reference model's options; ``model=False`` when the command declares its own ``--model``."""
+    if model:
+        add_model(parser)
+    add_model_file(parser)
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp n_threads (part of the runtime; default 1)")
     parser.add_argument("--batch", type=int, default=512, help="llama.cpp n_batch (part of the runtime; default 512)")
+    if workers:
+        parser.add_argument("--workers", type=int, default=1,
+                            help="reference: identical model instances answering side by side (default 1; the "
+                                 "answers are the same at any number, only faster on spare cores)")
 
 
 def reference_options(args: argparse.Namespace) -> dict:

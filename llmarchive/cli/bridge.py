@@ -1,9 +1,10 @@
-"""``llmarchive bridge``: run the pending generation bridge by hand (SPEC §4.3)."""
+"""``llmarchive bridge``: run the pending generation bridge by hand (method §4.3)."""
 import argparse
 import sys
 
-from llmarchive.cli import CommandError, archive
-from llmarchive.cli._options import add_api, add_date, add_subject_models, api_subject_factory, day, lister, subject_models
+from llmarchive.cli import archive
+from llmarchive.cli._options import (add_api, add_concurrency, add_date, add_json, add_subject, add_subject_models,
+                                     api_subject_factory, concurrency, day, lister, print_json, subject_models)
 
 ORDER = 62
 
@@ -23,14 +24,15 @@ def register(subparsers) -> None:
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
     status = sub.add_parser("status", help="every bridge and where it stands")
+    add_json(status, "print a JSON list of bridges")
     status.set_defaults(func=do_status)
 
     run = sub.add_parser("run", help="run (or resume) the pending bridge: old model first, then new")
     add_date(run, "the day the bridge runs")
     run.add_argument("--old", help="the old model id (when more than one bridge is pending)")
     run.add_argument("--new", help="the new model id (when more than one bridge is pending)")
-    run.add_argument("--subject", choices=("anthropic", "openai"), help="the API (default: subject_models.yaml's)")
-    run.add_argument("--concurrency", type=int, default=4, help="calls in flight at once (default 4)")
+    add_subject(run)
+    add_concurrency(run)
     run.add_argument("--unbudgeted", action="store_true", help="no budget.json (e.g. your own server)")
     run.add_argument("--quiet", action="store_true", help="no per-trial progress lines on stderr")
     add_api(run)
@@ -39,26 +41,43 @@ def register(subparsers) -> None:
 
 
 def do_status(args: argparse.Namespace) -> int:
-    from llmarchive.bridge import bridge_runs, bridges
+    from llmarchive.bridge import bridge_runs, bridges, start_date
+    from llmarchive.review import review_of
 
     paths = archive(args)
     found = bridges(paths)
-    if not found:
-        print("no bridge has been raised")
-        return 0
+    listing = []
     for (family, old, new), state in found.items():
         raised = state["raised"]
         runs = bridge_runs(paths, raised)
-        done = sum(1 for r in runs.values() if r.get("status") == "complete")
-        print(f"{family}: {old} → {new} raised {raised['date']}: {state['status']} "
-              f"({done}/{2 * len(raised.get('protocol_ids') or [])} runs complete)")
+        review = review_of(paths, family, new)
+        listing.append({
+            "model_family": family, "old_model_id": old, "new_model_id": new, "raised": raised["date"],
+            "status": state["status"], "started": start_date(paths, raised),
+            "runs_complete": sum(1 for r in runs.values() if r.get("status") == "complete"),
+            "runs_planned": 2 * len(raised.get("protocol_ids") or []),
+            "review": None if review is None else {"review_id": review.review_id, "state": review.state,
+                                                   "held": len(review.held)},
+        })
+    if args.json:
+        print_json(listing)
+        return 0
+    if not listing:
+        print("no bridge has been raised")
+    for b in listing:
+        print(f"{b['model_family']}: {b['old_model_id']} → {b['new_model_id']} raised {b['raised']}: {b['status']} "
+              f"({b['runs_complete']}/{b['runs_planned']} runs complete"
+              + (f", started {b['started']}" if b["started"] else "") + ")")
+        review = b["review"]
+        if review is not None:
+            print(f"  needs_review {review['review_id'][:12]}: {review['state']}; {b['new_model_id']}'s runs "
+                  + ("are on the curve" if review["state"] == "successor" else
+                     f"are comparison points, off every curve ({review['held']} held)"))
     return 0
 
 
 def do_run(args: argparse.Namespace) -> int:
-    from llmarchive.bridge import BridgeError, run_bridge
-    from llmarchive.budget import BudgetError
-    from llmarchive.runner import RunError, RunHalted
+    from llmarchive.bridge import run_bridge
 
     paths = archive(args).ensure()
     config = subject_models(args)
@@ -68,16 +87,15 @@ def do_run(args: argparse.Namespace) -> int:
         print(f"[{done}/{total}] {trial['run_id']} {trial['item_id']} {trial['version']}: {trial['outcome']}",
               file=sys.stderr, flush=True)
 
-    try:
-        outcome = run_bridge(paths, day(args), config, old=args.old, new=args.new,
-                             subject_factory=api_subject_factory(args, provider), listed=lister(args, provider),
-                             concurrency=args.concurrency, unbudgeted=args.unbudgeted,
-                             progress=None if args.quiet else progress)
-    except (BridgeError, BudgetError, RunError, RunHalted) as exc:
-        raise CommandError(str(exc)) from None
+    outcome = run_bridge(paths, day(args), config, old=args.old, new=args.new,
+                         subject_factory=api_subject_factory(args, provider), listed=lister(args, provider),
+                         concurrency=concurrency(args), unbudgeted=args.unbudgeted,
+                         progress=None if args.quiet else progress)
     b = outcome.bridge
     print(f"bridge {b['old_model_id']} → {b['new_model_id']}: {outcome.status} "
           f"({len(outcome.run_ids)} runs this session, {outcome.calls} calls)")
+    if outcome.held:
+        print(f"  held for review, off every curve: {', '.join(outcome.held)}")
     if outcome.message:
         print(f"  {outcome.message}")
     return 0 if outcome.status == "complete" else 1

@@ -1,9 +1,10 @@
 """``llmarchive budget``: create the private budget, see the ladder, plan a sweep."""
 import argparse
-import json
+import sys
 
 from llmarchive import budget as budget_mod
 from llmarchive.cli import CommandError, archive
+from llmarchive.cli._options import add_json, print_json
 
 ORDER = 45
 
@@ -30,27 +31,28 @@ def register(subparsers) -> None:
     init.add_argument("--scenario-rate", type=float, required=True, help="measured cost of one scenario call, EUR")
     init.add_argument("--fingerprint-rate", type=float, required=True,
                       help="measured cost of one subject_fingerprint call, EUR")
+    init.add_argument("--input-price", type=float,
+                      help="the provider's price per million input tokens, EUR (the ledger charges reported usage)")
+    init.add_argument("--output-price", type=float,
+                      help="the provider's price per million output tokens, EUR")
     init.add_argument("--force", action="store_true", help="replace an existing budget.json")
     init.set_defaults(func=do_init)
 
-    show = sub.add_parser("show", help="spend per pool this month and the rung in force")
+    show = sub.add_parser("show", help="spend per pool this month (charged, worst case, reserves) and the rung")
     show.add_argument("--month", help="YYYY-MM (default: this month, UTC)")
-    show.add_argument("--json", action="store_true", help="print JSON")
+    add_json(show)
     show.set_defaults(func=do_show)
 
     plan = sub.add_parser("plan", help="which protocols the ladder lets run (nothing is recorded)")
     plan.add_argument("--job", choices=("sweep", "bridge"), default="sweep")
     plan.add_argument("--series", default="v0", help="protocol series to plan (default v0)")
     plan.add_argument("--month", help="YYYY-MM (default: this month, UTC)")
-    plan.add_argument("--json", action="store_true", help="print JSON")
+    add_json(plan)
     plan.set_defaults(func=do_plan)
 
 
 def _budget(paths) -> budget_mod.Budget:
-    try:
-        budget = budget_mod.load_budget(paths)
-    except budget_mod.BudgetError as exc:
-        raise CommandError(str(exc)) from None
+    budget = budget_mod.load_budget(paths)
     if budget is None:
         raise CommandError(f"{paths.budget_file} does not exist: create it with `llmarchive budget init`")
     return budget
@@ -63,43 +65,60 @@ def do_init(args: argparse.Namespace) -> int:
     data = {"monthly_ceiling_eur": args.ceiling, "bridge_reserve_eur": args.bridge_reserve,
             "heartbeat_reserve_eur": args.heartbeat_reserve,
             "rates_eur_per_call": {"scenario": args.scenario_rate, "fingerprint": args.fingerprint_rate}}
-    try:
-        budget = budget_mod.parse_budget(data, "the given numbers")
-    except budget_mod.BudgetError as exc:
-        raise CommandError(str(exc)) from None
+    if (args.input_price is None) != (args.output_price is None):
+        raise CommandError("give both --input-price and --output-price (EUR per million tokens), or neither")
+    if args.input_price is not None:
+        data["prices_eur_per_mtok"] = {"input": args.input_price, "output": args.output_price}
+    budget = budget_mod.parse_budget(data, "the given numbers")
     budget_mod.write_budget(paths, budget)
     print(f"wrote {paths.budget_file} (general pool €{budget.general_pool_eur:.2f} a month)")
+    if not budget.priced:
+        print("no token prices given: every call is charged its flat per-call rate; add --input-price and "
+              "--output-price to charge the usage the provider reports", file=sys.stderr)
     return 0
 
 
 def do_show(args: argparse.Namespace) -> int:
     paths = archive(args)
     budget = _budget(paths)
-    try:
-        state = budget_mod.ladder_state(paths, budget, args.month)
-    except budget_mod.BudgetError as exc:
-        raise CommandError(str(exc)) from None
+    state = budget_mod.ladder_state(paths, budget, args.month)
     if args.json:
-        print(json.dumps(state.to_json(), indent=1))
+        shown = state.to_json()
+        shown["reserves_eur"] = {"bridge": budget.bridge_reserve_eur, "heartbeat": budget.heartbeat_reserve_eur}
+        shown["budget_cuts"] = budget_mod.budget_cuts(paths)
+        print_json(shown)
         return 0
+
+    def pool(name: str, size: float) -> str:
+        charged, worst = state.charged_eur[name], state.worst_case_eur[name]
+        return (f"€{charged:.4f} charged + €{worst:.4f} worst case (calls of unknown fate) = "
+                f"€{charged + worst:.4f} of €{size:.2f}")
+
     print(f"month: {state.month}")
-    print(f"general pool: €{state.spent_eur['general']:.2f} of €{state.general_pool_eur:.2f} "
+    charging = ("reported usage × prices_eur_per_mtok" if state.priced
+                else "flat per-call rates (budget.json has no prices_eur_per_mtok)")
+    print(f"charging: {charging}")
+    print(f"general pool: {pool('general', state.general_pool_eur)} "
           f"({state.used_pct:.1f} % used, €{state.general_left_eur:.2f} left)")
-    print(f"bridge reserve: €{state.spent_eur['bridge']:.2f} spent, €{state.bridge_left_eur:.2f} left")
-    print(f"heartbeat reserve: €{state.spent_eur['heartbeat']:.2f} spent, €{state.heartbeat_left_eur:.2f} left")
+    print(f"bridge reserve: {pool('bridge', budget.bridge_reserve_eur)}, €{state.bridge_left_eur:.2f} left")
+    print(f"heartbeat reserve: {pool('heartbeat', budget.heartbeat_reserve_eur)}, "
+          f"€{state.heartbeat_left_eur:.2f} left")
     print(f"ladder: {state.describe()}")
+    cuts = budget_mod.budget_cuts(paths)
+    level = budget_mod.current_level(paths)
+    print(f"programme: {level.describe()}" + (f" (budget_cut of {cuts[-1]['date']})" if cuts else ""))
     return 0
 
 
 def do_plan(args: argparse.Namespace) -> int:
     paths = archive(args)
     budget = _budget(paths)
-    from panels import registry
+    from llmarchive import registry
 
     headers = [h for h in registry.list_protocols(paths) if h.get("n") and h.get("series") == args.series]
     plan = budget_mod.allowed_protocols(paths, headers, args.job, args.month, record_skips=False, budget=budget)
     if args.json:
-        print(json.dumps(plan.to_json(), indent=1))
+        print_json(plan.to_json())
         return 0
     print(f"{plan.state.month}: {plan.state.used_pct:.1f} % of the general pool used; {plan.state.describe()}")
     for pid in plan.allowed:

@@ -11,7 +11,7 @@ ORDER = 65
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "comparison",
-        help="third-party comparison points on an open panel (SPEC §4.2)",
+        help="third-party comparison points on an open panel (method §4.2)",
         description=(
             "A comparison point is one outside run of one open protocol on one model, checked against the "
             "panel and recomputed by this archive's own estimator. It is read-only: it starts no measurement, "
@@ -44,10 +44,10 @@ def do_submit(args: argparse.Namespace) -> int:
     try:
         accepted = submit(paths, args.file, submitted_by=args.submitted_by, today=day(args))
     except SubmissionRejected as exc:
-        print(str(exc), file=sys.stderr)
+        print(f"error: {exc}", file=sys.stderr)      # one line: the file and every reason
         return 1
     except ValueError as exc:
-        raise CommandError(str(exc)) from None
+        raise CommandError(f"{args.file}: {exc}") from None
     r, m = accepted.record, accepted.record["measurement"]
     if accepted.already:
         print(f"already accepted as {accepted.comparison_id} on {r['date']}; nothing stored again")

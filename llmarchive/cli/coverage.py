@@ -2,8 +2,8 @@
 import argparse
 import sys
 
-from llmarchive.cli import CommandError, archive
-from llmarchive.cli._options import add_date, day
+from llmarchive.cli import archive
+from llmarchive.cli._options import add_date, add_json, day, print_json
 
 ORDER = 59
 
@@ -23,6 +23,7 @@ def register(subparsers) -> None:
     add_date(p, "compute through this day (default: today, UTC)")
     p.add_argument("--since", help="YYYY-MM-DD: start here, even before the archive began (before_archive_start)")
     p.add_argument("--dry-run", action="store_true", help="print the rows, record nothing")
+    add_json(p, "print {start, through, recorded, rows, pending, unexplained} as JSON (every row, not only gaps)")
     p.set_defaults(func=run)
 
 
@@ -39,10 +40,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = compute(paths, through, since) if args.dry_run else record_coverage(paths, through, since)
     except UnexplainedGap as exc:
+        # A check that failed (exit 1), not bad input: every explained row is already written.
+        if args.json:
+            print_json({"through": through, "recorded": True, "error": str(exc),
+                        "unexplained": [list(g) for g in exc.gaps]})
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
+    if args.json:
+        print_json({"start": result.start, "through": through, "recorded": not args.dry_run, "rows": result.rows,
+                    "pending": [list(p) for p in result.pending],
+                    "unexplained": [list(u) for u in result.unexplained]})
+        return 1 if result.unexplained else 0
     gaps = [r for r in result.rows if r["status"] == "gap"]
     print(f"coverage {result.start or '-'} → {through}: {len(result.rows) - len(gaps)} ran, {len(gaps)} gap(s), "
           f"{len(result.pending)} pending" + (" (dry run: nothing recorded)" if args.dry_run else ""))

@@ -1,11 +1,11 @@
-"""``llmarchive instrument``: the daily self-checks (SPEC §7) and a day's verdict."""
+"""``llmarchive instrument``: the daily self-checks (method §7) and a day's verdict."""
 import argparse
-import json
 import sys
 
-from llmarchive.cli import CommandError, archive
-from llmarchive.cli._options import (add_api, add_date, add_reference, add_subject_models, api_subject_factory,
-                                     day, reference_options, subject_models)
+from llmarchive.cli import archive
+from llmarchive.cli._options import (add_api, add_date, add_json, add_max_tokens, add_model, add_reference,
+                                     add_subject, add_subject_models, api_subject_factory, day, print_json,
+                                     reference_options, subject_models)
 
 ORDER = 55
 
@@ -20,7 +20,8 @@ def register(subparsers) -> None:
             "(exact equality); `rotation` runs the day's guard protocol on the reference model and compares "
             "it with its previous result; `subject-fingerprint` asks the tracked model 24 single-fact "
             "questions; `status` prints whether a day's measurements are instrument_suspect. Any difference "
-            "or failure is an instrument_alarm, and that day's measurements are flagged."
+            "or failure is an instrument_alarm, and it latches: every new measurement is flagged until a person "
+            "records what changed with `acknowledge`."
         ),
     )
     sub = p.add_subparsers(dest="instrument_command", metavar="ACTION")
@@ -37,17 +38,15 @@ def register(subparsers) -> None:
     rot.add_argument("--series", help="protocol series (default: subject_models.yaml's protocol_series)")
     rot.add_argument("--protocol", help="run this guard protocol instead of the day's (a re-check by hand)")
     rot.add_argument("--show-schedule", action="store_true", help="print which protocol is due, run nothing")
-    rot.add_argument("--max-tokens", type=int,
-                     help="replace the protocol's max_tokens for a quick trial; the result is exploratory and is "
+    add_max_tokens(rot, what="replace the protocol's max_tokens for a quick trial; the result is exploratory and is "
                           "compared only with results made the same way")
     add_subject_models(rot)
     rot.set_defaults(func=do_rotation)
 
     sf = sub.add_parser("subject-fingerprint", help="24 single-fact items against the tracked model")
     add_date(sf)
-    sf.add_argument("--model", help="model id (default: the family's active model)")
-    sf.add_argument("--subject", choices=("anthropic", "openai"),
-                    help="the API (default: subject_models.yaml's provider)")
+    add_model(sf, "model id (default: the family's active model)")
+    add_subject(sf)
     sf.add_argument("--unbudgeted", action="store_true", help="no budget.json (e.g. your own server)")
     add_api(sf)
     add_subject_models(sf)
@@ -55,8 +54,22 @@ def register(subparsers) -> None:
 
     st = sub.add_parser("status", help="a day's verdict: does it have a passing runtime fingerprint and no alarm?")
     add_date(st)
-    st.add_argument("--json", action="store_true", help="print JSON")
+    add_json(st)
     st.set_defaults(func=do_status)
+
+    ack = sub.add_parser(
+        "acknowledge", help="end a latched instrument alarm with a recorded human core_change",
+        description=("Records a core_change (a hash-chained record: what changed, why, who reviewed it) covering "
+                     "every instrument_alarm raised so far. It accepts the pending fingerprint candidates (a new "
+                     "runtime, or a digest that kept differing) as the new expectations, and the alarmed guard "
+                     "rotation results as the new baselines. Exit status: 0 when recorded, and also 0 when no "
+                     "alarm is latched (nothing is recorded, and it says so); 2 when --core-change or --reviewer "
+                     "is empty."))
+    ack.add_argument("--core-change", required=True, help="what changed in the instrument and why (required)")
+    ack.add_argument("--reviewer", required=True, help="who reviewed the alarm (required)")
+    add_date(ack)
+    add_json(ack)
+    ack.set_defaults(func=do_acknowledge)
 
 
 def do_fingerprint(args: argparse.Namespace) -> int:
@@ -82,8 +95,8 @@ def do_fingerprint(args: argparse.Namespace) -> int:
 
 
 def do_rotation(args: argparse.Namespace) -> int:
-    from llmarchive.instrument.fingerprint import InstrumentError
     from llmarchive.instrument.rotation import due_protocol, guard_rotation
+    from llmarchive.instrument.verdict import ALARM_VERDICTS
 
     paths = archive(args).ensure()
     series = args.series or subject_models(args).protocol_series
@@ -91,25 +104,20 @@ def do_rotation(args: argparse.Namespace) -> int:
     if args.show_schedule:
         print(due_protocol(paths, when, series) or f"no admitted guard protocol in series {series}")
         return 0
-    try:
-        record = guard_rotation(paths, when, series=series, protocol_id=args.protocol,
-                                reference_options=reference_options(args), max_tokens=args.max_tokens)
-    except (InstrumentError, ValueError) as exc:
-        raise CommandError(str(exc)) from None
+    record = guard_rotation(paths, when, series=series, protocol_id=args.protocol,
+                            reference_options=reference_options(args), max_tokens=args.max_tokens)
     print(f"guard_rotation {record['date']}: {record['protocol_id']} — {record['verdict']}")
     if record.get("stability_pct") is not None:
         print(f"  stability_pct {record['stability_pct']} (CI {record.get('ci_low_pct')}–{record.get('ci_high_pct')}); "
               f"run {record.get('run_id')}; previous {record.get('previous_run_id') or '-'}")
     print(f"  {record.get('reason')}")
-    if record["verdict"] in ("improved", "regressed", "unmeasurable", "unavailable"):
+    if record["verdict"] in ALARM_VERDICTS:
         print(f"INSTRUMENT ALARM: guard rotation {record['verdict']}", file=sys.stderr)
         return 1
     return 0
 
 
 def do_subject(args: argparse.Namespace) -> int:
-    from llmarchive.budget import BudgetError
-    from llmarchive.instrument.fingerprint import InstrumentError
     from llmarchive.instrument.prompts import SUBJECT_MAX_TOKENS
     from llmarchive.instrument.subject import subject_fingerprint
     from llmarchive.subject_models import active_model
@@ -119,10 +127,7 @@ def do_subject(args: argparse.Namespace) -> int:
     provider = args.subject or config.provider
     model = args.model or active_model(paths, config)
     subject = api_subject_factory(args, provider)(model, SUBJECT_MAX_TOKENS)
-    try:
-        outcome = subject_fingerprint(paths, day(args), subject, unbudgeted=args.unbudgeted)
-    except (InstrumentError, BudgetError) as exc:
-        raise CommandError(str(exc)) from None
+    outcome = subject_fingerprint(paths, day(args), subject, unbudgeted=args.unbudgeted)
     if outcome.record is None:
         print(f"subject_fingerprint not recorded: {outcome.skip['reason']} (cause {outcome.skip['cause']})",
               file=sys.stderr)
@@ -134,17 +139,48 @@ def do_subject(args: argparse.Namespace) -> int:
     return 0
 
 
+def do_acknowledge(args: argparse.Namespace) -> int:
+    from llmarchive.instrument.acknowledge import acknowledge
+
+    paths = archive(args).ensure()
+    outcome = acknowledge(paths, args.core_change, args.reviewer, date=day(args))
+    if args.json:
+        print_json({"recorded": outcome.recorded, "latch": outcome.latch, "record": outcome.record}, sort_keys=True)
+        return 0
+    if not outcome.recorded:
+        print("no instrument alarm is latched: nothing to acknowledge, nothing recorded")
+        return 0
+    r, latch = outcome.record, outcome.latch
+    print(f"core_change recorded ({r['date']}, reviewer {r['reviewer']}): the alarm latched since {latch['since']} "
+          f"({latch['alarm_count']} alarm(s) from {', '.join(latch['sources'])}) is acknowledged")
+    for accepted in r["accepted_expectations"]:
+        print(f"  new fingerprint expectation for runtime {str(accepted['runtime_key_sha256'])[:12]}: "
+              f"digest {str(accepted['digest'])[:12]}… (from {accepted['fingerprint_date']})")
+    for run_id in r["accepted_rotations"]:
+        print(f"  new guard-rotation baseline: {run_id}")
+    print("  measurements from now on are judged by the day's own fingerprint again "
+          "(run `llmarchive instrument fingerprint` for today if today's did not pass)")
+    return 0
+
+
 def do_status(args: argparse.Namespace) -> int:
     from llmarchive.instrument import day_verdict
+    from llmarchive.instrument.verdict import latched_alarm
 
-    verdict = day_verdict(archive(args), day(args))
+    paths = archive(args)
+    verdict = day_verdict(paths, day(args))
+    latch = latched_alarm(paths)
     if args.json:
-        print(json.dumps({"date": verdict.date, "passing": verdict.passing, "reasons": list(verdict.reasons)},
-                         indent=1))
+        print_json({"date": verdict.date, "passing": verdict.passing, "reasons": list(verdict.reasons),
+                    "latched_alarm": latch})
     elif verdict.passing:
         print(f"{verdict.date}: passing — a passing runtime fingerprint and no instrument alarm")
     else:
         print(f"{verdict.date}: instrument_suspect — that day's measurements are flagged and kept off every curve")
         for reason in verdict.reasons:
             print(f"  - {reason}")
+    if latch is not None and not args.json:
+        print(f"LATCHED: instrument_alarm since {latch['since']} ({latch['alarm_count']} unacknowledged); every new "
+              f"measurement is instrument_suspect until `llmarchive instrument acknowledge --core-change … "
+              f"--reviewer …`")
     return 0 if verdict.passing else 1

@@ -1,9 +1,9 @@
 """``llmarchive lease``: the lease on life — dead-man alert, vacation, dormancy."""
 import argparse
-import json
 import sys
 
 from llmarchive.cli import archive
+from llmarchive.cli._options import add_json, print_json
 
 ORDER = 58
 
@@ -19,7 +19,7 @@ def register(subparsers) -> None:
         ),
     )
     p.add_argument("--webhook", help="POST a JSON alert here when the state is not alive")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     p.set_defaults(func=run)
 
 
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     record = record_state(paths, state)
     alive = state.state == "alive" and not state.source_degraded
     if args.json:
-        print(json.dumps(state.__dict__ | {"coverage_cause": state.coverage_cause}, indent=1))
+        print_json(state.__dict__ | {"coverage_cause": state.coverage_cause})
     else:
         print(f"lease {state.now}: {state.state}"
               + (f" (gaps from here: {state.coverage_cause})" if state.coverage_cause else ""))

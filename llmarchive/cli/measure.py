@@ -4,9 +4,9 @@ import json
 from pathlib import Path
 
 from llmarchive.cli import CommandError
-from llmarchive.jsonio import RecordFileError, write_json
+from llmarchive.jsonio import write_json
 from llmarchive.runs import load_run, measurement_run
-from measure.measurement import MeasurementError, build
+from measure.measurement import build
 
 ORDER = 70
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "sample_run"
@@ -32,11 +32,8 @@ def run(args: argparse.Namespace) -> int:
     if args.sample == bool(args.run_dir):
         raise CommandError("give either a run folder or --sample")
     path = SAMPLE if args.sample else Path(args.run_dir)
-    try:
-        folder = load_run(path)
-        record = build(folder.protocol_header, folder.trials, measurement_run(folder.run))
-    except (RecordFileError, MeasurementError) as exc:
-        raise CommandError(str(exc)) from None
+    folder = load_run(path)
+    record = build(folder.protocol_header, folder.trials, measurement_run(folder.run))
     if args.write:
         if args.sample:
             raise CommandError("--write is not allowed on the bundled sample")

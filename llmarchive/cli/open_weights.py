@@ -3,11 +3,11 @@ import argparse
 import sys
 
 from llmarchive import open_weights as ow
-from llmarchive.cli import CommandError, archive
+from llmarchive.cli import archive
+from llmarchive.cli._options import add_max_tokens, add_reference
 from llmarchive.instrument.verdict import suspect_value
-from llmarchive.runner import RunError, RunHalted
+from llmarchive.progress import TrialProgress
 from llmarchive.subjects import make_subject
-from llmarchive.subjects.base import SubjectError
 from llmarchive.records import utc_today
 
 ORDER = 42
@@ -18,7 +18,7 @@ def register(subparsers) -> None:
         "open-weights",
         help="run every admitted open protocol on the reference model for one generation",
         description=(
-            "The open_weights series (SPEC §4): every admitted open protocol of a protocol series, run on "
+            "The open_weights series (method §4): every admitted open protocol of a protocol series, run on "
             "the reference model, once per generation. GENERATION names it — the commercial model id that "
             "triggered it, or omit it to use <model>-<sha12> of the reference model. Resumable: the run ids "
             "are ow_<generation>_<protocol_id>. Free, so neither budget nor pre-registration gate it."
@@ -27,15 +27,10 @@ def register(subparsers) -> None:
     p.add_argument("generation", nargs="?", help="generation id (default: <reference model>-<sha12>)")
     p.add_argument("--series", default="v0", help="protocol series (default v0)")
     p.add_argument("--protocol", action="append", dest="protocols", help="only this protocol (repeatable)")
-    p.add_argument("--model", default="smollm2-135m", help="reference model name (default smollm2-135m)")
-    p.add_argument("--model-path", help="a GGUF file instead of the named model's default location")
-    p.add_argument("--model-sha256", help="the sha256 the --model-path file must have")
-    p.add_argument("--threads", type=int, default=1, help="llama.cpp n_threads (recorded)")
-    p.add_argument("--batch", type=int, default=512, help="llama.cpp n_batch (recorded)")
-    p.add_argument("--workers", type=int, default=1,
-                   help="identical model instances answering side by side (same answers, faster on spare cores)")
-    p.add_argument("--max-tokens", type=int,
-                   help="override the protocols' max_tokens for a quick trial (runs become exploratory)")
+    add_reference(p, workers=True)
+    add_max_tokens(p)
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar on stderr (there is none anyway when stderr is not a terminal)")
     p.set_defaults(func=run)
 
 
@@ -47,17 +42,17 @@ def run(args: argparse.Namespace) -> int:
                             model_sha256=args.model_sha256, n_threads=args.threads, n_batch=args.batch,
                             workers=args.workers)
 
-    try:
-        subjects = ow.SubjectCache(subject)
-        generation = args.generation
-        if generation is None:
-            first = subjects(args.max_tokens or 256)
-            generation = ow.generation_id_for_model(first.name, first.model_sha256)
-        today = utc_today()
-        result = ow.run_generation(paths, generation, subjects, protocol_series=args.series, only=args.protocols,
-                                   instrument_suspect=suspect_value(paths, today), max_tokens=args.max_tokens)
-    except (ow.OpenWeightsError, RunError, RunHalted, SubjectError, ValueError) as exc:
-        raise CommandError(str(exc)) from None
+    subjects = ow.SubjectCache(subject)
+    generation = args.generation
+    if generation is None:
+        first = subjects(args.max_tokens or 256)
+        generation = ow.generation_id_for_model(first.name, first.model_sha256)
+    today = utc_today()
+    # A bar on a terminal (done/total, rate, time left); nothing when stderr is not one.
+    with TrialProgress(enabled=not args.quiet) as progress:
+        result = ow.run_generation(paths, generation, subjects, protocol_series=args.series,
+                                   only=args.protocols, instrument_suspect=suspect_value(paths, today),
+                                   max_tokens=args.max_tokens, progress=progress if progress.active else None)
     for r in result.runs:
         m = r.measurement
         summary = (f"stability_pct {m['stability_pct']}, flags {', '.join(m['flags']) or 'none'}"

@@ -3,8 +3,10 @@
 ``build`` writes the 24 protocol files under ``private/protocols/``;
 ``list`` prints their text-free headers (``--json`` for one object per
 protocol); ``show`` prints one whole file, text included — a private-side
-command; ``check`` runs gate 1, gate 1b with its self-test, the twin-pairing
-check and the 12-word leak check, and exits 1 naming protocol, item and rule
+command; ``design`` prints what the simulated readers (``panels.readers``)
+score on each protocol; ``check`` runs gate 1, gate 1b with its self-test,
+the twin-pairing check, the 12-word leak check and the simulated-reader
+design checks, and exits 1 naming protocol, item and rule
 on any failure; ``promote`` is the human admission (gate 4); ``seal``
 records a sealed protocol by its two hashes; ``init-seed`` writes a secret
 guard seed.
@@ -14,11 +16,14 @@ import json
 import sys
 import time
 
+from llmarchive import lanes, registry
 from llmarchive.cli import CommandError, archive
+from llmarchive.cli._options import add_json, print_json
+from llmarchive.panel_seed import guard_seed, init_secret_seed
 from measure import invariants
-from panels import checks, conformance, lanes, leak, registry
+from panels import checks, conformance, leak, readers
 from panels.build import BuildError, build_protocols
-from panels.seeds import SeedError, guard_seed, init_secret_seed, public_seed
+from panels.seeds import SeedError, public_seed
 
 ORDER = 20
 
@@ -32,16 +37,23 @@ def register(subparsers) -> None:
     b.set_defaults(func=cmd_build)
 
     ls = sub.add_parser("list", help="one line (or JSON object) per protocol: ids, lane, status, hashes — no text")
-    ls.add_argument("--json", action="store_true", help="print a JSON list of protocol headers")
+    add_json(ls, "print a JSON list of protocol headers")
     ls.set_defaults(func=cmd_list)
 
     show = sub.add_parser("show", help="print one protocol file, text included (private side only)")
     show.add_argument("protocol", metavar="PROTOCOL")
     show.set_defaults(func=cmd_show)
 
-    check = sub.add_parser("check", help="gates 1 and 1b (+ self-test), twin pairing and the 12-word leak check")
-    check.add_argument("--json", action="store_true", help="print the failures as a JSON list")
+    check = sub.add_parser("check", help="gates 1 and 1b (+ self-test), twin pairing, the 12-word leak check and "
+                                         "the simulated-reader design checks")
+    add_json(check, "print the failures as a JSON list")
     check.set_defaults(func=cmd_check)
+
+    design = sub.add_parser("design", help="the simulated readers' gap_ab, gap_aa', gap_ac and stability per "
+                                           "protocol (what the panel can see)")
+    add_json(design, "print {protocol_id: {reader: figures}} as JSON")
+    design.add_argument("protocols", nargs="*", metavar="PROTOCOL", help="only these protocols (default: all)")
+    design.set_defaults(func=cmd_design)
 
     pr = sub.add_parser("promote", help="admit a protocol to a lane (the human gate 4)",
                         description="Admit a candidate protocol to its lane. Requires --human-reviewed, unless a "
@@ -72,19 +84,13 @@ def register(subparsers) -> None:
 
 
 def _load_all(paths):
-    try:
-        return registry.load_all(paths)
-    except (BuildError, SeedError, registry.ProtocolFileError) as exc:
-        raise CommandError(str(exc)) from None
+    return registry.load_all(paths)
 
 
 def cmd_build(args: argparse.Namespace) -> int:
     paths = archive(args)
     started = time.perf_counter()
-    try:
-        protocols = registry.build_all(paths)
-    except (BuildError, SeedError) as exc:
-        raise CommandError(str(exc)) from None
+    protocols = registry.build_all(paths)
     for p in protocols:
         print(f"{p['protocol_id']:42} seed={p['wording_seed']:11} panel={p['panel_sha256'][:12]} "
               f"protocol={p['protocol_sha256'][:12]} {p['status']}")
@@ -97,14 +103,11 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     paths = archive(args)
-    try:
-        headers = registry.list_protocols(paths)
-    except (BuildError, SeedError, registry.ProtocolFileError) as exc:
-        raise CommandError(str(exc)) from None
+    headers = registry.list_protocols(paths)
     if args.json:
         keys = ("protocol_id", "series", "family", "rewording_type", "lane", "twin_id", "status",
                 "panel_sha256", "protocol_sha256")
-        print(json.dumps([{k: h.get(k) for k in keys} for h in headers], indent=1, ensure_ascii=False))
+        print_json([{k: h.get(k) for k in keys} for h in headers])
         return 0
     for h in headers:
         print(f"{h['protocol_id']:42} {h['status'] or '-':9} {h['lane'] or '-':6} {h['twin_id'] or '-':42} "
@@ -114,12 +117,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     paths = archive(args)
-    try:
-        protocol = registry.load_protocol(paths, args.protocol)
-    except registry.UnknownProtocol as exc:
-        raise CommandError(str(exc)) from None
-    except (BuildError, SeedError, registry.ProtocolFileError) as exc:
-        raise CommandError(str(exc)) from None
+    protocol = registry.load_protocol(paths, args.protocol)
     print(json.dumps(protocol, indent=1, sort_keys=True, ensure_ascii=False))
     return 0
 
@@ -133,7 +131,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     paths = archive(args)
     started = time.perf_counter()
     protocols = _load_all(paths)
-    headers = checks.headers_with_sealed(paths, protocols)
+    headers = registry.headers_with_sealed(paths, protocols)
     failures = run_checks(protocols, headers)
     stale = _stale(paths, protocols)
     if stale:
@@ -141,15 +139,41 @@ def cmd_check(args: argparse.Namespace) -> int:
               f"{', …' if len(stale) > 3 else ''}); the checks above ran on the files — run `llmarchive panels "
               f"build` to refresh them", file=sys.stderr)
     if args.json:
-        print(json.dumps([f.__dict__ for f in failures], indent=1))
+        print_json([f.__dict__ for f in failures])
     else:
         for failure in failures:
             print(f"FAIL {failure}")
         items = sum(len(p["panel"]) for p in protocols)
         print(f"{'FAILED' if failures else 'OK'}: {len(protocols)} protocols, {items} items — gate 1, gate 1b "
-              f"(self-test: {len(conformance.CATALOGUE)} rules), twin pairing, {leak.LEAK_WORDS}-word leak; "
+              f"(self-test: {len(conformance.CATALOGUE)} rules), twin pairing, {leak.LEAK_WORDS}-word leak, "
+              f"simulated-reader design checks; "
               f"{len(failures)} failure(s) in {time.perf_counter() - started:.1f} s")
     return 1 if failures else 0
+
+
+def cmd_design(args: argparse.Namespace) -> int:
+    """Score the simulated readers (panels.readers) with the real estimator and print their figures."""
+    paths = archive(args)
+    protocols = _load_all(paths)
+    known = [p["protocol_id"] for p in protocols]
+    unknown = [pid for pid in args.protocols if pid not in known]
+    if unknown:
+        raise CommandError(f"unknown protocol {unknown[0]!r}; known protocols: {', '.join(known)}")
+    chosen = [p for p in protocols if not args.protocols or p["protocol_id"] in args.protocols]
+    table = {p["protocol_id"]: readers.design_figures(p) for p in chosen}
+    if args.json:
+        print_json(table, sort_keys=True)
+        return 0
+    print(f"{'protocol':42} {'reader':10} {'gap_ab':>8} {'gap_aa′':>8} {'gap_ac':>8} {'stability':>9}")
+    for pid, design in table.items():
+        for reader, figures in design.items():
+            cells = [figures[k] for k in ("gap_ab_pct", "gap_aa_prime_pct", "gap_ac_pct", "stability_pct")]
+            print(f"{pid:42} {reader:10} " + " ".join(f"{'-' if c is None else f'{c:.1f}':>8}" for c in cells[:3])
+                  + f" {'-' if cells[3] is None else f'{cells[3]:.1f}':>9}")
+    for family in sorted({p["family"] for p in chosen}):
+        for reader, model in readers.reader_models(family).items():
+            print(f"reader {reader} ({family}): {model}")
+    return 0
 
 
 def _stale(paths, protocols: list[dict]) -> list[str]:
@@ -165,10 +189,7 @@ def _stale(paths, protocols: list[dict]) -> list[str]:
 
 def cmd_promote(args: argparse.Namespace) -> int:
     paths = archive(args)
-    try:
-        protocol = registry.load_protocol(paths, args.protocol)
-    except registry.UnknownProtocol as exc:
-        raise CommandError(str(exc)) from None
+    protocol = registry.load_protocol(paths, args.protocol)
     if protocol.get("lane") == "sealed" or "panel" not in protocol:
         raise CommandError(f"{args.protocol} is a sealed, hash-only record; it was admitted when it was registered")
     failures = invariants.check_protocol(protocol) + conformance.check_protocol(protocol)
@@ -176,12 +197,9 @@ def cmd_promote(args: argparse.Namespace) -> int:
         for failure in failures:
             print(f"FAIL {failure}", file=sys.stderr)
         raise CommandError(f"{args.protocol} fails gate 1 or gate 1b; it cannot be admitted")
-    try:
-        row = lanes.promote(paths, protocol, args.lane, twin_id=args.twin, human_reviewed=args.human_reviewed,
-                            reviewer=args.reviewer, allow_development_seed=args.allow_development_seed,
-                            known_ids=registry.known_ids(paths))
-    except lanes.PromotionError as exc:
-        raise CommandError(str(exc)) from None
+    row = lanes.promote(paths, protocol, args.lane, twin_id=args.twin, human_reviewed=args.human_reviewed,
+                        reviewer=args.reviewer, allow_development_seed=args.allow_development_seed,
+                        known_ids=registry.known_ids(paths))
     how = "human review" if row["review"] == "human" else f"review inherited from {row['inherited_from']}"
     print(f"admitted {row['protocol_id']} to lane {row['lane']}"
           f"{' with twin ' + row['twin_id'] if row['twin_id'] else ''} ({how}; by {row['reviewer']} at "
@@ -196,11 +214,8 @@ def cmd_promote(args: argparse.Namespace) -> int:
 
 def cmd_seal(args: argparse.Namespace) -> int:
     paths = archive(args)
-    try:
-        record = registry.register_sealed(paths, args.protocol, args.panel_sha256, args.protocol_sha256,
-                                          reviewer=args.reviewer, human_reviewed=args.human_reviewed)
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
+    record = registry.register_sealed(paths, args.protocol, args.panel_sha256, args.protocol_sha256,
+                                      reviewer=args.reviewer, human_reviewed=args.human_reviewed)
     print(f"registered sealed protocol {record['protocol_id']} (panel {record['panel_sha256'][:12]}, "
           f"protocol {record['protocol_sha256'][:12]}); no text is held here")
     return 0
@@ -208,10 +223,7 @@ def cmd_seal(args: argparse.Namespace) -> int:
 
 def cmd_init_seed(args: argparse.Namespace) -> int:
     paths = archive(args)
-    try:
-        file = init_secret_seed(paths)
-    except SeedError as exc:
-        raise CommandError(str(exc)) from None
+    file = init_secret_seed(paths)
     print(f"wrote a new secret guard seed to {file} (mode 0600); keep it out of every repository and back it up "
           f"privately. Rebuild with `llmarchive panels build`.")
     return 0

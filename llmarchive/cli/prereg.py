@@ -8,14 +8,11 @@ are in a manifest whose ``.ots`` proof commits to that manifest, and exits 1
 when any is not.
 """
 import argparse
-import json
 from pathlib import Path
 
-from llmarchive import prereg
+from llmarchive import prereg, registry
 from llmarchive.cli import CommandError, archive
-from panels import registry
-from panels.build import BuildError
-from panels.seeds import SeedError
+from llmarchive.cli._options import add_date, add_json, day, print_json
 
 ORDER = 25
 
@@ -26,7 +23,7 @@ def register(subparsers) -> None:
     sub = p.add_subparsers(dest="prereg_command", metavar="ACTION")
 
     m = sub.add_parser("manifest", help="write a manifest of every admitted protocol's hashes (no text)")
-    m.add_argument("--date", help="date in the file name (default: today, UTC)")
+    add_date(m, "the date in the file name")
     m.set_defaults(func=cmd_manifest)
 
     s = sub.add_parser("stamp", help="timestamp a manifest with OpenTimestamps (needs a reachable calendar)")
@@ -38,26 +35,19 @@ def register(subparsers) -> None:
 
     c = sub.add_parser("check", help="is each admitted protocol listed in a stamped manifest?")
     c.add_argument("protocols", nargs="*", metavar="PROTOCOL", help="protocol ids (default: every admitted one)")
-    c.add_argument("--json", action="store_true")
+    add_json(c, "print {protocols, manifests} as JSON")
     c.set_defaults(func=cmd_check)
 
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
 def _admitted(paths) -> list[dict]:
-    try:
-        protocols = registry.load_all(paths) + registry.sealed_records(paths)
-    except (BuildError, SeedError, registry.ProtocolFileError) as exc:
-        raise CommandError(str(exc)) from None
-    return protocols
+    return registry.load_all(paths) + registry.sealed_records(paths)
 
 
 def cmd_manifest(args: argparse.Namespace) -> int:
     paths = archive(args)
-    try:
-        path, written = prereg.write_manifest(paths, _admitted(paths), date=args.date)
-    except prereg.PreregError as exc:
-        raise CommandError(str(exc)) from None
+    path, written = prereg.write_manifest(paths, _admitted(paths), date=day(args))
     manifest = prereg.read_manifest(path)
     verb = "wrote" if written else "already written:"
     print(f"{verb} {path} — {len(manifest['protocols'])} protocol(s), HEAD {manifest.get('head_commit') or 'unknown'}, "
@@ -85,8 +75,6 @@ def cmd_stamp(args: argparse.Namespace) -> int:
     except prereg.NoCalendar as exc:
         print(f"NOT STAMPED: {exc}")
         return 1
-    except prereg.PreregError as exc:
-        raise CommandError(str(exc)) from None
     print(f"stamped {manifest.name}: pending proof {proof} from {len(answered)} calendar(s) "
           f"({', '.join(answered)}). Run `ots upgrade {proof}` in a few hours for the Bitcoin attestation.")
     return 0
@@ -100,7 +88,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         chosen = []
         for pid in args.protocols:
             if pid not in by_id:
-                raise CommandError(str(registry.UnknownProtocol(pid, list(by_id))))
+                raise registry.UnknownProtocol(pid, list(by_id))
             chosen.append(by_id[pid])
     else:
         chosen = [p for p in protocols if p.get("status") == "admitted"]
@@ -111,8 +99,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         ok, why = prereg.is_preregistered(paths, protocol)
         results.append({"protocol_id": protocol["protocol_id"], "preregistered": ok, "reason": why})
     if args.json:
-        print(json.dumps({"protocols": results,
-                          "manifests": [prereg.manifest_summary(m) for m in prereg.manifests(paths)]}, indent=1))
+        print_json({"protocols": results, "manifests": [prereg.manifest_summary(m) for m in prereg.manifests(paths)]})
     else:
         for m in prereg.manifests(paths):
             s = prereg.manifest_summary(m)

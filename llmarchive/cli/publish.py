@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from llmarchive.cli import CommandError, archive
+from llmarchive.cli._options import add_date, day
 
 ORDER = 90
 
@@ -22,9 +23,10 @@ def register(subparsers) -> None:
         help="regenerate the public files (CSVs, Croissant, open lane, database, site, status) from the records",
         description=(
             "Regenerate every file under $LLMARCHIVE_HOME/public/ from the archive's records: stability.csv, "
-            "outcomes.csv, coverage.csv, open-lane/<year>.jsonl, croissant.json, archive.db, index.html, "
-            "status.json and render_manifest.json. The leak guard checks every byte first; a refused build "
-            "leaves public/ as it was."
+            "outcomes.csv, coverage.csv, changes.csv, open-lane/<year>.jsonl, croissant.json, archive.db, "
+            "index.html, status.json and render_manifest.json. The blocking checks run first (hash chains, no "
+            "flagged measurement on the curve, every coverage gap with its cause; the same rule as the Dagster "
+            "asset) and the leak guard checks every byte; a refused build leaves public/ as it was."
         ),
     )
     p.add_argument("--build-time", help="the build time to record (ISO 8601, UTC, ending in Z); default: now")
@@ -45,7 +47,7 @@ def register(subparsers) -> None:
     r.add_argument("version", help="release version, MAJOR.MINOR.PATCH")
     r.add_argument("--out", help="release folder to create (default: $LLMARCHIVE_HOME/releases/llm-archive-VERSION)")
     r.add_argument("--spec", help="the specification to ship as SPEC.md (default: SPEC.md at the repository root)")
-    r.add_argument("--date", help="release date YYYY-MM-DD (default: today, UTC)")
+    add_date(r, "the release date")
     r.set_defaults(func=run_release)
 
     s = subparsers.add_parser(
@@ -64,7 +66,7 @@ def register(subparsers) -> None:
 
 
 def run_publish(args: argparse.Namespace) -> int:
-    from publish import PublishError, publish_all
+    from publish import publish_all
     from publish import datasette_meta
 
     if args.metadata:
@@ -72,10 +74,7 @@ def run_publish(args: argparse.Namespace) -> int:
         print(f"wrote {args.metadata}")
         return 0
     paths = archive(args)
-    try:
-        manifest = publish_all(paths, build_time=args.build_time)
-    except PublishError as exc:
-        raise CommandError(str(exc)) from None
+    manifest = publish_all(paths, build_time=args.build_time)
     print(f"published to {paths.public} at {manifest['build_time']}")
     for name, entry in manifest["files"].items():
         print(f"  {name:<26} {entry['bytes']:>12,} bytes  sha256 {entry['sha256']}")
@@ -84,15 +83,12 @@ def run_publish(args: argparse.Namespace) -> int:
 
 
 def run_release(args: argparse.Namespace) -> int:
-    from publish import PublishError
     from publish.release import assemble
 
     paths = archive(args)
     out = Path(args.out) if args.out else paths.home / "releases" / f"llm-archive-{args.version}"
-    try:
-        release = assemble(paths, args.version, out, spec=Path(args.spec) if args.spec else None, date=args.date)
-    except PublishError as exc:
-        raise CommandError(str(exc)) from None
+    release = assemble(paths, args.version, out, spec=Path(args.spec) if args.spec else None,
+                       date=day(args) if args.date else None)
     print(f"release {release.version} assembled in {release.folder} ({len(release.files)} files, leak-checked)")
     print()
     print(release.checklist)

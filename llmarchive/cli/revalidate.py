@@ -4,7 +4,7 @@ import json
 import sys
 
 from llmarchive.cli import CommandError, archive
-from llmarchive.cli._options import add_date, day
+from llmarchive.cli._options import add_date, add_run_id, day
 
 ORDER = 57
 
@@ -22,8 +22,7 @@ def register(subparsers) -> None:
     )
     add_date(p)
     p.add_argument("--count", type=int, help="how many (default: cadence.yaml's revalidation_daily)")
-    p.add_argument("--run-id", action="append", dest="run_ids", metavar="RUN_ID",
-                   help="revalidate this run instead of the day's choice (repeatable)")
+    add_run_id(p, "revalidate this run instead of the day's choice (repeatable)", repeatable=True)
     p.set_defaults(func=run)
 
 

@@ -2,8 +2,9 @@
 import argparse
 import sys
 
-from llmarchive.cli import CommandError, archive
-from llmarchive.cli._options import add_api, add_date, add_subject_models, api_subject_factory, day, lister, subject_models
+from llmarchive.cli import archive
+from llmarchive.cli._options import (add_api, add_concurrency, add_date, add_subject, add_subject_models,
+                                     api_subject_factory, concurrency, day, lister, subject_models)
 
 ORDER = 42
 
@@ -22,8 +23,8 @@ def register(subparsers) -> None:
         ),
     )
     add_date(p, "the day the sweep runs (its month is the sweep's period)")
-    p.add_argument("--subject", choices=("anthropic", "openai"), help="the API (default: subject_models.yaml's provider)")
-    p.add_argument("--concurrency", type=int, default=4, help="calls in flight at once (default 4)")
+    add_subject(p)
+    add_concurrency(p)
     p.add_argument("--quiet", action="store_true", help="no per-trial progress lines on stderr")
     add_api(p)
     add_subject_models(p)
@@ -31,8 +32,6 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from llmarchive.budget import BudgetError
-    from llmarchive.runner import RunError
     from llmarchive.sweep import sweep
 
     paths = archive(args).ensure()
@@ -44,12 +43,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"[{done}/{total}] {trial['protocol_id']} {trial['item_id']} {trial['version']}: {trial['outcome']}",
               file=sys.stderr, flush=True)
 
-    try:
-        outcome = sweep(paths, when, config, subject_factory=api_subject_factory(args, provider),
-                        provider_check=lister(args, provider), concurrency=args.concurrency,
-                        progress=None if args.quiet else progress)
-    except (BudgetError, RunError) as exc:
-        raise CommandError(str(exc)) from None
+    outcome = sweep(paths, when, config, subject_factory=api_subject_factory(args, provider),
+                    provider_check=lister(args, provider), concurrency=concurrency(args),
+                    progress=None if args.quiet else progress)
     print(f"sweep {when[:7]} on {outcome.model_id}: {len(outcome.ran)} ran, {len(outcome.already)} already done "
           f"this month, {len(outcome.skipped)} skipped")
     for pid in outcome.ran:

@@ -1,18 +1,23 @@
-"""The instrument (SPEC §7): the archive's check on its own pipeline, and on the subject.
+"""The instrument (method §7): the archive's check on its own pipeline, and on the subject.
 
 * :mod:`~llmarchive.instrument.fingerprint` — the runtime fingerprint: twelve
   fixed prompts on the reference model, top-5 logprobs per generated token,
   compared for exact equality with the expectation of the runtime;
 * :mod:`~llmarchive.instrument.rotation` — one guard protocol a day on the
-  reference model, compared with its previous result by SPEC §6's change rule;
+  reference model, compared with its previous result by method §6's change rule;
 * :mod:`~llmarchive.instrument.subject` — the subject fingerprint: 24
   single-fact items against the tracked model, a public daily series;
 * :mod:`~llmarchive.instrument.verdict` — :func:`day_verdict`, the one
-  function that says whether a day's measurements are ``instrument_suspect``.
+  function that says whether a day's measurements are ``instrument_suspect``,
+  and :func:`latched_alarm`: an alarm stays latched until a human
+  acknowledges it;
+* :mod:`~llmarchive.instrument.acknowledge` — that acknowledgement, a
+  ``core_change`` record, the only way a new expectation is established.
 
 The texts live in :mod:`~llmarchive.instrument.prompts`; the log-probability
 engine in :mod:`~llmarchive.instrument.engine`.
 """
-from llmarchive.instrument.verdict import DayVerdict, day_verdict, mark_day_suspect, raise_alarm, suspect_value
+from llmarchive.instrument.verdict import (DayVerdict, day_verdict, latched_alarm, mark_day_suspect, raise_alarm,
+                                           suspect_value)
 
-__all__ = ["DayVerdict", "day_verdict", "mark_day_suspect", "raise_alarm", "suspect_value"]
+__all__ = ["DayVerdict", "day_verdict", "latched_alarm", "mark_day_suspect", "raise_alarm", "suspect_value"]

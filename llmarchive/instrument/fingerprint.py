@@ -1,4 +1,4 @@
-"""The runtime fingerprint (SPEC §7): twelve fixed prompts, compared for exact equality.
+"""The runtime fingerprint (method §7): twelve fixed prompts, compared for exact equality.
 
 Every day the reference model answers the twelve prompts of
 :mod:`llmarchive.instrument.prompts` greedily, from an empty cache, with a
@@ -14,18 +14,25 @@ threads and batch.  Expectations live privately under
 token data, so a mismatch can say which prompt and which token moved.
 
 Outcomes, each one ``runtime_fingerprint`` record carrying every runtime
-detail SPEC §7 names:
+detail method §7 names:
 
 ``pass``         the digest equals the expectation;
 ``fail``         it does not → an ``instrument_alarm`` naming the first difference;
+                 or no expectation exists for this runtime while one exists for
+                 another: **a new runtime key is an alarm like any other**;
 ``unavailable``  the fingerprint could not run (missing file, wrong sha256, a
                  llama.cpp error) → an ``instrument_alarm``: not running counts
                  as failing;
-``established``  the first run for this runtime: its digest becomes the
+``established``  the archive's very first fingerprint: its digest becomes the
                  expectation, and the record says so.  Nothing was compared,
-                 so the day does not count as passing.  When an expectation
-                 already existed for a *different* runtime, the runtime has
-                 changed, which is itself an ``instrument_alarm``.
+                 so the day does not count as passing.
+
+A failing digest is kept as the **candidate** for its runtime
+(``expectations/candidates/``); a later passing day of that runtime
+discards it (the difference was transient).  Only a human acknowledgement
+(``llmarchive instrument acknowledge``, a ``core_change`` record) turns a
+candidate into the expectation — nothing the daily cycle does on its own
+can write a new expectation once the first exists.
 """
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +46,7 @@ from llmarchive.instrument.verdict import raise_alarm
 from llmarchive.jsonio import RecordFileError, read_json, write_json
 from llmarchive.paths import ArchivePaths
 from measure.canonical import canonical_sha256
+from measure.errors import ArchiveError
 
 RUNTIME_KEY_FIELDS = ("model_sha256", "llama_cpp_version", "template_sha256", "runner_arch", "n_threads", "n_batch")
 STATUSES = ("pass", "fail", "unavailable", "established")
@@ -46,7 +54,7 @@ STATUSES = ("pass", "fail", "unavailable", "established")
 EngineFactory = Callable[[], Any]
 
 
-class InstrumentError(RuntimeError):
+class InstrumentError(ArchiveError, RuntimeError):
     """An instrument step that cannot proceed; the message says why."""
 
 
@@ -66,6 +74,52 @@ def digest_of(results: list[Generated]) -> str:
 
 def _expectation_file(paths: ArchivePaths, key: dict) -> Path:
     return expectations_dir(paths) / f"{canonical_sha256(key)}.json"
+
+
+def candidates_dir(paths: ArchivePaths) -> Path:
+    """Failing digests waiting for a human decision, one file per runtime key."""
+    return expectations_dir(paths) / "candidates"
+
+
+def superseded_dir(paths: ArchivePaths) -> Path:
+    """Expectations an acknowledgement replaced, kept for the record."""
+    return expectations_dir(paths) / "superseded"
+
+
+def _candidate_file(paths: ArchivePaths, key: dict) -> Path:
+    return candidates_dir(paths) / f"{canonical_sha256(key)}.json"
+
+
+def _expectation_body(key: dict, digest: str, date: str, runtime: dict, results: list[Generated]) -> dict:
+    return {"runtime_key": key, "runtime_key_sha256": canonical_sha256(key), "digest": digest,
+            "prompts_sha256": PROMPTS_SHA256, "established_on": date, "runtime": runtime,
+            "results": [g.to_json() for g in results], "texts": {g.prompt_id: g.text for g in results}}
+
+
+def pending_candidates(paths: ArchivePaths) -> list[dict]:
+    """Every stored candidate (a digest that differed, or a new runtime's), oldest runtime key first."""
+    folder = candidates_dir(paths)
+    out = []
+    for file in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            out.append(read_json(file))
+        except RecordFileError:
+            continue
+    return out
+
+
+def install_candidate(paths: ArchivePaths, candidate: dict, accepted_by: str) -> None:
+    """Make ``candidate`` its runtime's expectation (the old one moves to ``superseded/``); acknowledgement only."""
+    key = candidate["runtime_key"]
+    target = _expectation_file(paths, key)
+    if target.exists():
+        old = read_json(target)
+        if old.get("digest") == candidate.get("digest"):
+            _candidate_file(paths, key).unlink(missing_ok=True)
+            return
+        write_json(superseded_dir(paths) / f"{target.stem}_{old.get('established_on')}.json", old)
+    write_json(target, {**candidate, "accepted_by": accepted_by})
+    _candidate_file(paths, key).unlink(missing_ok=True)
 
 
 def load_expectation(paths: ArchivePaths, key: dict) -> Optional[dict]:
@@ -171,7 +225,9 @@ def runtime_fingerprint(paths: ArchivePaths, date: str, engine_factory: Optional
         runtime = dict(engine.runtime())
         results = [engine.generate(pid, prompt, FINGERPRINT_MAX_TOKENS, TOP_LOGPROBS)
                    for pid, prompt in FINGERPRINT_PROMPTS]
-    except Exception as exc:  # any failure to run is a failed fingerprint, never a crash
+    except (ArchiveError, OSError, RuntimeError, ValueError, MemoryError) as exc:
+        # The model file, llama.cpp or the runtime failed: a failed fingerprint (recorded, alarmed), not a
+        # crash. Anything else is a bug in this code and keeps its traceback.
         reason = f"the runtime fingerprint could not run: {type(exc).__name__}: {exc}"
         record = _record(paths, date, "unavailable", None, None, runtime, reason=reason, established=False)
         return FingerprintOutcome(record, raise_alarm(paths, date, "runtime_fingerprint", reason, runtime=runtime))
@@ -179,33 +235,35 @@ def runtime_fingerprint(paths: ArchivePaths, date: str, engine_factory: Optional
     digest = digest_of(results)
     data = [g.to_json() for g in results]
     key = runtime_key(runtime)
+    key_sha = canonical_sha256(key)
     expectation = load_expectation(paths, key)
     if expectation is None:
         previous = other_expectations(paths, key)
-        write_json(_expectation_file(paths, key), {
-            "runtime_key": key, "runtime_key_sha256": canonical_sha256(key), "digest": digest,
-            "prompts_sha256": PROMPTS_SHA256, "established_on": date, "runtime": runtime, "results": data,
-            "texts": {g.prompt_id: g.text for g in results},
-        })
-        reason = (f"first fingerprint for this runtime: its digest is now the expectation for runtime "
-                  f"{canonical_sha256(key)[:12]}; nothing was compared today")
-        alarm = None
-        if previous:
-            changed = sorted({k for p in previous for k in RUNTIME_KEY_FIELDS
-                              if (p.get("runtime_key") or {}).get(k) != key.get(k)})
-            reason += f"; the runtime changed ({', '.join(changed)} differ from the earlier expectation)"
-        record = _record(paths, date, "established", digest, None, runtime, reason=reason, established=True)
-        if previous:
-            alarm = raise_alarm(paths, date, "runtime_fingerprint", reason, runtime=runtime)
-        return FingerprintOutcome(record, alarm)
+        if not previous:
+            write_json(_expectation_file(paths, key), _expectation_body(key, digest, date, runtime, results))
+            reason = (f"first fingerprint of this archive: its digest is now the expectation for runtime "
+                      f"{key_sha[:12]}; nothing was compared today")
+            record = _record(paths, date, "established", digest, None, runtime, reason=reason, established=True)
+            return FingerprintOutcome(record, None)
+        changed = sorted({k for p in previous for k in RUNTIME_KEY_FIELDS
+                          if (p.get("runtime_key") or {}).get(k) != key.get(k)})
+        write_json(_candidate_file(paths, key), _expectation_body(key, digest, date, runtime, results))
+        reason = (f"new runtime key {key_sha[:12]}: no accepted expectation for this runtime "
+                  f"({', '.join(changed)} differ from the earlier expectation); its digest is kept as a candidate "
+                  f"until a human core_change accepts it")
+        record = _record(paths, date, "fail", digest, None, runtime, reason=reason, established=False,
+                         first_difference=f"the runtime changed: {', '.join(changed)}")
+        return FingerprintOutcome(record, raise_alarm(paths, date, "runtime_fingerprint", reason, runtime=runtime))
 
     if expectation.get("digest") == digest:
+        _candidate_file(paths, key).unlink(missing_ok=True)   # an earlier difference did not last
         record = _record(paths, date, "pass", digest, expectation["digest"], runtime,
                          reason=f"identical to the expectation established on {expectation.get('established_on')}",
                          established=False)
         return FingerprintOutcome(record, None)
 
     where = first_difference(expectation.get("results") or [], data)
+    write_json(_candidate_file(paths, key), _expectation_body(key, digest, date, runtime, results))
     reason = f"runtime fingerprint differs from the expectation of {expectation.get('established_on')}: {where}"
     record = _record(paths, date, "fail", digest, expectation.get("digest"), runtime, reason=reason,
                      established=False, first_difference=where)

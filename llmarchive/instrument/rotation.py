@@ -1,4 +1,4 @@
-"""Guard rotation (SPEC §7): one guard protocol a day on the reference model.
+"""Guard rotation (method §7): one guard protocol a day on the reference model.
 
 **Which protocol.**  The guard protocols of one protocol series (``v0`` by
 default), sorted by ``protocol_id``, are taken in that fixed order, one per
@@ -9,9 +9,15 @@ function of the date and the admitted guard set, so anyone can check which
 protocol was due on any day, and a missed day is a missed day rather than a
 shifted cycle.
 
-**What is compared.**  The run's measurement with that protocol's previous
-rotation result on the same reference model file and the same protocol
-content, by SPEC §6's change rule (:func:`measure.stats.compare`).
+**What is compared.**  The run's measurement with that protocol's last
+*accepted* baseline on the same reference model file and the same protocol
+content, by method §6's change rule (:func:`measure.stats.compare`).  The
+accepted baseline is the first result (verdict ``baseline``) or, later, a
+result that raised an alarm and was then accepted by a human ``core_change``
+(:mod:`llmarchive.instrument.acknowledge`).  A result that raised an alarm
+is never a baseline on its own, and ``flat`` results do not move it either,
+so a slow drift in steps each too small to call is still measured against
+where it started.
 ``improved`` or ``regressed`` raises an ``instrument_alarm``, and so does ``unmeasurable``
 (a version with no valid decision where the previous result had one);
 ``flat`` is the expected answer from a frozen model; the first result for a
@@ -32,9 +38,10 @@ from typing import Any, Optional
 
 from llmarchive import records
 from llmarchive.instrument.fingerprint import InstrumentError
-from llmarchive.instrument.verdict import raise_alarm
+from llmarchive.instrument.verdict import accepted_rotation_runs, raise_alarm
 from llmarchive.paths import ArchivePaths
 from measure.stats import compare
+from measure.errors import ArchiveError
 
 ROTATION_EPOCH = Date(2026, 9, 21)
 VERDICTS = ("baseline", "flat", "improved", "regressed", "unmeasurable", "unavailable")
@@ -68,20 +75,21 @@ def scheduled_protocol(order: list[str], day: str) -> Optional[str]:
 
 
 def due_protocol(paths: ArchivePaths, day: str, series: str = "v0") -> Optional[str]:
-    from panels import registry
+    from llmarchive import registry
 
     return scheduled_protocol(rotation_order(registry.list_protocols(paths), series), day)
 
 
 def previous_result(paths: ArchivePaths, protocol_id: str, protocol_sha256: Optional[str],
                     model_sha256: Optional[str], before: str, override: Optional[int] = None) -> Optional[dict]:
-    """The latest comparable rotation record for this protocol before ``before``."""
+    """The last accepted baseline for this protocol before ``before`` (see the module's docstring)."""
+    accepted = accepted_rotation_runs(paths)
     found = None
     for r in records.read(paths, "guard_rotation"):
         if (r.get("protocol_id") == protocol_id and r.get("protocol_sha256") == protocol_sha256
                 and r.get("generation_override") == override
                 and r.get("model_sha256") == model_sha256 and str(r.get("date")) < before
-                and r.get("verdict") in ("baseline", "flat", "improved", "regressed")
+                and (r.get("verdict") == "baseline" or r.get("run_id") in accepted)
                 and all(isinstance(r.get(k), (int, float)) for k in COMPARED)):
             found = r
     return found
@@ -112,7 +120,7 @@ def guard_rotation(paths: ArchivePaths, day: str, subject: Any = None, *, series
     """
     from llmarchive.runner import RunSettings, run_protocol
     from llmarchive.subjects import make_subject
-    from panels import registry
+    from llmarchive import registry
 
     pid = protocol_id or due_protocol(paths, day, series)
     runtime: dict = {}
@@ -140,7 +148,9 @@ def guard_rotation(paths: ArchivePaths, day: str, subject: Any = None, *, series
         result = run_protocol(instrument_paths(paths), protocol, subject, settings)
         if result.measurement is None:
             raise InstrumentError(f"rotation run {run_id} did not complete")
-    except Exception as exc:  # not running is a failure, not a crash
+    except (ArchiveError, OSError, RuntimeError, ValueError, MemoryError) as exc:
+        # The protocol, the model or the run failed: an unavailable rotation (recorded, alarmed), not a
+        # crash. Anything else is a bug in this code and keeps its traceback.
         reason = f"guard rotation of {pid} could not run: {type(exc).__name__}: {exc}"
         record = records.append(paths, "guard_rotation", {
             **base, "run_id": None, "previous_run_id": None, "verdict": "unavailable", "reason": reason,
@@ -166,7 +176,8 @@ def guard_rotation(paths: ArchivePaths, day: str, subject: Any = None, *, series
         "flags": m.get("flags"), "model_sha256": model_sha, "subject_model_id": m.get("subject_model_id"),
         "runtime": runtime,
         "reason": ("first rotation result for this protocol on this model: the baseline" if previous is None
-                   else f"SPEC §6 change rule against {previous.get('run_id')} of {previous.get('date')}: {verdict}"),
+                   else f"method §6 change rule against the accepted baseline {previous.get('run_id')} of "
+                        f"{previous.get('date')}: {verdict}"),
     })
     if verdict == "unmeasurable":
         raise_alarm(paths, day, "guard_rotation",

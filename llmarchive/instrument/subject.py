@@ -1,4 +1,4 @@
-"""The subject fingerprint (SPEC §7): 24 single-fact items against the tracked model, daily.
+"""The subject fingerprint (method §7.3): 24 single-fact items against the tracked model, daily.
 
 The items (:data:`llmarchive.instrument.prompts.SUBJECT_ITEMS`) never change;
 twelve are true and twelve false.  Each is one fresh call; the answer is
@@ -8,29 +8,47 @@ after the same outcome table every trial goes through
 the score, the yes/no split (a yes-habit shows as many "yes" and 12 correct),
 and every item's outcome and response.
 
-Money.  The calls are charged to the ``subject_fingerprint`` job, which is
-never gated by the ladder (its cost is kept small by design): first the
-general pool, then the heartbeat reserve.
-
-When it cannot run.  If the provider answers none of the 24 calls (every
-one ``blocked_upstream`` after retries), no fingerprint is recorded; a
+A day is all 24 answers or nothing.  A call that never got an answer (a
+timeout, a dropped connection, a 429/5xx that outlasted the retries: the
+result carries ``failure``) is not a trial, so it cannot be scored — and a
+score over fewer than 24 items would not be comparable with any other day.
+If any call of the day went unanswered, no fingerprint is recorded; a
 ``skip`` with condition ``provider_unreachable`` (cause ``provider_outage``)
-is.  A request the provider refuses outright (a rejected key, an unknown
-model) is a ``skip`` with ``provider_refused_request``.  A day already
-fingerprinted for the same model is returned as recorded, never re-billed.
+is, and the day can be asked again.  A request the provider refuses outright
+(a rejected key, an unknown model) is a ``skip`` with
+``provider_refused_request``.  A day already fingerprinted for the same
+model is returned as recorded, never re-billed.
+
+Money (method §9).  The calls are charged to the ``subject_fingerprint``
+job, which the ladder never gates (its cost is kept small by design): first
+the general pool, then the heartbeat reserve, and never past both — when
+what is left of the two cannot hold the day's 24 calls at their worst case,
+nothing is sent and the day is a ``skip`` with condition ``budget_refused``
+(cause ``budget_halted``).  Every call that left is charged, whatever
+happened to the others: an answered call from the usage the provider
+reported, an attempt whose fate is unknown (a read timeout, a malformed
+200) at its worst case (prompt bytes + framing + ``max_tokens``), an HTTP
+error answer at nothing.  Each attempt's worst case is reserved in the
+ledger before it leaves, so a process killed mid-call leaves it charged.
 """
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Awaitable, Callable, Optional, Union
 
 from llmarchive import budget as budget_mod
 from llmarchive import records
-from llmarchive.coverage import record_skip
 from llmarchive.instrument.fingerprint import InstrumentError
+from llmarchive.jobs import SUBJECT_FINGERPRINT
 from llmarchive.instrument.prompts import (SUBJECT_GRAMMAR_VERSION, SUBJECT_ITEMS, SUBJECT_ITEMS_SHA256,
                                            SUBJECT_MAX_TOKENS, SUBJECT_OPTIONS, subject_prompt)
 from llmarchive.paths import ArchivePaths
+from llmarchive.skips import first_condition, record_skip
 from llmarchive.subjects.base import CallResult, SubjectError, classify
+
+JOB = SUBJECT_FINGERPRINT
+# What one call came back as: a result (answered, or with ``failure`` set), or what it raised.
+Answer = Union[CallResult, BaseException]
+BeforeSendFor = Callable[[str, str], Optional[Callable[[int], Awaitable[None]]]]
 
 
 @dataclass
@@ -40,62 +58,161 @@ class SubjectOutcome:
     already: bool = False
 
 
-async def _ask_async(subject: Any, calls: list[tuple[str, str]], concurrency: int) -> list[CallResult]:
+async def _ask_async(subject: Any, calls: list[tuple[str, str]], concurrency: int,
+                     before_send_for: Optional[BeforeSendFor]) -> list[Answer]:
     gate = asyncio.Semaphore(concurrency)
 
     async def one(prompt: str, key: str) -> CallResult:
         async with gate:
-            return await subject.acall(prompt, key)
+            hook = before_send_for(prompt, key) if before_send_for else None
+            if hook is None:
+                return await subject.acall(prompt, key)
+            return await subject.acall(prompt, key, before_send=hook)
 
     async with subject.connect(concurrency):
-        return list(await asyncio.gather(*(one(p, k) for p, k in calls)))
+        # return_exceptions: one call raising must not lose the answers (and the bill) of the others
+        return list(await asyncio.gather(*(one(p, k) for p, k in calls), return_exceptions=True))
 
 
-def _ask(subject: Any, calls: list[tuple[str, str]], concurrency: int) -> list[CallResult]:
+def _ask(subject: Any, calls: list[tuple[str, str]], concurrency: int,
+         before_send_for: Optional[BeforeSendFor] = None) -> list[Answer]:
     if getattr(subject, "is_async", False):
-        return asyncio.run(_ask_async(subject, calls, concurrency))
-    return [subject.call(p, k) for p, k in calls]
+        return asyncio.run(_ask_async(subject, calls, concurrency, before_send_for))
+    answers: list[Answer] = []
+    for prompt, key in calls:
+        try:
+            answers.append(subject.call(prompt, key))
+        except SubjectError as exc:   # the provider refuses the request: the next call would be refused too
+            answers.append(exc)
+            break
+    return answers
+
+
+def _cost_facts(prompt: str) -> dict:
+    """What the ledger needs for an attempt's worst case."""
+    return {"prompt_bytes": len(prompt.encode("utf-8")), "max_tokens": SUBJECT_MAX_TOKENS}
+
+
+def _worst_case_day(budget: budget_mod.Budget, calls: list[tuple[str, str]]) -> float:
+    """The most the day's calls can cost, one attempt each (the flat rate when the budget has no prices)."""
+    if budget.priced:
+        return sum(budget.attempt_worst_case(_cost_facts(p)["prompt_bytes"], SUBJECT_MAX_TOKENS) for p, _ in calls)
+    return budget.rate("fingerprint") * len(calls)
+
+
+def _session(paths: ArchivePaths, day: str, model: str) -> str:
+    """This attempt at the day's number (1, 2, …): its own ledger run, so a day asked again is charged again."""
+    prefix = f"{JOB}_{day}_{model}"
+    runs = {str(e.get("run_id")) for e in budget_mod.ledger_entries(paths)}
+    return str(1 + sum(r == prefix or r.startswith(prefix + "@") for r in runs))
+
+
+def _room_refusal(paths: ArchivePaths, budget: budget_mod.Budget, calls: list[tuple[str, str]]) -> Optional[str]:
+    """Why the day may not be asked (general pool and heartbeat reserve both too low), or None."""
+    state = budget_mod.ladder_state(paths, budget)
+    left = max(state.general_left_eur, 0.0) + max(state.heartbeat_left_eur, 0.0)
+    need = _worst_case_day(budget, calls)
+    if need <= left + budget_mod.EPSILON_EUR:
+        return None
+    return (f"the day's {len(calls)} calls may cost up to €{need:.4f}; €{left:.4f} is left in the general pool "
+            f"and the heartbeat reserve for {state.month}")
+
+
+def _meter(meter: budget_mod.SpendMeter, session: str, calls: list[tuple[str, str]],
+           answers: list[Answer]) -> None:
+    """Charge every call that left: answered ones from usage, the others for their attempts of unknown fate."""
+    answered = []
+    for (prompt, key), answer in zip(calls, answers):
+        facts = {**_cost_facts(prompt), "session": session}
+        if isinstance(answer, CallResult) and answer.failure is None:
+            answered.append((key, {"answered": answer.answered, "input_tokens": answer.input_tokens,
+                                   "output_tokens": answer.output_tokens, "attempts": answer.attempts,
+                                   "unknown_attempts": answer.unknown_attempts, **facts}))
+        elif isinstance(answer, CallResult):
+            meter.charge_unanswered(key, session, {"attempts": answer.attempts,
+                                                   "unknown_attempts": answer.unknown_attempts, **facts})
+        elif isinstance(answer, SubjectError) and isinstance(getattr(answer, "attempts", None), int):
+            meter.charge_unanswered(key, session, {"attempts": answer.attempts,
+                                                   "unknown_attempts": getattr(answer, "unknown_attempts", 0) or 0,
+                                                   **facts})
+        # anything else raised before or while sending: its reservations stay open, charged at their worst case
+    meter.record_many(answered)
+
+
+def _hook_factory(meter: budget_mod.SpendMeter, session: str) -> BeforeSendFor:
+    def before_send_for(prompt: str, key: str) -> Callable[[int], Awaitable[None]]:
+        facts = _cost_facts(prompt)
+
+        async def reserve(attempt: int) -> None:
+            await asyncio.to_thread(meter.reserve, key, session, attempt, facts["prompt_bytes"], facts["max_tokens"])
+        return reserve
+    return before_send_for
+
+
+def _skip_for(paths: ArchivePaths, day: str, subject: Any, calls: list[tuple[str, str]],
+              answers: list[Answer]) -> Optional[dict]:
+    """The day's skip when not every call was answered (None: all 24 answered), or re-raise a bug."""
+    model = subject.subject_model_id
+    halted = [a for a in answers if isinstance(a, budget_mod.BudgetHalted)]
+    refused = [a for a in answers if isinstance(a, SubjectError)]
+    failed = [a for a in answers if isinstance(a, CallResult) and a.failure is not None]
+    other = [a for a in answers if isinstance(a, BaseException) and a not in halted and a not in refused]
+    if other:
+        raise other[0]
+    conditions = {"budget_refused": halted, "provider_refused_request": refused, "provider_unreachable": failed}
+    observed = [c for c, found in conditions.items() if found]
+    if len(answers) < len(calls) and not observed:
+        raise InstrumentError(f"{len(answers)} of {len(calls)} subject fingerprint calls came back")
+    if not observed:
+        return None
+    condition = first_condition(observed)
+    unanswered = len(calls) - sum(isinstance(a, CallResult) and a.failure is None for a in answers)
+    if condition == "budget_refused":
+        reason = f"stopped before sending: {halted[0]} ({unanswered} of {len(calls)} calls unanswered)"
+    elif condition == "provider_refused_request":
+        reason = (f"{subject.provider} refused the request for {model}: {refused[0]} "
+                  f"({unanswered} of {len(calls)} calls unanswered)")
+    else:
+        causes = sorted({str(a.failure) for a in failed})
+        reason = (f"{unanswered} of the {len(calls)} calls to {model} got no answer "
+                  f"({', '.join(causes[:3])}): no fingerprint for a partial day")
+    return record_skip(paths, day, JOB, None, condition, reason)
 
 
 def subject_fingerprint(paths: ArchivePaths, day: str, subject: Any, *, budget: Optional[budget_mod.Budget] = None,
                         unbudgeted: bool = False, concurrency: int = 4) -> SubjectOutcome:
     """Ask the 24 items, score them, record the day (see the module docstring)."""
     model = subject.subject_model_id
-    for r in records.read(paths, "subject_fingerprint"):
+    for r in records.read(paths, JOB):
         if r.get("date") == day and r.get("subject_model_id") == model:
             return SubjectOutcome(r, already=True)
     if subject.max_tokens != SUBJECT_MAX_TOKENS:
         raise InstrumentError(f"the subject sends max_tokens {subject.max_tokens}; the subject fingerprint freezes "
                               f"{SUBJECT_MAX_TOKENS}")
-    meter = None
+    calls = [(subject_prompt(question), f"{JOB}/{day}/{item_id}") for item_id, question, _ in SUBJECT_ITEMS]
+    meter, session = None, ""
     if subject.billed:
         budget = budget or budget_mod.load_budget(paths)
         if budget is None and not unbudgeted:
             raise InstrumentError(f"{paths.budget_file} does not exist: the subject fingerprint makes paid calls "
                                   "(`llmarchive budget init …`, or --unbudgeted for a server you pay nothing for)")
-        auth = (budget_mod.unbudgeted("subject_fingerprint") if budget is None else
-                budget_mod.authorize_run(paths, budget, {"protocol_id": "subject_fingerprint"},
-                                         "subject_fingerprint", len(SUBJECT_ITEMS), date=day))
-        meter = budget_mod.SpendMeter(paths, auth, f"subject_fingerprint_{day}_{model}", subject.provider, model,
+        if budget is not None:
+            why = _room_refusal(paths, budget, calls)
+            if why is not None:
+                return SubjectOutcome(None, record_skip(paths, day, JOB, None, "budget_refused", why))
+        auth = (budget_mod.unbudgeted(JOB) if budget is None else
+                budget_mod.authorize_run(paths, budget, {"protocol_id": JOB}, JOB, len(SUBJECT_ITEMS), date=day))
+        session = _session(paths, day, model)
+        meter = budget_mod.SpendMeter(paths, auth, f"{JOB}_{day}_{model}@{session}", subject.provider, model,
                                       budget)
-    calls = [(subject_prompt(question), f"subject_fingerprint/{day}/{item_id}")
-             for item_id, question, _ in SUBJECT_ITEMS]
-    try:
-        results = _ask(subject, calls, concurrency)
-    except SubjectError as exc:
-        skip = record_skip(paths, day, "subject_fingerprint", None, "provider_refused_request",
-                           f"{subject.provider} refused the request for {model}: {exc}")
-        return SubjectOutcome(None, skip)
+    hooks = _hook_factory(meter, session) if meter is not None and getattr(subject, "is_async", False) else None
+    answers = _ask(subject, calls, concurrency, hooks)
     if meter is not None:
-        meter.record_many([(key, {"answered": r.answered, "input_tokens": r.input_tokens,
-                                  "output_tokens": r.output_tokens, "attempts": r.attempts})
-                           for (_, key), r in zip(calls, results)])
-    if not any(r.answered for r in results):
-        causes = sorted({c for r in results for c in r.retry_causes})
-        skip = record_skip(paths, day, "subject_fingerprint", None, "provider_unreachable",
-                           f"none of the {len(results)} calls to {model} was answered "
-                           f"({', '.join(causes[:3]) or 'no response'})")
+        _meter(meter, session, calls, answers)
+    skip = _skip_for(paths, day, subject, calls, answers)
+    if skip is not None:
         return SubjectOutcome(None, skip)
+    results: list[CallResult] = answers  # type: ignore[assignment]  # _skip_for proved every one answered
 
     items = []
     for (item_id, question, truth), result in zip(SUBJECT_ITEMS, results):
@@ -104,11 +221,10 @@ def subject_fingerprint(paths: ArchivePaths, day: str, subject: Any, *, budget: 
                       "token": decided.token, "correct": decided.outcome == "valid" and decided.token == truth,
                       "response_text": result.text, "returned_model_id": result.returned_model_id})
     returned = sorted({r.returned_model_id for r in results if r.returned_model_id})
-    record = records.append(paths, "subject_fingerprint", {
+    record = records.append(paths, JOB, {
         "date": day, "subject_model_id": model, "returned_model_id": ",".join(returned) or None,
         "correct": sum(i["correct"] for i in items), "total": len(items), "items": items,
         "answered_yes": sum(i["token"] == "yes" for i in items), "answered_no": sum(i["token"] == "no" for i in items),
         "invalid": sum(i["outcome"] != "valid" for i in items), "items_sha256": SUBJECT_ITEMS_SHA256,
         "explicitly_set": dict(subject.explicitly_set), "api_surface_sha": subject.api_surface_sha})
     return SubjectOutcome(record)
-

@@ -1,32 +1,134 @@
-"""A day's instrument verdict, and what an alarm does to that day's measurements.
+"""A day's instrument verdict, the latched alarm, and what an alarm does to measurements.
 
-SPEC §7: a day without a passing runtime fingerprint publishes no
+method §7: a day without a passing runtime fingerprint publishes no
 measurement.  The cycle does not stop — measurements are still written,
 flagged ``instrument_suspect`` with the reason, and kept off every curve.
+Recovery is only through a human ``core_change``.
 
-:func:`day_verdict` is the one function the runner's callers use: a date
-passes only when at least one ``runtime_fingerprint`` record of that date
-has status ``pass`` **and** no ``instrument_alarm`` is dated that day.  A
-missing fingerprint, one that could not run, one that failed, and one that
-only established a new expectation (nothing was compared) all leave the
-day suspect, each with its reason.
+**An alarm latches.**  From the first ``instrument_alarm`` until a human
+acknowledges it (:mod:`llmarchive.instrument.acknowledge`, a ``core_change``
+record in its own hash-chained log), every new measurement is suspect, on
+whatever day it is made: a clean fingerprint the next morning proves the
+runtime answers as it did, not that whatever moved has been understood.
+A ``core_change`` record covers the alarms that were in the alarm log when
+it was written (``acknowledged_alarms`` is their count, the log being
+append-only): an alarm raised a moment later is not covered and latches
+again.  :func:`latched_alarm` says whether the archive is latched now.
+
+:func:`day_verdict` says whether a date passes: at least one
+``runtime_fingerprint`` record of that date has status ``pass``, no
+``instrument_alarm`` is dated that day, and no earlier alarm was still
+unacknowledged on that date.  :func:`suspect_value` is what a run asks for:
+its own day's verdict plus the latch as it stands *now*, because a run
+resumed during a latch is made with an unvouched instrument even when it
+started on a clean day.
 
 Order within a day does not weaken the rule.  A measurement built before
 the day's alarm was raised is marked afterwards by :func:`mark_day_suspect`
 (called by :func:`raise_alarm`): its run record gets the reason and its
 measurement is rebuilt by the frozen estimator with the flag set.  The flag
-is only ever added, never removed here — recovery is a human change.
+is only ever added, never removed.
 """
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Any, Mapping, Optional, Union
 
 from llmarchive import records
-from llmarchive.jsonio import RecordFileError, read_json, write_json
+from llmarchive.jsonio import RecordFileError, append_record, read_json, read_jsonl, write_json
 from llmarchive.locks import lock_file
 from llmarchive.paths import ArchivePaths
+from llmarchive.records import utc_today
 from llmarchive.runs import load_run, measurement_run
 from measure.measurement import MeasurementError, build
-from llmarchive.records import utc_today
+from measure.schema import SCHEMA_VERSION
+
+# method §7's word for the only way out of an alarm.  Bookkeeping kept outside
+# method §10's closed record_type list, like the other instrument records.
+CORE_CHANGE = "core_change"
+CORE_CHANGE_FIELDS = ("date", "core_change", "reviewer", "acknowledged_alarms", "acknowledged_through")
+# The guard-rotation verdicts that raise an instrument_alarm (llmarchive.instrument.rotation); the CLI and the
+# Dagster asset read this one set, so both report the same rotation as an alarm.
+ALARM_VERDICTS = frozenset({"improved", "regressed", "unmeasurable", "unavailable"})
+
+
+def read_core_changes(paths: ArchivePaths) -> list[dict]:
+    """Every ``core_change`` record, oldest first (the log is read whether or not the kind is registered)."""
+    if CORE_CHANGE in records.KINDS:
+        return records.read(paths, CORE_CHANGE)
+    return read_jsonl(paths.record_log(CORE_CHANGE))
+
+
+def append_core_change(paths: ArchivePaths, fields: Mapping[str, Any]) -> dict:
+    """Append one ``core_change`` record to its chained log, with the envelope every record carries."""
+    missing = [name for name in CORE_CHANGE_FIELDS if name not in fields]
+    if missing:
+        raise records.RecordError(f"a {CORE_CHANGE} record needs {', '.join(missing)}")
+    if CORE_CHANGE in records.KINDS:
+        return records.append(paths, CORE_CHANGE, fields)
+    record = {"record_type": CORE_CHANGE, "schema_version": SCHEMA_VERSION, "recorded_at": records.utc_now()}
+    record.update(fields)
+    return append_record(paths.record_log(CORE_CHANGE), record)
+
+
+def _covered(acks: list[dict], alarms: list[dict], on: Optional[str] = None) -> int:
+    """How many alarms (from the start of the log) the acknowledgements made by ``on`` cover.
+
+    An acknowledgement counts only when the alarm log still holds the alarm
+    it names as its last (``acknowledged_through``): a log that was replaced
+    or cut is never read as acknowledged.
+    """
+    best = 0
+    for ack in acks:
+        if on is not None and str(ack.get("date")) > on:
+            continue
+        count = int(ack.get("acknowledged_alarms") or 0)
+        if 0 < count <= len(alarms) and alarms[count - 1].get("record_sha256") == ack.get("acknowledged_through"):
+            best = max(best, count)
+    return best
+
+
+def latched_from(alarms: list[dict], acks: list[dict], on: Optional[str] = None) -> Optional[dict]:
+    """The latch described by an alarm log and a ``core_change`` log; None when nothing is latched.
+
+    With ``on`` (``YYYY-MM-DD``) the latch as it stood on that date: alarms
+    dated on or before it, acknowledgements dated on or before it.
+    """
+    start = _covered(acks, alarms, on)
+    open_alarms = [a for a in alarms[start:] if on is None or str(a.get("date")) <= on]
+    if not open_alarms:
+        return None
+    first, last = open_alarms[0], open_alarms[-1]
+    return {
+        "since": first.get("date"),
+        "source": first.get("source"),
+        "reason": first.get("reason"),
+        "alarm_count": len(open_alarms),
+        "last_date": last.get("date"),
+        "sources": sorted({str(a.get("source")) for a in open_alarms}),
+        "first_alarm_sha256": first.get("record_sha256"),
+    }
+
+
+def latched_alarm(paths: ArchivePaths, on: Optional[str] = None) -> Optional[dict]:
+    """The unacknowledged alarm(s), or None: ``since`` (date of the first), ``source``, ``reason``, ``alarm_count``.
+
+    Also ``last_date`` (the newest open alarm), ``sources`` and
+    ``first_alarm_sha256``.  ``on`` asks for the state on a past date.
+    """
+    return latched_from(records.read(paths, "instrument_alarm"), read_core_changes(paths), on)
+
+
+def latch_reason(latch: Mapping[str, Any]) -> str:
+    return (f"instrument_alarm latched since {latch['since']} ({latch['source']}: {latch['reason']}; "
+            f"{latch['alarm_count']} alarm(s) unacknowledged) — recovery only by a human core_change "
+            f"(`llmarchive instrument acknowledge`)")
+
+
+def accepted_rotation_runs(paths: ArchivePaths) -> set[str]:
+    """Run ids of alarmed guard-rotation results that a ``core_change`` accepted as the new baseline."""
+    out: set[str] = set()
+    for ack in read_core_changes(paths):
+        out.update(str(r) for r in ack.get("accepted_rotations") or [])
+    return out
 
 
 @dataclass(frozen=True)
@@ -35,6 +137,7 @@ class DayVerdict:
 
     date: str
     reasons: tuple[str, ...]
+    latched: bool = False          # an unacknowledged alarm stood on that date
 
     @property
     def passing(self) -> bool:
@@ -56,20 +159,26 @@ class DayVerdict:
 def day_verdict(paths: ArchivePaths, date: str) -> DayVerdict:
     """The instrument's verdict on ``date`` (``YYYY-MM-DD``) from the record logs."""
     prints = [r for r in records.read(paths, "runtime_fingerprint") if r.get("date") == date]
-    alarms = [r for r in records.read(paths, "instrument_alarm") if r.get("date") == date]
+    alarms = records.read(paths, "instrument_alarm")
+    start = _covered(read_core_changes(paths), alarms, date)
+    open_alarms = [a for a in alarms[start:] if str(a.get("date")) <= date]
     reasons: list[str] = []
     if not prints:
         reasons.append(f"no runtime fingerprint ran on {date} (a missing fingerprint counts as a failure)")
     elif not any(r.get("status") == "pass" for r in prints):
         statuses = ", ".join(sorted({str(r.get("status")) for r in prints}))
         reasons.append(f"no passing runtime fingerprint on {date} (status: {statuses})")
-    for alarm in alarms:
-        reasons.append(f"instrument_alarm from {alarm.get('source')}: {alarm.get('reason')}")
-    return DayVerdict(date, tuple(reasons))
+    earlier = [a for a in open_alarms if str(a.get("date")) < date]
+    if earlier:
+        reasons.append(latch_reason(latched_from(earlier, [])))
+    for alarm in open_alarms:
+        if alarm.get("date") == date:
+            reasons.append(f"instrument_alarm from {alarm.get('source')}: {alarm.get('reason')}")
+    return DayVerdict(date, tuple(reasons), latched=bool(open_alarms))
 
 
 def raise_alarm(paths: ArchivePaths, date: str, source: str, reason: str, **extra) -> dict:
-    """Record an ``instrument_alarm`` and mark the day's measurements suspect."""
+    """Record an ``instrument_alarm`` and mark the day's measurements suspect (the latch starts here)."""
     record = records.append(paths, "instrument_alarm", {"date": date, "source": source, "reason": reason, **extra})
     mark_day_suspect(paths, date, f"instrument: instrument_alarm from {source}: {reason}")
     return record
@@ -113,8 +222,9 @@ def suspect_value(paths: ArchivePaths, date: Optional[str], run_id: Optional[str
     """What a caller passes as ``RunSettings.instrument_suspect`` for a run dated ``date``.
 
     ``date`` None means today (UTC).  When ``run_id`` names a run folder that
-    already exists, its stored ``run_date`` is the day that counts (a resumed
-    run keeps its own date).
+    already exists, its stored ``run_date`` is the day whose fingerprint
+    counts (a resumed run keeps its own date).  The latch as it stands now is
+    added either way: whatever the run's date, its calls are made today.
     """
 
     day = date or utc_today()
@@ -125,4 +235,9 @@ def suspect_value(paths: ArchivePaths, date: Optional[str], run_id: Optional[str
                 day = read_json(run_file).get("run_date") or day
             except RecordFileError:
                 pass
-    return day_verdict(paths, day).instrument_suspect()
+    verdict = day_verdict(paths, day)
+    if not verdict.latched:
+        now = latched_alarm(paths)
+        if now is not None:
+            verdict = DayVerdict(day, verdict.reasons + (latch_reason(now),), latched=True)
+    return verdict.instrument_suspect()

@@ -22,11 +22,12 @@ __all__ = ["CallResult", "Classified", "SUBJECT_KINDS", "SubjectError", "classif
 def make_subject(kind: str, *, max_tokens: int, model: Optional[str] = None, base_url: Optional[str] = None,
                  model_path: Optional[str] = None, model_sha256: Optional[str] = None,
                  max_attempts: int = 6, timeout_s: float = 120.0, n_threads: int = 1, n_batch: int = 512,
-                 retry_seed: int = 0, workers: int = 1) -> Any:
+                 retry_seed: int = 0, workers: int = 1, sleep: Optional[Any] = None) -> Any:
     """A subject of ``kind`` for a protocol whose generation asks ``max_tokens``.
 
     For the reference model, ``workers`` > 1 loads that many identical
     instances that answer side by side (:mod:`llmarchive.subjects.reference_pool`).
+    ``sleep`` replaces the API subjects' back-off wait (tests record it instead of sleeping).
     """
     if kind == "reference":
         from llmarchive import models
@@ -54,7 +55,7 @@ def make_subject(kind: str, *, max_tokens: int, model: Optional[str] = None, bas
         if not model:
             raise SubjectError(f"the {kind} subject needs --model (the provider's model id)")
         options = dict(base_url=base_url, timeout_s=timeout_s, retry=RetryPolicy(max_attempts=max_attempts),
-                       retry_seed=retry_seed)
+                       retry_seed=retry_seed, sleep=sleep)
         if kind == "anthropic":
             from llmarchive.subjects.anthropic import AnthropicSubject
             return AnthropicSubject(model, max_tokens, **options)

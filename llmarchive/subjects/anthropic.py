@@ -1,4 +1,4 @@
-"""The Anthropic Messages API as a subject (SPEC §5).
+"""The Anthropic Messages API as a subject (method §5).
 
 One call is ``POST {base_url}/v1/messages`` with a body of exactly four
 parameters — ``model``, ``max_tokens``, ``messages`` (one user turn, the

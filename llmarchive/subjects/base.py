@@ -8,7 +8,7 @@ into a trial outcome with :func:`classify`, and nowhere else.
 
 The outcome table
 -----------------
-SPEC §6 lists seven outcomes.  ``valid`` and ``unparseable`` are the
+method §6 lists seven outcomes.  ``valid`` and ``unparseable`` are the
 grammar's (:func:`measure.extract`); the other five are decided here, from
 what the provider said, *before* any text is read.  The rows are checked in
 this order and the first that applies wins:
@@ -16,11 +16,10 @@ this order and the first that applies wins:
 =================  ===========================================================
 outcome            when
 =================  ===========================================================
-blocked_upstream   no usable response: still failing after the bounded retries
-                   (429/529/5xx, timeouts, dropped connections, malformed
-                   JSON), or the provider blocked the request itself (an HTTP
-                   content-filter refusal, OpenAI ``finish_reason:
-                   content_filter``)
+blocked_upstream   the provider blocked the content itself, in its own words:
+                   a documented error code on a 4xx answer (an HTTP
+                   content-filter refusal) or a documented stop reason
+                   (OpenAI ``finish_reason: content_filter``)
 refused            the provider says the model refused (Anthropic
                    ``stop_reason: refusal``; OpenAI ``message.refusal`` set)
 off_format         the reply is not plain text: a non-text content block or a
@@ -35,6 +34,14 @@ valid/unparseable  everything else: :func:`measure.extract` with the
                    protocol's options and ``grammar_version``
 =================  ===========================================================
 
+A call that never got an answer is **not a trial** and has no row here: a
+timeout, a dropped or reset connection, a 429/5xx/529 or a malformed 200
+that outlasts the bounded retries says something about the network or the
+provider's load, nothing about the model.  The subject returns it with
+``failure`` set (and ``answered`` false); :func:`classify` refuses it
+(:class:`NotATrial`), and the runner stops the run as interrupted with the
+slot still open, to be called again when the provider is back.
+
 Stop reasons the table does not name (``end_turn``, ``stop``,
 ``stop_sequence`` and any value a provider adds later) go to the grammar;
 the stop reason is kept on the trial either way, so a new value can be
@@ -45,6 +52,7 @@ from datetime import datetime, timezone
 from typing import Any, Mapping, Optional, Sequence
 
 import measure
+from measure.errors import ArchiveError
 
 # Provider stop reason → outcome.  ``None`` means "a normal end: read the text".
 STOP_REASONS: dict[str, dict[str, Optional[str]]] = {
@@ -74,13 +82,24 @@ STOP_REASONS: dict[str, dict[str, Optional[str]]] = {
 PRECEDENCE = ("blocked_upstream", "refused", "off_format", "truncated", "empty")
 
 
-class SubjectError(RuntimeError):
+class NotATrial(ArchiveError, ValueError):
+    """A call result without an answer was about to be scored as a trial outcome."""
+
+
+class SubjectError(ArchiveError, RuntimeError):
     """A problem no retry can fix (bad key, unknown model, malformed request).
 
     The runner stops on it without recording a trial, so the run can be
     resumed once the configuration is fixed.  The message never contains a
-    secret.
+    secret.  ``status`` is the HTTP status the provider answered with, when
+    the error is such an answer (``None`` for a local problem: a missing key,
+    a bad option, a model file), so a caller decides on the number rather
+    than on the wording of the message.
     """
+
+    def __init__(self, message: str, *, status: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def utc_timestamp() -> str:
@@ -100,6 +119,14 @@ class CallResult:
     unchanged.  ``latency_ms`` spans every attempt including back-off waits.
     ``answered`` is true when the provider returned a response (the call can
     have been billed).  ``retry_causes`` says why each failed attempt failed.
+
+    ``failure`` is set when the call never got an answer after its retries
+    (``timeout``, ``connection``, ``rate_limited``, ``server_error``,
+    ``overloaded``, ``malformed``): the result is then not a trial.
+    ``unknown_attempts`` counts the attempts whose billing cannot be known
+    (the request reached the provider but no usable answer came back: a
+    read timeout, a connection cut after sending, a malformed 200); the
+    ledger charges each of them at its worst case.
     """
 
     provider: str
@@ -120,6 +147,8 @@ class CallResult:
     detail: Optional[str] = None
     answered: bool = True
     retry_causes: Sequence[str] = field(default_factory=tuple)
+    failure: Optional[str] = None
+    unknown_attempts: int = 0
 
 
 @dataclass(frozen=True)
@@ -139,7 +168,10 @@ def stop_outcome(provider: str, stop_reason: Optional[str]) -> Optional[str]:
 
 
 def classify(result: CallResult, options: Sequence[str], grammar_version: int) -> Classified:
-    """Apply the outcome table to one call result."""
+    """Apply the outcome table to one call result; a result without an answer is refused."""
+    if result.failure is not None:
+        raise NotATrial(f"the call got no answer ({result.failure}: {result.detail or 'no detail'}); "
+                        "it is not a trial and has no outcome")
     forced = stop_outcome(result.provider, result.stop_reason)
     signals = {
         "blocked_upstream": result.blocked or forced == "blocked_upstream",

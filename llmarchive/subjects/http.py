@@ -3,8 +3,11 @@
 A remote call fails in ways that say nothing about the model: rate limits,
 overload, a dropped connection, a proxy that cuts the body short.  Those are
 retried with exponential back-off and jitter, honouring ``retry-after``, up
-to a bounded number of attempts; a call that is still failing after that is
-``blocked_upstream`` (see :mod:`llmarchive.subjects.base`).  A failure no
+to a bounded number of attempts; a call that is still failing after that
+never got an answer and is returned with ``failure`` set — not a trial (see
+:mod:`llmarchive.subjects.base`): the runner stops and the slot stays open.
+Only the provider blocking the content itself, in its own documented words,
+is ``blocked_upstream``.  A failure no
 retry can fix — a bad key, an unknown model, a request the provider calls
 malformed — raises :class:`~llmarchive.subjects.base.SubjectError` instead,
 so the run stops before it records a trial it should not have.
@@ -12,7 +15,18 @@ so the run stops before it records a trial it should not have.
 The jitter is drawn from :mod:`measure.rng` with a seed derived from the
 recorded ``retry_seed`` and the call's key (the trial identity), so the
 wait schedule of any call can be recomputed.  It affects only timing, never
-what is recorded about the answer.
+what is recorded about the answer.  The wait itself goes through the
+subject's ``sleep`` (``asyncio.sleep`` unless one is given), so tests can
+record the waits instead of sleeping them.
+
+Money.  Each attempt is one request the provider may bill.  An attempt
+answered with an HTTP error status is not billed; an attempt whose request
+left but whose answer never arrived intact (a read timeout, a connection
+cut after sending, a malformed 200) may have been, and is counted in
+``unknown_attempts`` so the ledger can charge it at its worst case.  A
+``before_send`` hook given to :meth:`HttpSubject.acall` runs before every
+attempt, so the runner can make a reservation durable before the request
+leaves.
 
 Secrets: the API key is read from the environment when the subject is
 made, sent only in a request header, and never appears in
@@ -22,16 +36,18 @@ message (any text from the provider is scrubbed of it before it is kept).
 import asyncio
 import contextlib
 import email.utils
+import inspect
 import os
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, AsyncIterator, Mapping, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Optional
 
 import httpx
 
 from llmarchive.subjects.base import CallResult, SubjectError, utc_timestamp
 from measure.canonical import canonical_json, canonical_sha256
 from measure.rng import Stream, seed_from_text
+from measure.errors import ArchiveError
 
 PROMPT_PLACEHOLDER = "<prompt>"
 
@@ -43,8 +59,8 @@ class RetryPolicy:
     The wait before attempt ``k + 1`` is ``min(max_delay_s, base_delay_s ·
     2^(k−1))`` scaled by a jitter factor uniform on [0.5, 1), and never less
     than the provider's ``retry-after``.  A ``retry-after`` longer than
-    ``max_retry_after_s`` ends the call at once (``blocked_upstream``) rather
-    than stalling the run.
+    ``max_retry_after_s`` ends the call at once (no answer: not a trial)
+    rather than stalling the run.
     """
 
     max_attempts: int = 6
@@ -54,9 +70,9 @@ class RetryPolicy:
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
-            raise ValueError(f"max_attempts must be at least 1, got {self.max_attempts}")
+            raise SubjectError(f"max_attempts must be at least 1, got {self.max_attempts}")
         if self.base_delay_s < 0 or self.max_delay_s < 0:
-            raise ValueError("retry delays must not be negative")
+            raise SubjectError("retry delays must not be negative")
 
     def delay(self, attempt: int, retry_after: Optional[float], stream: Stream) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
@@ -83,15 +99,34 @@ def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Opti
     return max(0.0, seconds)
 
 
-class MalformedResponse(ValueError):
+class MalformedResponse(ArchiveError, ValueError):
     """A 200 response whose body is not the JSON shape the API documents."""
 
 
 class _Retry(Exception):
-    def __init__(self, detail: str, retry_after: Optional[float] = None) -> None:
+    """One failed attempt: why (``failure`` label), and whether the provider may have billed it."""
+
+    def __init__(self, detail: str, failure: str, retry_after: Optional[float] = None,
+                 unknown: bool = False) -> None:
         super().__init__(detail)
         self.detail = detail
+        self.failure = failure
         self.retry_after = retry_after
+        self.unknown = unknown
+
+
+def _status_failure(status: int) -> str:
+    if status == 429:
+        return "rate_limited"
+    if status == 529:
+        return "overloaded"
+    if status in (408, 425):
+        return "timeout"
+    return "server_error"
+
+
+Sleep = Callable[[float], Any]
+BeforeSend = Callable[[int], Awaitable[None]]
 
 
 def _error_fields(response: httpx.Response) -> dict:
@@ -123,7 +158,7 @@ class HttpSubject:
     default_series = "open_weights"
 
     def __init__(self, model: str, max_tokens: int, base_url: str, *, timeout_s: float = 120.0,
-                 retry: RetryPolicy = RetryPolicy(), retry_seed: int = 0) -> None:
+                 retry: RetryPolicy = RetryPolicy(), retry_seed: int = 0, sleep: Optional[Sleep] = None) -> None:
         if not model or not isinstance(model, str):
             raise SubjectError("a model id is required (--model)")
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
@@ -139,6 +174,8 @@ class HttpSubject:
         self.timeout_s = float(timeout_s)
         self.retry = retry
         self.retry_seed = int(retry_seed)
+        # The back-off wait: asyncio.sleep, or what a caller (a test) injects; may return an awaitable.
+        self._sleep: Sleep = asyncio.sleep if sleep is None else sleep
         self._key = os.environ.get(self.key_env) if self.key_env else None
         if self.key_required and not self._key:
             raise SubjectError(f"{self.key_env} is not set: the {self.provider} subject reads its key "
@@ -238,64 +275,89 @@ class HttpSubject:
     def _timeout(self) -> httpx.Timeout:
         return httpx.Timeout(self.timeout_s, connect=min(10.0, self.timeout_s))
 
-    async def acall(self, prompt: str, key: str = "") -> CallResult:
-        """One fresh call with retries; returns a result or raises SubjectError."""
+    async def acall(self, prompt: str, key: str = "", before_send: Optional[BeforeSend] = None) -> CallResult:
+        """One fresh call with retries; returns a result (``failure`` set when unanswered) or raises SubjectError.
+
+        ``before_send(attempt)`` is awaited before each attempt's request
+        leaves (1-based); an exception from it ends the call before sending.
+        """
         if self._client is None:
             async with httpx.AsyncClient() as client:
-                return await self._call_with(client, prompt, key)
-        return await self._call_with(self._client, prompt, key)
+                return await self._call_with(client, prompt, key, before_send)
+        return await self._call_with(self._client, prompt, key, before_send)
 
-    async def _call_with(self, client: httpx.AsyncClient, prompt: str, key: str) -> CallResult:
+    async def _wait(self, seconds: float) -> None:
+        waited = self._sleep(seconds)
+        if inspect.isawaitable(waited):
+            await waited
+
+    async def _call_with(self, client: httpx.AsyncClient, prompt: str, key: str,
+                         before_send: Optional[BeforeSend] = None) -> CallResult:
         body = self.request_body(prompt)
         headers = {"content-type": "application/json", **self.public_headers(), **self.secret_headers()}
         url = self.base_url + self.chat_path
         stream = Stream(seed_from_text(f"{self.retry_seed}:{key}"))
         started_at, t0 = utc_timestamp(), time.monotonic()
         attempts = 0
+        unknown = 0
         failures: list[str] = []
         while True:
             attempts += 1
+            if before_send is not None:
+                await before_send(attempts)
             try:
                 fields = await self._attempt(client, url, body, headers)
+            except SubjectError as exc:
+                # the provider answered with an error: this attempt is not billed, earlier unknown ones may be
+                exc.attempts, exc.unknown_attempts = attempts, unknown
+                raise
             except _Retry as failure:
                 failures.append(failure.detail)
+                unknown += failure.unknown
                 waited_too_long = (failure.retry_after is not None
                                    and failure.retry_after > self.retry.max_retry_after_s)
                 if attempts >= self.retry.max_attempts or waited_too_long:
                     why = (f"{failure.detail}; retry-after {failure.retry_after:g}s exceeds the limit"
                            if waited_too_long else f"still failing after {attempts} attempts: {failure.detail}")
-                    return self._result(None, started_at, t0, attempts, blocked=True, answered=False,
-                                        detail=self._scrub(why), retry_causes=tuple(failures))
-                await asyncio.sleep(self.retry.delay(attempts, failure.retry_after, stream))
+                    return self._result(None, started_at, t0, attempts, answered=False, failure=failure.failure,
+                                        detail=self._scrub(why), retry_causes=tuple(failures),
+                                        unknown_attempts=unknown)
+                await self._wait(self.retry.delay(attempts, failure.retry_after, stream))
                 continue
-            return self._result(fields, started_at, t0, attempts, retry_causes=tuple(failures))
+            return self._result(fields, started_at, t0, attempts, retry_causes=tuple(failures),
+                                unknown_attempts=unknown)
 
-    def call(self, prompt: str, key: str = "") -> CallResult:
+    def call(self, prompt: str, key: str = "", before_send: Optional[BeforeSend] = None) -> CallResult:
         """Synchronous convenience for one call outside an event loop."""
-        return asyncio.run(self.acall(prompt, key))
+        return asyncio.run(self.acall(prompt, key, before_send))
 
     async def _attempt(self, client: httpx.AsyncClient, url: str, body: dict, headers: dict) -> dict:
         try:
             response = await client.post(url, json=body, headers=headers, timeout=self._timeout())
+        except (httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            raise _Retry(f"timeout ({type(exc).__name__})", "timeout") from None      # never sent
         except httpx.TimeoutException as exc:
-            raise _Retry(f"timeout ({type(exc).__name__})") from None
+            raise _Retry(f"timeout ({type(exc).__name__})", "timeout", unknown=True) from None
+        except httpx.ConnectError as exc:
+            raise _Retry(f"connection failed ({type(exc).__name__})", "connection") from None   # never sent
         except httpx.TransportError as exc:
-            raise _Retry(f"connection failed ({type(exc).__name__})") from None
+            raise _Retry(f"connection failed ({type(exc).__name__})", "connection", unknown=True) from None
         status = response.status_code
         if status == 200:
             try:
                 return self.parse(response.json())
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                raise _Retry(f"malformed response body ({type(exc).__name__})") from None
+                raise _Retry(f"malformed response body ({type(exc).__name__})", "malformed",
+                             unknown=True) from None
         error = _error_fields(response)
         label = f"HTTP {status}" + (f" {error.get('type')}" if error.get("type") else "")
         if status in (408, 425, 429) or status >= 500:
-            raise _Retry(label, parse_retry_after(response.headers.get("retry-after")))
+            raise _Retry(label, _status_failure(status), parse_retry_after(response.headers.get("retry-after")))
         if self.is_provider_block(status, error):
             return {"blocked": True, "answered": False,
                     "detail": self._scrub(f"{label}: provider block ({error.get('code') or error.get('type')})")}
         message = self._scrub(str(error.get("message") or response.text[:300]))
-        raise SubjectError(f"{self.provider} answered {label} at {url}: {message}")
+        raise SubjectError(f"{self.provider} answered {label} at {url}: {message}", status=status)
 
     def _result(self, fields: Optional[dict], started_at: str, t0: float, attempts: int, **extra) -> CallResult:
         values = {"text": None, "stop_reason": None, "returned_model_id": None, "input_tokens": None,
@@ -345,8 +407,15 @@ class HttpSubject:
                     retry_after = parse_retry_after(response.headers.get("retry-after"))
                 else:
                     message = self._scrub(str(_error_fields(response).get("message") or response.text[:300]))
-                    raise SubjectError(f"{self.provider} models list answered HTTP {response.status_code}: {message}")
+                    raise SubjectError(f"{self.provider} models list answered HTTP {response.status_code}: {message}",
+                                       status=response.status_code)
             if attempt < self.retry.max_attempts:
-                time.sleep(self.retry.delay(attempt, retry_after, stream))
+                seconds = self.retry.delay(attempt, retry_after, stream)
+                if self._sleep is asyncio.sleep:
+                    time.sleep(seconds)
+                else:
+                    waited = self._sleep(seconds)
+                    if inspect.isawaitable(waited):
+                        asyncio.run(waited)
         raise SubjectError(f"{self.provider} models list at {url} still failing: {last} "
                            f"after {self.retry.max_attempts} attempts")

@@ -1,4 +1,4 @@
-"""The local reference model through llama-cpp-python (SPEC §7).
+"""The local reference model through llama-cpp-python (method §7).
 
 The instrument's control must give the same bytes for the same prompt on
 every run, so everything that can move a greedy completion is fixed and

@@ -14,10 +14,8 @@ SCENARIOS = (
     Scenario(
         item_id="s01",
         title="counterfeit watch crates",
-        values={"population": 1000, "base_pct": 2, "sens_pct": 90, "fpr_pct": 5,
-                "pay_case": 490, "pay_clear": 180},
-        c_values={"population": 1000, "base_pct": 2, "sens_pct": 90, "fpr_pct": 5,
-                  "pay_case": 490, "pay_clear": 240},
+        values={"population": 1000, "base_pct": 2, "sens_pct": 90, "fpr_pct": 5, "pay_case": 490, "pay_clear": 180},
+        c_values={"population": 1000, "base_pct": 2, "sens_pct": 90, "fpr_pct": 5, "pay_case": 490, "pay_clear": 4900},
         letters={"A": "case", "B": "clear"},
         names={"port": "place", "firm": "org"},
         context=(
@@ -76,11 +74,9 @@ SCENARIOS = (
     Scenario(
         item_id="s02",
         title="seed batch germination",
-        values={"population": 200, "base_pct": 10, "sens_pct": 80, "fpr_pct": 10,
-                "pay_case": 90, "pay_clear": 80},
-        c_values={"population": 200, "base_pct": 10, "sens_pct": 80, "fpr_pct": 10,
-                  "pay_case": 90, "pay_clear": 100},
-        letters={"A": "clear", "B": "case"},
+        values={"population": 200, "base_pct": 10, "sens_pct": 80, "fpr_pct": 10, "pay_case": 90, "pay_clear": 80},
+        c_values={"population": 200, "base_pct": 10, "sens_pct": 80, "fpr_pct": 10, "pay_case": 90, "pay_clear": 400},
+        letters={"A": "case", "B": "clear"},
         names={"lab": "org", "region": "place"},
         context=(
             "{The seed-testing lab|The seed laboratory|A seed lab} {run by|operated by|belonging to} ${lab} "
@@ -136,10 +132,8 @@ SCENARIOS = (
     Scenario(
         item_id="s03",
         title="phishing filter at a small office",
-        values={"population": 20000, "base_pct": 1, "sens_pct": 95, "fpr_pct": 2,
-                "pay_case": 198, "pay_clear": 95},
-        c_values={"population": 20000, "base_pct": 1, "sens_pct": 95, "fpr_pct": 2,
-                  "pay_case": 198, "pay_clear": 120},
+        values={"population": 20000, "base_pct": 1, "sens_pct": 95, "fpr_pct": 2, "pay_case": 198, "pay_clear": 95},
+        c_values={"population": 20000, "base_pct": 1, "sens_pct": 95, "fpr_pct": 2, "pay_case": 198, "pay_clear": 4200},
         letters={"A": "case", "B": "clear"},
         names={"firm": "org", "town": "place"},
         context=(
@@ -165,7 +159,7 @@ SCENARIOS = (
             "place} {only one|just one|a single} {bet|wager}.",
         ),
         rates_pct=(
-            "{According to|Going by|Judging from} {the contractor's|the IT adviser's|the filter's} "
+            "{According to|Going by|Judging from} {the filter vendor's|the filter supplier's|the filter's} "
             "{statistics|logs|records}, ${base_pct}% of {the emails|the messages|incoming emails} {this firm "
             "receives|reaching the office|arriving at the firm} are {phishing|scams|fraudulent}. The "
             "filter {quarantines|catches|holds back} ${sens_pct}% of {phishing emails|the scam messages|those "
@@ -173,7 +167,7 @@ SCENARIOS = (
             "legitimate ones|harmless messages|ordinary, honest emails}."
         ),
         rates_freq=(
-            "{According to|Going by|Judging from} {the contractor's|the IT adviser's|the filter's} "
+            "{According to|Going by|Judging from} {the filter vendor's|the filter supplier's|the filter's} "
             "{statistics|logs|records}, {out of|of|among} ${population} {emails|messages} {this firm "
             "receives|reaching the office|arriving at the firm}, ${true_n} are {phishing|"
             "scams|fraudulent}. The filter {quarantines|catches|holds back} ${flagged_true} of {those|these} "
@@ -196,10 +190,8 @@ SCENARIOS = (
     Scenario(
         item_id="s04",
         title="cork taint sensor at a winery",
-        values={"population": 500, "base_pct": 20, "sens_pct": 70, "fpr_pct": 10,
-                "pay_case": 80, "pay_clear": 140},
-        c_values={"population": 500, "base_pct": 20, "sens_pct": 70, "fpr_pct": 10,
-                  "pay_case": 80, "pay_clear": 180},
+        values={"population": 500, "base_pct": 20, "sens_pct": 70, "fpr_pct": 10, "pay_case": 80, "pay_clear": 140},
+        c_values={"population": 500, "base_pct": 20, "sens_pct": 70, "fpr_pct": 10, "pay_case": 80, "pay_clear": 210},
         letters={"A": "clear", "B": "case"},
         names={"winery": "org", "hill": "place"},
         context=(
@@ -257,10 +249,8 @@ SCENARIOS = (
     Scenario(
         item_id="s05",
         title="pigment scan at an auction house",
-        values={"population": 5000, "base_pct": 4, "sens_pct": 85, "fpr_pct": 15,
-                "pay_case": 360, "pay_clear": 85},
-        c_values={"population": 5000, "base_pct": 4, "sens_pct": 85, "fpr_pct": 15,
-                  "pay_case": 360, "pay_clear": 110},
+        values={"population": 5000, "base_pct": 4, "sens_pct": 85, "fpr_pct": 15, "pay_case": 360, "pay_clear": 85},
+        c_values={"population": 5000, "base_pct": 4, "sens_pct": 85, "fpr_pct": 15, "pay_case": 360, "pay_clear": 2300},
         letters={"A": "case", "B": "clear"},
         names={"house": "org", "city": "place"},
         context=(
@@ -319,11 +309,9 @@ SCENARIOS = (
     Scenario(
         item_id="s06",
         title="damage camera after a lorry crash",
-        values={"population": 2000, "base_pct": 30, "sens_pct": 60, "fpr_pct": 20,
-                "pay_case": 140, "pay_clear": 180},
-        c_values={"population": 2000, "base_pct": 30, "sens_pct": 60, "fpr_pct": 20,
-                  "pay_case": 140, "pay_clear": 225},
-        letters={"A": "clear", "B": "case"},
+        values={"population": 2000, "base_pct": 30, "sens_pct": 60, "fpr_pct": 20, "pay_case": 140, "pay_clear": 180},
+        c_values={"population": 2000, "base_pct": 30, "sens_pct": 60, "fpr_pct": 20, "pay_case": 140, "pay_clear": 240},
+        letters={"A": "case", "B": "clear"},
         names={"depot": "place", "courier": "org"},
         context=(
             "{A delivery lorry|A lorry|A heavy lorry} {belonging to|run by|operated by} the {courier firm|parcel "
@@ -381,10 +369,8 @@ SCENARIOS = (
     Scenario(
         item_id="s07",
         title="fake coins in an arcade machine",
-        values={"population": 800, "base_pct": 5, "sens_pct": 75, "fpr_pct": 25,
-                "pay_case": 380, "pay_clear": 60},
-        c_values={"population": 800, "base_pct": 5, "sens_pct": 75, "fpr_pct": 25,
-                  "pay_case": 380, "pay_clear": 75},
+        values={"population": 800, "base_pct": 5, "sens_pct": 75, "fpr_pct": 25, "pay_case": 380, "pay_clear": 60},
+        c_values={"population": 800, "base_pct": 5, "sens_pct": 75, "fpr_pct": 25, "pay_case": 380, "pay_clear": 1300},
         letters={"A": "case", "B": "clear"},
         names={"town": "place", "arcade": "org"},
         context=(
@@ -446,11 +432,9 @@ SCENARIOS = (
     Scenario(
         item_id="s08",
         title="acoustic sensors on bridge bolts",
-        values={"population": 10000, "base_pct": 3, "sens_pct": 80, "fpr_pct": 4,
-                "pay_case": 194, "pay_clear": 120},
-        c_values={"population": 10000, "base_pct": 3, "sens_pct": 80, "fpr_pct": 4,
-                  "pay_case": 194, "pay_clear": 150},
-        letters={"A": "clear", "B": "case"},
+        values={"population": 10000, "base_pct": 3, "sens_pct": 80, "fpr_pct": 4, "pay_case": 194, "pay_clear": 120},
+        c_values={"population": 10000, "base_pct": 3, "sens_pct": 80, "fpr_pct": 4, "pay_case": 194, "pay_clear": 860},
+        letters={"A": "case", "B": "clear"},
         names={"river": "place", "firm": "org"},
         context=(
             "{The old|An old|A long} {suspension|steel} bridge {over|across|spanning} the ${river} "
@@ -511,10 +495,8 @@ SCENARIOS = (
     Scenario(
         item_id="s09",
         title="fossil dealer's ultraviolet lamp",
-        values={"population": 400, "base_pct": 25, "sens_pct": 90, "fpr_pct": 10,
-                "pay_case": 50, "pay_clear": 150},
-        c_values={"population": 400, "base_pct": 25, "sens_pct": 90, "fpr_pct": 10,
-                  "pay_case": 50, "pay_clear": 190},
+        values={"population": 400, "base_pct": 25, "sens_pct": 90, "fpr_pct": 10, "pay_case": 50, "pay_clear": 150},
+        c_values={"population": 400, "base_pct": 25, "sens_pct": 90, "fpr_pct": 10, "pay_case": 50, "pay_clear": 500},
         letters={"A": "case", "B": "clear"},
         names={"fair": "place", "dealer": "org"},
         context=(
@@ -575,11 +557,9 @@ SCENARIOS = (
     Scenario(
         item_id="s10",
         title="ultrasound on ship hull welds",
-        values={"population": 2500, "base_pct": 8, "sens_pct": 65, "fpr_pct": 6,
-                "pay_case": 345, "pay_clear": 325},
-        c_values={"population": 2500, "base_pct": 8, "sens_pct": 65, "fpr_pct": 6,
-                  "pay_case": 345, "pay_clear": 400},
-        letters={"A": "clear", "B": "case"},
+        values={"population": 2500, "base_pct": 8, "sens_pct": 65, "fpr_pct": 6, "pay_case": 345, "pay_clear": 325},
+        c_values={"population": 2500, "base_pct": 8, "sens_pct": 65, "fpr_pct": 6, "pay_case": 345, "pay_clear": 710},
+        letters={"A": "case", "B": "clear"},
         names={"yard": "place", "owner": "org"},
         context=(
             "{At|In} the {shipyard|dockyard|yard} {at|of} ${yard}, {welders|a team of welders} {are "
@@ -634,11 +614,9 @@ SCENARIOS = (
     Scenario(
         item_id="s11",
         title="rare owl call recogniser",
-        values={"population": 600, "base_pct": 15, "sens_pct": 70, "fpr_pct": 30,
-                "pay_case": 170, "pay_clear": 70},
-        c_values={"population": 600, "base_pct": 15, "sens_pct": 70, "fpr_pct": 30,
-                  "pay_case": 170, "pay_clear": 85},
-        letters={"A": "case", "B": "clear"},
+        values={"population": 600, "base_pct": 15, "sens_pct": 70, "fpr_pct": 30, "pay_case": 170, "pay_clear": 70},
+        c_values={"population": 600, "base_pct": 15, "sens_pct": 70, "fpr_pct": 30, "pay_case": 170, "pay_clear": 440},
+        letters={"A": "clear", "B": "case"},
         names={"reserve": "place", "club": "org"},
         context=(
             "{On|At} the ${reserve} {nature reserve|marshes|wetland reserve}, {volunteers|members} of the "
@@ -699,11 +677,9 @@ SCENARIOS = (
     Scenario(
         item_id="s12",
         title="swab test in a hen flock",
-        values={"population": 1500, "base_pct": 12, "sens_pct": 95, "fpr_pct": 5,
-                "pay_case": 110, "pay_clear": 285},
-        c_values={"population": 1500, "base_pct": 12, "sens_pct": 95, "fpr_pct": 5,
-                  "pay_case": 110, "pay_clear": 360},
-        letters={"A": "clear", "B": "case"},
+        values={"population": 1500, "base_pct": 12, "sens_pct": 95, "fpr_pct": 5, "pay_case": 110, "pay_clear": 285},
+        c_values={"population": 1500, "base_pct": 12, "sens_pct": 95, "fpr_pct": 5, "pay_case": 110, "pay_clear": 2300},
+        letters={"A": "case", "B": "clear"},
         names={"farm": "place", "college": "org"},
         context=(
             "{A respiratory|A mild respiratory|A coughing} {virus|infection} {has been going round|is spreading "
@@ -763,10 +739,8 @@ SCENARIOS = (
     Scenario(
         item_id="s13",
         title="syrup test at a honey cooperative",
-        values={"population": 4000, "base_pct": 1, "sens_pct": 90, "fpr_pct": 10,
-                "pay_case": 330, "pay_clear": 30},
-        c_values={"population": 4000, "base_pct": 1, "sens_pct": 90, "fpr_pct": 10,
-                  "pay_case": 330, "pay_clear": 38},
+        values={"population": 4000, "base_pct": 1, "sens_pct": 90, "fpr_pct": 10, "pay_case": 330, "pay_clear": 30},
+        c_values={"population": 4000, "base_pct": 1, "sens_pct": 90, "fpr_pct": 10, "pay_case": 330, "pay_clear": 3300},
         letters={"A": "case", "B": "clear"},
         names={"valley": "place", "coop": "org"},
         context=(
@@ -826,11 +800,9 @@ SCENARIOS = (
     Scenario(
         item_id="s14",
         title="young truffle dog",
-        values={"population": 300, "base_pct": 20, "sens_pct": 85, "fpr_pct": 15,
-                "pay_case": 120, "pay_clear": 170},
-        c_values={"population": 300, "base_pct": 20, "sens_pct": 85, "fpr_pct": 15,
-                  "pay_case": 120, "pay_clear": 210},
-        letters={"A": "clear", "B": "case"},
+        values={"population": 300, "base_pct": 20, "sens_pct": 85, "fpr_pct": 15, "pay_case": 120, "pay_clear": 170},
+        c_values={"population": 300, "base_pct": 20, "sens_pct": 85, "fpr_pct": 15, "pay_case": 120, "pay_clear": 750},
+        letters={"A": "case", "B": "clear"},
         names={"wood": "place", "estate": "org"},
         context=(
             "{In|Deep in} the {oak woods|beech woods|oak and hazel woods} {near|around|outside} ${wood}, {a "
@@ -884,10 +856,8 @@ SCENARIOS = (
     Scenario(
         item_id="s15",
         title="mould sampler in a town archive",
-        values={"population": 12000, "base_pct": 2, "sens_pct": 80, "fpr_pct": 5,
-                "pay_case": 245, "pay_clear": 80},
-        c_values={"population": 12000, "base_pct": 2, "sens_pct": 80, "fpr_pct": 5,
-                  "pay_case": 245, "pay_clear": 100},
+        values={"population": 12000, "base_pct": 2, "sens_pct": 80, "fpr_pct": 5, "pay_case": 245, "pay_clear": 80},
+        c_values={"population": 12000, "base_pct": 2, "sens_pct": 80, "fpr_pct": 5, "pay_case": 245, "pay_clear": 1100},
         letters={"A": "case", "B": "clear"},
         names={"town": "place"},
         context=(

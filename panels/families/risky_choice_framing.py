@@ -18,7 +18,7 @@ SCENARIOS = (
         item_id="s01",
         title="orchard blight",
         values={"total": 600, "sure": 240, "p_pct": 40},
-        c_values={"total": 600, "sure": 150, "p_pct": 40},
+        c_values={"total": 600, "sure": 180, "p_pct": 40},
         letters={"A": "sure", "B": "gamble"},
         names={"valley": "place", "coop": "org"},
         context=(
@@ -31,7 +31,7 @@ SCENARIOS = (
             "the {rows|orchards|slopes} {estimates|expects|warns} that, {if nothing is done|left untreated|"
             "without action}, {all|every one of the} ${total} {trees|apple trees} {in the valley|on the slopes} "
             "will {die|be lost|be dead} {before|by} the {next harvest|autumn|end of the season}. {The cooperative|"
-            "Its board|The growers' committee} {can afford|has money for|can pay for} {only one|just one|a single} "
+            "The cooperative's board|The growers' committee} {can afford|has money for|can pay for} {only one|just one|a single} "
             "{treatment plan|programme|course of action}, and {the two|both} {candidates|options|plans on the table} "
             "{have been|were} {costed|priced} {the same|at the same amount}.",
             "{Nothing|No other factor|None of the other details} {distinguishes|separates|sets apart} the {plans|"
@@ -65,9 +65,9 @@ SCENARIOS = (
     Scenario(
         item_id="s02",
         title="bee colonies and mites",
-        values={"total": 900, "sure": 180, "p_pct": 20},
-        c_values={"total": 900, "sure": 90, "p_pct": 20},
-        letters={"A": "gamble", "B": "sure"},
+        values={"total": 900, "sure": 270, "p_pct": 30},
+        c_values={"total": 900, "sure": 220, "p_pct": 30},
+        letters={"A": "sure", "B": "gamble"},
         names={"assoc": "org", "town": "place"},
         context=(
             "{A beekeeping|An apiary|A honey-producing} {association|cooperative} {named|called} ${assoc} "
@@ -105,11 +105,11 @@ SCENARIOS = (
                 "gain": "{Treat|Dose} {every hive|all the hives|the whole network of hives} {at once|in one go|"
                         "in a single round} {with|using} {a combined|a two-part|an alternating} {miticide|mite treatment}: "
                         "{there is|there will be} a ${p_pct}% chance {that|} all ${total} colonies {will be saved|survive} "
-                        "and an ${q_pct}% chance {that|} none {will be saved|of them survive}.",
+                        "and a ${q_pct}% chance {that|} none {will be saved|of them survive}.",
                 "loss": "{Treat|Dose} {every hive|all the hives|the whole network of hives} {at once|in one go|"
                         "in a single round} {with|using} {a combined|a two-part|an alternating} {miticide|mite treatment}: "
                         "{there is|there will be} a ${p_pct}% chance {that|} none of the ${total} colonies "
-                        "{will be lost|die} and an ${q_pct}% chance {that|} all of them {will be lost|die}.",
+                        "{will be lost|die} and a ${q_pct}% chance {that|} all of them {will be lost|die}.",
             },
         },
     ),
@@ -118,7 +118,7 @@ SCENARIOS = (
         item_id="s03",
         title="flooded records office",
         values={"total": 3000, "sure": 900, "p_pct": 30},
-        c_values={"total": 3000, "sure": 600, "p_pct": 30},
+        c_values={"total": 3000, "sure": 750, "p_pct": 30},
         letters={"A": "sure", "B": "gamble"},
         names={"town": "place", "firm": "org"},
         context=(
@@ -166,8 +166,8 @@ SCENARIOS = (
     Scenario(
         item_id="s04",
         title="seed bank weevils",
-        values={"total": 2400, "sure": 1800, "p_pct": 75},
-        c_values={"total": 2400, "sure": 1260, "p_pct": 75},
+        values={"total": 2400, "sure": 1680, "p_pct": 70},
+        c_values={"total": 2400, "sure": 1100, "p_pct": 70},
         letters={"A": "gamble", "B": "sure"},
         names={"bank": "org", "region": "place"},
         context=(
@@ -183,7 +183,7 @@ SCENARIOS = (
             "{believes|expects|fears} that, {unless action is taken|without action|if nothing is done}, {all|every "
             "one of the} ${total} samples will be {eaten or spoiled|destroyed|ruined} {within {the season|a few "
             "months}|before the year is out}.",
-            "{The bank's budget|Its funding|The budget} {covers|allows|stretches to} {only one|a single|just one} "
+            "{The bank's budget|The bank's funding|The seed bank's budget} {covers|allows|stretches to} {only one|a single|just one} "
             "{response|treatment|rescue plan}. {The two plans on offer cost the same and take equal "
             "staff time|Both candidate plans need the same money and hours of work|Each proposal costs as much and "
             "takes as long as the other}, {and|while} the {board|trustees} "
@@ -217,7 +217,7 @@ SCENARIOS = (
         item_id="s05",
         title="coral nursery heatwave",
         values={"total": 500, "sure": 300, "p_pct": 60},
-        c_values={"total": 500, "sure": 195, "p_pct": 60},
+        c_values={"total": 500, "sure": 200, "p_pct": 60},
         letters={"A": "sure", "B": "gamble"},
         names={"lagoon": "place", "trust": "org"},
         context=(
@@ -228,7 +228,7 @@ SCENARIOS = (
             "{a damaged reef|the bleached reef|a worn section of reef} {next year|later on|in the coming year}.",
             "{A marine heatwave|A spell of unusually warm water|A long stretch of hot, still weather} {is forecast|"
             "is on its way|has been predicted} {for|over} the {coming weeks|next month|rest of the season}. "
-            "Its {marine biologist|lead diver|reef scientist} {expects|says|warns} that, {if the "
+            "The charity's {marine biologist|lead diver|reef scientist} {expects|says|warns} that, {if the "
             "fragments stay where they are|if nothing changes|left in place}, {all|every one of the} ${total} "
             "{will bleach and die|will die|will be killed by the heat}.",
             "{The team has boat time|The divers have diving hours|The staff can spare the hours} {for only one|"
@@ -267,12 +267,12 @@ SCENARIOS = (
         item_id="s06",
         title="failing storage array",
         values={"total": 8000, "sure": 4800, "p_pct": 60},
-        c_values={"total": 8000, "sure": 2640, "p_pct": 60},
-        letters={"A": "gamble", "B": "sure"},
+        c_values={"total": 8000, "sure": 3200, "p_pct": 60},
+        letters={"A": "sure", "B": "gamble"},
         names={"host": "org", "town": "place"},
         context=(
             "{The hosting company|The cloud provider|The web-hosting firm} ${host} {keeps|runs|stores} ${total} "
-            "{customer|clients'} virtual servers on {a single|one} {ageing|old} storage {array|system} in its "
+            "{customer|client} virtual servers on {a single|one} {ageing|old} storage {array|system} in its "
             "${town} data centre. {A move|A migration} to {new|modern} hardware {was planned|had been scheduled} "
             "{for next year|for the autumn|for later in the year}, {but|yet} {last night|this week|on Monday} "
             "{several|three|a few} {disks|drives} {failed|broke down|stopped working} {in quick succession|within "
@@ -316,8 +316,8 @@ SCENARIOS = (
     Scenario(
         item_id="s07",
         title="young vines and frost",
-        values={"total": 1500, "sure": 1200, "p_pct": 80},
-        c_values={"total": 1500, "sure": 900, "p_pct": 80},
+        values={"total": 1500, "sure": 900, "p_pct": 60},
+        c_values={"total": 1500, "sure": 600, "p_pct": 60},
         letters={"A": "sure", "B": "gamble"},
         names={"estate": "org", "hill": "place"},
         context=(
@@ -352,11 +352,11 @@ SCENARIOS = (
             "gamble": {
                 "gain": "{Run|Operate} {sprinklers|overhead sprinklers} {across|over} the {whole|entire} {slope|hillside} "
                         "{all night|through the night} to {coat|encase} the vines in {ice|a shell of ice}: {there is|"
-                        "that gives} an ${p_pct}% chance {that|} all ${total} vines {will be saved|survive} and a "
+                        "that gives} a ${p_pct}% chance {that|} all ${total} vines {will be saved|survive} and a "
                         "${q_pct}% chance {that|} none {will be saved|survive}.",
                 "loss": "{Run|Operate} {sprinklers|overhead sprinklers} {across|over} the {whole|entire} {slope|hillside} "
                         "{all night|through the night} to {coat|encase} the vines in {ice|a shell of ice}: {there is|"
-                        "that gives} an ${p_pct}% chance {that|} none of the ${total} vines {will be lost|die} and a "
+                        "that gives} a ${p_pct}% chance {that|} none of the ${total} vines {will be lost|die} and a "
                         "${q_pct}% chance {that|} all of them {will be lost|die}.",
             },
         },
@@ -365,12 +365,12 @@ SCENARIOS = (
     Scenario(
         item_id="s08",
         title="mould in rare books",
-        values={"total": 320, "sure": 80, "p_pct": 25},
-        c_values={"total": 320, "sure": 56, "p_pct": 25},
-        letters={"A": "gamble", "B": "sure"},
+        values={"total": 320, "sure": 112, "p_pct": 35},
+        c_values={"total": 320, "sure": 90, "p_pct": 35},
+        letters={"A": "sure", "B": "gamble"},
         names={"town": "place", "lab": "org"},
         context=(
-            "{The old|A historic|The} {subscription library|town library|members' library} {in|of} ${town} {keeps|"
+            "{The old|The historic|The} {subscription library|town library|members' library} {in|of} ${town} {keeps|"
             "holds|owns} ${total} {rare books|early printed volumes|rare volumes}, {many of them|most of them|"
             "a good number} {centuries old|several hundred years old}, in a {basement|cellar} {strong room|vault|"
             "store}.",
@@ -381,10 +381,10 @@ SCENARIOS = (
             "{if the books stay untreated|if nothing is done|left as they are}, {the mould will {destroy|ruin}|the "
             "fungus will {eat into and ruin|spoil}} {all|every one of the} ${total} volumes {by the summer|within "
             "the year|before long}.",
-            "{The library's|Its} {trustees|committee|board} {can pay for|have money for|can fund} {only one|just one|"
+            "The library's {trustees|committee|board} {can pay for|have money for|can fund} {only one|just one|"
             "a single} {treatment|rescue|response}, {and|while} the {two|} {offers|quotes|proposals} {they have "
-            "received|on the table|in hand} {cost|come to} {the same|the same amount|an equal sum}. {They|Its "
-            "members} {have asked|want|would like} {you|you, as their adviser,} to {decide|choose|make the choice}.",
+            "received|on the table|in hand} {cost|come to} {the same|the same amount|an equal sum}. {They|The library's "
+            "trustees} {have asked|want|would like} {you|you, as their adviser,} to {decide|choose|make the choice}.",
         ),
         question="{Which treatment|Which of the two treatments|Which offer} {do you choose|would you choose|"
                  "do you accept}?",
@@ -414,7 +414,7 @@ SCENARIOS = (
         item_id="s09",
         title="fish pens and algal bloom",
         values={"total": 5000, "sure": 2000, "p_pct": 40},
-        c_values={"total": 5000, "sure": 1100, "p_pct": 40},
+        c_values={"total": 5000, "sure": 1500, "p_pct": 40},
         letters={"A": "sure", "B": "gamble"},
         names={"bay": "place", "coop": "org"},
         context=(
@@ -428,7 +428,7 @@ SCENARIOS = (
             "{A marine scientist|The coast's fisheries officer|A biologist} {reached|contacted} {by radio|by phone} "
             "{warns|estimates|says} that, {if the fish stay|if the pens stay|left} where they are, {all|every one of "
             "the} ${total} {fish|trout} will {suffocate|die|be killed} {within|in} {a day or two|two days|hours}.",
-            "{The cooperative has|The crew has|Its members have} {boats|hands|time} {for only one|for just one|for a "
+            "{The cooperative has|The crew has|The cooperative's members have} {boats|hands|time} {for only one|for just one|for a "
             "single} {response|plan|operation}. {The two plans need about the same fuel and wages|Either plan uses "
             "roughly equal fuel and labour|Both options cost much the same to run}, {and|so} {the members|the crew} "
             "{will|have agreed to} {follow|carry out|go along with} {your|the} {call|choice|decision}.",
@@ -463,8 +463,8 @@ SCENARIOS = (
         item_id="s10",
         title="timber rail bridges and wildfire",
         values={"total": 150, "sure": 90, "p_pct": 60},
-        c_values={"total": 150, "sure": 45, "p_pct": 60},
-        letters={"A": "gamble", "B": "sure"},
+        c_values={"total": 150, "sure": 60, "p_pct": 60},
+        letters={"A": "sure", "B": "gamble"},
         names={"line": "place", "rail": "org"},
         context=(
             "{A narrow-gauge|A small mountain|A single-track} railway {run by|operated by|belonging to} ${rail} "
@@ -478,7 +478,7 @@ SCENARIOS = (
             "{The fire service|The forest fire crews|Fire officers} {expect|predict|warn} that, {if the bridges are "
             "left as they are|unprotected|without protection}, {all|every one of the} ${total} bridges will {burn|be "
             "destroyed|burn down} {before|by the time} {the fire passes|the wind turns|rain arrives}.",
-            "{The railway's|Its} {track crews|maintenance gangs|workforce} {can carry out|can manage|have time for} "
+            "The railway's {track crews|maintenance gangs|workforce} {can carry out|can manage|have time for} "
             "{only one|just one|a single} {plan|defence|approach}. {The two|Both} {plans|approaches} {need|take} "
             "{all the crews|every available worker|all hands} {and|plus} {about the same|a similar amount of} "
             "{equipment|water and equipment|gear}, and {the company|the board|the line's managers} {will|have said "
@@ -514,14 +514,14 @@ SCENARIOS = (
         item_id="s11",
         title="livestock vaccine cold chain",
         values={"total": 9000, "sure": 2700, "p_pct": 30},
-        c_values={"total": 9000, "sure": 2025, "p_pct": 30},
-        letters={"A": "sure", "B": "gamble"},
+        c_values={"total": 9000, "sure": 2200, "p_pct": 30},
+        letters={"A": "gamble", "B": "sure"},
         names={"vets": "org", "pass": "place"},
         context=(
             "{A district|A regional} {veterinary service|animal-health service}, ${vets}, {was carrying|was "
             "transporting|was moving} ${total} doses of {a cattle vaccine|vaccine for cattle|livestock vaccine} "
             "{to|towards} {farms|villages|herds} {in|around} ${pass}, {where|since} {a fever|a cattle fever|an "
-            "outbreak of fever} {has been|was} {spreading|reported} {among herds|among the cattle|this month}. "
+            "outbreak of fever} {has been|was} {spreading|reported} {among herds|among the animals|this month}. "
             "{The doses must stay cold the whole way, or they spoil|The vaccine has to be kept chilled at all times, "
             "or it becomes useless|Every dose needs to stay cold throughout, or it goes off}.",
             "{Halfway up|On|Part way along} {a mountain road|the pass road|a steep road}, {the refrigerated lorry's|"
@@ -530,7 +530,7 @@ SCENARIOS = (
             "are getting warmer|the cargo is slowly warming}; {if nothing is done|left as it is|without action}, "
             "{all|every one of the} ${total} doses will {spoil|be unusable|be ruined} {by nightfall|within hours|"
             "before morning}.",
-            "{The service|The veterinary service|Its manager} {has|can send} {people and vehicles|staff and transport} "
+            "{The service|The veterinary service|The service's manager} {has|can send} {people and vehicles|staff and transport} "
             "{for only one|for just one|for a single} {rescue|plan|response}. {The two|Both} {plans|responses} "
             "{cost|would cost} {about the same|much the same}, and {the manager|the service's head|the chief vet} "
             "{has asked|wants|asks} {you|you as duty officer} to {choose|decide|pick one}.",
@@ -565,8 +565,8 @@ SCENARIOS = (
         item_id="s12",
         title="glacier station ice cores",
         values={"total": 240, "sure": 96, "p_pct": 40},
-        c_values={"total": 240, "sure": 58, "p_pct": 40},
-        letters={"A": "gamble", "B": "sure"},
+        c_values={"total": 240, "sure": 73, "p_pct": 40},
+        letters={"A": "sure", "B": "gamble"},
         names={"station": "place", "institute": "org"},
         context=(
             "{A remote|A small|An isolated} research station {high on|at the edge of|on} the ${station} {glacier|"
@@ -616,8 +616,8 @@ SCENARIOS = (
     Scenario(
         item_id="s13",
         title="theatre costumes after a fire",
-        values={"total": 700, "sure": 140, "p_pct": 20},
-        c_values={"total": 700, "sure": 84, "p_pct": 20},
+        values={"total": 700, "sure": 210, "p_pct": 30},
+        c_values={"total": 700, "sure": 170, "p_pct": 30},
         letters={"A": "sure", "B": "gamble"},
         names={"town": "place", "company": "org"},
         context=(
@@ -634,7 +634,7 @@ SCENARIOS = (
             "nothing is done|left as they are|without treatment}, {soot and damp|the damp and the soot|mould and "
             "soot} will {ruin|destroy} {all|every one of the} ${total} {costumes|garments} {within|in} {weeks|a few "
             "weeks|a month}.",
-            "{The theatre's|Its} {insurance|emergency fund|insurer} {will pay for|covers|can cover} {only one|just one|"
+            "The theatre's {insurance|emergency fund|insurer} {will pay for|covers|can cover} {only one|just one|"
             "a single} {rescue|method|treatment}, {and|while} {the two|both} {methods|rescues|offers} {cost|come to} "
             "{the same|an equal sum}. {The artistic director has|The theatre's board has|The trustees have} {asked "
             "you|asked you as adviser} to {choose|decide|make the decision}.",
@@ -656,12 +656,12 @@ SCENARIOS = (
                 "gain": "{Send|Ship} {all the|every one of the} costumes {in one batch|together} to ${company}, {a|an "
                         "industrial} {specialist cleaner|textile-cleaning firm}, for {an ozone and steam treatment|a "
                         "single deep-cleaning cycle|a steam and ozone process}: {there is|that carries} a ${p_pct}% "
-                        "chance {that|} all ${total} costumes {will be saved|come back usable} and an ${q_pct}% chance "
+                        "chance {that|} all ${total} costumes {will be saved|come back usable} and a ${q_pct}% chance "
                         "{that|} none {will be saved|come back usable}.",
                 "loss": "{Send|Ship} {all the|every one of the} costumes {in one batch|together} to ${company}, {a|an "
                         "industrial} {specialist cleaner|textile-cleaning firm}, for {an ozone and steam treatment|a "
                         "single deep-cleaning cycle|a steam and ozone process}: {there is|that carries} a ${p_pct}% "
-                        "chance {that|} none of the ${total} costumes {will be lost|are ruined} and an ${q_pct}% "
+                        "chance {that|} none of the ${total} costumes {will be lost|are ruined} and a ${q_pct}% "
                         "chance {that|} all of them {will be lost|are ruined}.",
             },
         },
@@ -670,9 +670,9 @@ SCENARIOS = (
     Scenario(
         item_id="s14",
         title="oiled seabirds",
-        values={"total": 2000, "sure": 500, "p_pct": 25},
-        c_values={"total": 2000, "sure": 200, "p_pct": 25},
-        letters={"A": "gamble", "B": "sure"},
+        values={"total": 2000, "sure": 700, "p_pct": 35},
+        c_values={"total": 2000, "sure": 560, "p_pct": 35},
+        letters={"A": "sure", "B": "gamble"},
         names={"island": "place", "charity": "org"},
         context=(
             "{A tanker|A cargo ship|A coastal freighter} {ran aground|struck rocks|hit a reef} {off|near} ${island} "
@@ -684,11 +684,11 @@ SCENARIOS = (
             "{the charity's vet|a wildlife vet|the charity's bird specialist} {expects|warns|says} that, {if nothing "
             "is done|without help|left alone}, {all|every one of the} ${total} {birds|oiled birds} will {die|be dead|"
             "perish} {within|in} {days|a few days|the week}.",
-            "{The charity|The rescue group|Its coordinator} {has|can count on} {volunteers and boats|enough helpers "
+            "{The charity|The rescue group|The charity's coordinator} {has|can count on} {volunteers and boats|enough helpers "
             "and money|boats and helpers} {for only one|for just one|for a single} {plan|operation|approach}. {The two "
             "plans take about the same effort and money|Both approaches need roughly equal funds and hands|Each plan "
             "costs about the same}, and {the coordinators|the trustees|the charity's board} {will|have agreed to} "
-            "{follow|back|go with} {your|the} {choice|call|decision}.",
+            "{follow|back|go with} your {choice|call|decision}.",
         ),
         question="{As the rescue coordinator|Leading the rescue|On the charity's behalf}, {which plan|which approach|"
                  "which of the two plans} {do you choose|would you choose|do you go with}?",
@@ -721,8 +721,8 @@ SCENARIOS = (
     Scenario(
         item_id="s15",
         title="ferry car park and storm surge",
-        values={"total": 360, "sure": 270, "p_pct": 75},
-        c_values={"total": 360, "sure": 180, "p_pct": 75},
+        values={"total": 360, "sure": 252, "p_pct": 70},
+        c_values={"total": 360, "sure": 160, "p_pct": 70},
         letters={"A": "sure", "B": "gamble"},
         names={"port": "place", "ferries": "org"},
         context=(
@@ -740,7 +740,7 @@ SCENARIOS = (
             "{for only one|for just one|for a single} {plan|response|course of action} {before the tide|in the hours "
             "left|before high water}. {The two|Both} {plans|responses} {cost|would cost} {much the same|about the "
             "same}, and {the manager will follow your decision|the harbour manager has agreed to act "
-            "on your choice|the company's directors will accept the call}.",
+            "on your choice|the company's directors will accept your call}.",
         ),
         question="{As duty manager|On the company's behalf|Making the call tonight}, {which plan|which response|"
                  "which of the two plans} {do you choose|would you choose|do you order}?",

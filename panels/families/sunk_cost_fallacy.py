@@ -14,9 +14,9 @@ SCENARIOS = (
     Scenario(
         item_id="s01",
         title="half-built footbridge",
-        values={"spent": 180_000, "stop_value": 60_000, "win": 150_000, "p_pct": 40},
-        c_values={"spent": 180_000, "stop_value": 84_000, "win": 150_000, "p_pct": 40},
-        letters={"A": "stop", "B": "finish"},
+        values={"spent": 180000, "stop_value": 60000, "win": 150000, "p_pct": 40},
+        c_values={"spent": 180000, "stop_value": 82000, "win": 150000, "p_pct": 40},
+        letters={"A": "finish", "B": "stop"},
         names={"town": "place", "firm": "org"},
         context=(
             "{The town council of|The council in} ${town} {commissioned|ordered|paid for} a "
@@ -54,25 +54,25 @@ SCENARIOS = (
     Scenario(
         item_id="s02",
         title="film in post-production",
-        values={"spent": 2_400_000, "stop_value": 800_000, "win": 3_200_000, "p_pct": 25},
-        c_values={"spent": 2_400_000, "stop_value": 1_100_000, "win": 3_200_000, "p_pct": 25},
+        values={"spent": 2400000, "stop_value": 800000, "win": 3200000, "p_pct": 25},
+        c_values={"spent": 2400000, "stop_value": 1200000, "win": 3200000, "p_pct": 25},
         letters={"A": "finish", "B": "stop"},
         names={"studio": "org", "city": "place"},
         context=(
-            "${studio}, {a small|an independent|a modest} film {studio|company|producer}, {has almost "
+            "${studio}, {a small|an independent|a modest} film {company|production company}, {has almost "
             "finished|is nearly done with|is close to finishing} a {period drama|historical drama|costume "
             "drama} {about|set among|following} {lighthouse keepers|a family of lighthouse keepers|the keepers "
             "of a remote lighthouse}. {Shooting|Filming} {is over|has wrapped|ended last winter}, and "
-            "{the company|${studio}|the studio} {has spent|has already spent|has paid out} €${spent} "
+            "{the company|${studio}} {has spent|has already spent|has paid out} €${spent} "
             "{on|for} {cast, crew and sets|the cast, the crew and the sets|actors, crew and locations}.",
             "{The remaining|The last} {editing, music and sound work|post-production work|work in the edit "
             "suite} is {covered|paid for} by {a completion|an existing} {bond|guarantee}, so {finishing|completing "
-            "the film} {costs|will cost} {the studio|${studio}} nothing more. {What matters now|The open "
+            "the film} {costs|will cost} {the company|${studio}} nothing more. {What matters now|The open "
             "question|The question now} is {what happens|how the film fares} {after|once} it is "
             "{done|finished}: a {streaming service|distributor|broadcaster} {has said|has promised} it "
             "{will buy|would buy|will take} the {finished|completed} film {if|provided that} {it is "
             "selected|it wins a place} {at|for} the ${city} {festival|film festival}.",
-            "{Alternatively|On the other hand|Instead}, a {rival|larger} {studio|producer} has {offered|made an "
+            "{Alternatively|On the other hand|Instead}, a rival studio has {offered|made an "
             "offer} to {buy|acquire} the {raw footage|unedited footage|rushes} {and the rights|together with "
             "the rights} {straight away|right now|today}, {as it is|in its current state|unfinished}. "
             "{The offer|This offer} {expires|ends|lapses} {at the end of the week|on Friday|within days}.",
@@ -81,7 +81,7 @@ SCENARIOS = (
                  "decide|which path do you choose}?",
         options={
             "stop": "{Stop|Halt|Shelve} {post-production|the edit|the film} now[[SUNK]] and {sell|hand over} the "
-                    "{footage and rights|rushes and the rights} to the {rival|other} {studio|producer} for "
+                    "{footage and rights|rushes and the rights} to {the|that} rival studio for "
                     "€${stop_value}, {paid for certain|a guaranteed sum|with certainty}.",
             "finish": "{Finish|Complete} the film and {submit it to|enter it for} the festival: {there is|you have} "
                       "a ${p_pct}% chance {that it is selected and sold for|of being picked and bought for|of a "
@@ -93,9 +93,9 @@ SCENARIOS = (
     Scenario(
         item_id="s03",
         title="restaurant refit",
-        values={"spent": 46_000, "stop_value": 26_000, "win": 52_000, "p_pct": 50},
-        c_values={"spent": 46_000, "stop_value": 35_000, "win": 52_000, "p_pct": 50},
-        letters={"A": "stop", "B": "finish"},
+        values={"spent": 46000, "stop_value": 26000, "win": 52000, "p_pct": 50},
+        c_values={"spent": 46000, "stop_value": 32000, "win": 52000, "p_pct": 50},
+        letters={"A": "finish", "B": "stop"},
         names={"bistro": "org", "town": "place"},
         context=(
             "{A family-run|A small|A neighbourhood} restaurant {called|named} ${bistro} in ${town} "
@@ -130,9 +130,9 @@ SCENARIOS = (
     Scenario(
         item_id="s04",
         title="satellite camera payload",
-        values={"spent": 7_500_000, "stop_value": 5_400_000, "win": 9_000_000, "p_pct": 60},
-        c_values={"spent": 7_500_000, "stop_value": 7_000_000, "win": 9_000_000, "p_pct": 60},
-        letters={"A": "finish", "B": "stop"},
+        values={"spent": 7500000, "stop_value": 3600000, "win": 9000000, "p_pct": 40},
+        c_values={"spent": 7500000, "stop_value": 4500000, "win": 9000000, "p_pct": 40},
+        letters={"A": "stop", "B": "finish"},
         names={"lab": "org", "buyer": "org"},
         context=(
             "${lab}, {a university spin-off|a small space company|an instrument maker}, {is building|has been "
@@ -145,7 +145,7 @@ SCENARIOS = (
             "{agreed|planned} and {is covered|will be paid for} by the {existing|original} contract, but "
             "{the launch|the launch slot} {cannot|will not} {move|be delayed|wait}: {if the payload is "
             "not|should the payload not be} {qualified|ready} {in time|by then|before the deadline}, {the "
-            "satellite|the spacecraft} {flies|launches|goes up} without it, and the {operator|agency} pays nothing.",
+            "satellite|the spacecraft} {flies|launches|goes up} without it, and the satellite's operator pays nothing.",
             "{A defence contractor|Another firm|A telescope maker} {called|named} ${buyer} has "
             "{offered|proposed} to buy the {half-finished|unfinished} {unit|payload} {and its test data|with "
             "all the test data} {outright|today|now}. {Its offer|The bid|That offer} {is firm|stands} {for "
@@ -159,16 +159,16 @@ SCENARIOS = (
                     "sum|guaranteed}.",
             "finish": "{Finish|Complete} the {repair|fix} and {aim for|go for|try for} the launch: {there is|the "
                       "team has} a ${p_pct}% chance {the payload|the instrument} {qualifies|is ready} {in "
-                      "time|by the deadline} and {the agency|the operator} pays €${win}, and a ${q_pct}% chance "
+                      "time|by the deadline} and the operator pays €${win}, and a ${q_pct}% chance "
                       "{it misses|it is not ready} and {nothing is paid|the payment is zero}.",
         },
     ),
     Scenario(
         item_id="s05",
         title="board game print run",
-        values={"spent": 28_000, "stop_value": 18_000, "win": 60_000, "p_pct": 30},
-        c_values={"spent": 28_000, "stop_value": 25_000, "win": 60_000, "p_pct": 30},
-        letters={"A": "stop", "B": "finish"},
+        values={"spent": 28000, "stop_value": 15000, "win": 60000, "p_pct": 25},
+        c_values={"spent": 28000, "stop_value": 18000, "win": 60000, "p_pct": 25},
+        letters={"A": "finish", "B": "stop"},
         names={"pub": "org", "city": "place"},
         context=(
             "{A two-person|A tiny|A small} {games publisher|board-game company} {called|named} ${pub} "
@@ -201,8 +201,8 @@ SCENARIOS = (
     Scenario(
         item_id="s06",
         title="booking software rewrite",
-        values={"spent": 640_000, "stop_value": 300_000, "win": 400_000, "p_pct": 75},
-        c_values={"spent": 640_000, "stop_value": 390_000, "win": 400_000, "p_pct": 75},
+        values={"spent": 640000, "stop_value": 160000, "win": 400000, "p_pct": 40},
+        c_values={"spent": 640000, "stop_value": 230000, "win": 400000, "p_pct": 40},
         letters={"A": "finish", "B": "stop"},
         names={"firm": "org", "client": "org"},
         context=(
@@ -235,9 +235,9 @@ SCENARIOS = (
     Scenario(
         item_id="s07",
         title="ocean racing yacht",
-        values={"spent": 1_150_000, "stop_value": 500_000, "win": 2_500_000, "p_pct": 20},
-        c_values={"spent": 1_150_000, "stop_value": 700_000, "win": 2_500_000, "p_pct": 20},
-        letters={"A": "stop", "B": "finish"},
+        values={"spent": 1150000, "stop_value": 500000, "win": 2500000, "p_pct": 20},
+        c_values={"spent": 1150000, "stop_value": 620000, "win": 2500000, "p_pct": 20},
+        letters={"A": "finish", "B": "stop"},
         names={"port": "place"},
         context=(
             "{A sailing syndicate|A racing syndicate|A yacht-club syndicate} {from|based in} ${port} is "
@@ -270,8 +270,8 @@ SCENARIOS = (
     Scenario(
         item_id="s08",
         title="museum textile wing",
-        values={"spent": 3_600_000, "stop_value": 1_600_000, "win": 2_000_000, "p_pct": 80},
-        c_values={"spent": 3_600_000, "stop_value": 2_100_000, "win": 2_000_000, "p_pct": 80},
+        values={"spent": 3600000, "stop_value": 800000, "win": 2000000, "p_pct": 40},
+        c_values={"spent": 3600000, "stop_value": 1200000, "win": 2000000, "p_pct": 40},
         letters={"A": "finish", "B": "stop"},
         names={"city": "place", "dev": "org"},
         context=(
@@ -300,7 +300,7 @@ SCENARIOS = (
                     "{sell|hand over} the {shell|building} to ${dev} for €${stop_value}, {paid for certain|a "
                     "guaranteed price|a certain sum}.",
             "finish": "{Finish|Complete} the wing and {apply for|seek} the {certification|certificate}: {there "
-                      "is|the museum has} an ${p_pct}% chance {that the wing passes and the foundation pays|of "
+                      "is|the museum has} a ${p_pct}% chance {that the wing passes and the foundation pays|of "
                       "passing and receiving} €${win}, and a ${q_pct}% chance {that it fails and receives|of "
                       "failing and getting} nothing.",
         },
@@ -308,9 +308,9 @@ SCENARIOS = (
     Scenario(
         item_id="s09",
         title="upland mineral survey",
-        values={"spent": 850_000, "stop_value": 400_000, "win": 1_600_000, "p_pct": 25},
-        c_values={"spent": 850_000, "stop_value": 560_000, "win": 1_600_000, "p_pct": 25},
-        letters={"A": "stop", "B": "finish"},
+        values={"spent": 850000, "stop_value": 400000, "win": 1600000, "p_pct": 25},
+        c_values={"spent": 850000, "stop_value": 480000, "win": 1600000, "p_pct": 25},
+        letters={"A": "finish", "B": "stop"},
         names={"co": "org", "hills": "place"},
         context=(
             "{A small|A junior} {exploration company|mining company}, ${co}, {holds|owns} a {licence|permit} "
@@ -342,14 +342,14 @@ SCENARIOS = (
     Scenario(
         item_id="s10",
         title="fig-and-cedar perfume",
-        values={"spent": 95_000, "stop_value": 68_000, "win": 170_000, "p_pct": 40},
-        c_values={"spent": 95_000, "stop_value": 90_000, "win": 170_000, "p_pct": 40},
+        values={"spent": 95000, "stop_value": 42500, "win": 170000, "p_pct": 25},
+        c_values={"spent": 95000, "stop_value": 53000, "win": 170000, "p_pct": 25},
         letters={"A": "finish", "B": "stop"},
         names={"house": "org"},
         context=(
             "${house}, {a small|an independent} {perfume house|fragrance maker}, {has been developing|has "
             "worked for months on} a {new|summer} {fragrance|scent} {based on|built around} {fig leaf|green "
-            "fig|wild fig} and {cedar|vetiver}. {Its perfumer|The chief perfumer|Its nose} has {gone "
+            "fig|wild fig} and {cedar|vetiver}. {The house's perfumer|The chief perfumer|The perfumer in charge} has {gone "
             "through|tested|tried} {dozens|scores|hundreds} of {versions|trial blends}, and the "
             "{house|firm|company} has {spent|paid out} €${spent} on {ingredients|raw materials}, "
             "{trials|testing} and {a bottle design|bottle design|packaging design}.",
@@ -378,8 +378,8 @@ SCENARIOS = (
     Scenario(
         item_id="s11",
         title="meadow music festival",
-        values={"spent": 310_000, "stop_value": 210_000, "win": 350_000, "p_pct": 60},
-        c_values={"spent": 310_000, "stop_value": 280_000, "win": 350_000, "p_pct": 60},
+        values={"spent": 310000, "stop_value": 210000, "win": 350000, "p_pct": 60},
+        c_values={"spent": 310000, "stop_value": 260000, "win": 350000, "p_pct": 60},
         letters={"A": "stop", "B": "finish"},
         names={"town": "place", "promo": "org"},
         context=(
@@ -413,8 +413,8 @@ SCENARIOS = (
     Scenario(
         item_id="s12",
         title="floating wind turbine prototype",
-        values={"spent": 4_200_000, "stop_value": 1_500_000, "win": 5_000_000, "p_pct": 30},
-        c_values={"spent": 4_200_000, "stop_value": 2_200_000, "win": 5_000_000, "p_pct": 30},
+        values={"spent": 4200000, "stop_value": 1500000, "win": 5000000, "p_pct": 30},
+        c_values={"spent": 4200000, "stop_value": 2200000, "win": 5000000, "p_pct": 30},
         letters={"A": "finish", "B": "stop"},
         names={"firm": "org", "coast": "place"},
         context=(
@@ -447,9 +447,9 @@ SCENARIOS = (
     Scenario(
         item_id="s13",
         title="children's encyclopedia translation",
-        values={"spent": 7_500, "stop_value": 4_500, "win": 9_000, "p_pct": 50},
-        c_values={"spent": 7_500, "stop_value": 6_300, "win": 9_000, "p_pct": 50},
-        letters={"A": "stop", "B": "finish"},
+        values={"spent": 7500, "stop_value": 4500, "win": 9000, "p_pct": 50},
+        c_values={"spent": 7500, "stop_value": 5400, "win": 9000, "p_pct": 50},
+        letters={"A": "finish", "B": "stop"},
         names={"press": "org"},
         context=(
             "{A two-person|A small|A tiny} {publishing house|press}, ${press}, {is translating|has been "
@@ -460,7 +460,7 @@ SCENARIOS = (
             "quarters} of the {entries|articles} are {done|finished|translated}.",
             "{The remaining|The rest of the} {entries|articles} {will be|are being} {translated|done} by "
             "{volunteers|a volunteer group} {at no cost|without charge|for free}. {Sales depend on|Income "
-            "depends on|The money depends on} {a|one} {schools|education} {grant|scheme}: {the regional|a "
+            "depends on|The money depends on} {one|a single} {schools|education} {grant|scheme}: {the regional|a "
             "regional} {education office|school board} {will|may} {buy|order} {copies|a set} for {every|each} "
             "{school|library} {if|provided} it {approves|accepts} the {book|title}.",
             "{Also|In addition|Separately}, a {larger|bigger} {publisher|press} has {offered|proposed} to "
@@ -482,8 +482,8 @@ SCENARIOS = (
     Scenario(
         item_id="s14",
         title="geothermal greenhouse farm",
-        values={"spent": 520_000, "stop_value": 180_000, "win": 240_000, "p_pct": 75},
-        c_values={"spent": 520_000, "stop_value": 230_000, "win": 240_000, "p_pct": 75},
+        values={"spent": 520000, "stop_value": 96000, "win": 240000, "p_pct": 40},
+        c_values={"spent": 520000, "stop_value": 150000, "win": 240000, "p_pct": 40},
         letters={"A": "finish", "B": "stop"},
         names={"coop": "org", "village": "place"},
         context=(
@@ -518,9 +518,9 @@ SCENARIOS = (
     Scenario(
         item_id="s15",
         title="warehouse picking robot",
-        values={"spent": 1_900_000, "stop_value": 700_000, "win": 3_500_000, "p_pct": 20},
-        c_values={"spent": 1_900_000, "stop_value": 1_000_000, "win": 3_500_000, "p_pct": 20},
-        letters={"A": "stop", "B": "finish"},
+        values={"spent": 1900000, "stop_value": 700000, "win": 3500000, "p_pct": 20},
+        c_values={"spent": 1900000, "stop_value": 960000, "win": 3500000, "p_pct": 20},
+        letters={"A": "finish", "B": "stop"},
         names={"firm": "org", "buyer": "org"},
         context=(
             "${firm}, {a robotics firm|a maker of warehouse machines|a small automation company}, {has been "

@@ -1,24 +1,26 @@
-"""How parseable is a protocol for the embedded model? ``python -m panels.instruction_trial``.
+"""How parseable is a protocol for the embedded model? ``python -m llmarchive.instruction_trial``.
 
 The decision instruction (:mod:`panels.instruction`) was frozen after trying
 candidates on the embedded SmolLM2-135M model.  This module repeats that
 trial so the figure in the closing note can be re-made: it sends items of
 one protocol, in all four versions, to the embedded model (greedy, one
 replicate, the protocol's own ``max_tokens``, a literal ChatML template with
-no system message, as SPEC §5 has no system instruction), extracts each
+no system message, as method §5 has no system instruction), extracts each
 decision with the protocol's grammar and prints the valid rate per version.
 
 It is a design-time check, not a measurement: nothing is recorded and no
 number here enters the archive.  A low valid rate on a 135M model is a
 result (the loss bound reports it), never a reason to loosen the grammar.
 
-    python -m panels.instruction_trial [PROTOCOL] [--items N] [--instruction TEXT]
+    python -m llmarchive.instruction_trial [PROTOCOL] [--items N] [--instruction TEXT]
 """
 import argparse
 import sys
 import time
 from typing import Optional, Sequence
 
+from llmarchive import registry
+from llmarchive.paths import ArchivePaths
 from measure import extract
 
 CHATML = "<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n"
@@ -48,15 +50,12 @@ def trial(protocol: dict, items: int, instruction: Optional[str] = None, out=sys
 
 
 def main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m panels.instruction_trial", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m llmarchive.instruction_trial", description=__doc__.split("\n\n")[0])
     parser.add_argument("protocol", nargs="?", default="risky_choice_framing__wording__v0")
     parser.add_argument("--items", type=int, default=15)
     parser.add_argument("--instruction", help="try another instruction in place of the frozen one")
     args = parser.parse_args(argv)
-    from llmarchive.paths import ArchivePaths
-    from panels.registry import load_protocol
-
-    protocol = load_protocol(ArchivePaths.from_env(), args.protocol)
+    protocol = registry.load_protocol(ArchivePaths.from_env(), args.protocol)
     results = trial(protocol, args.items, args.instruction)
     for version, decisions in results.items():
         valid = [d for d in decisions if d is not None]

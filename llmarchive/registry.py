@@ -1,11 +1,13 @@
-"""The protocol registry: the one API other parts of the archive call.
+"""The protocol registry: where built protocols are stored, and the one API the archive calls for them.
 
 Built protocol files live only under ``private/protocols/`` (text included,
 every lane); ``sealed`` protocols exist only as hash-only records under
 ``private/protocols/sealed/``.  A file always holds the protocol as built —
 ``status: candidate``, no lane, no twin — so rebuilding is byte-identical
 whatever has been admitted; the admissions log is merged in when a
-protocol is loaded.
+protocol is loaded.  The builder (:mod:`panels.build`) makes the protocols
+from text alone; this module gives it the seeds, writes and reads the files,
+and merges the admissions (:mod:`llmarchive.lanes`).
 
 The functions below are a contract (``/tmp/protocol_contract.md`` in the
 issue that introduced them): the runner, publication, the instrument and the
@@ -13,20 +15,24 @@ Dagster assets call exactly these.
 """
 import json
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
+from llmarchive import lanes
 from llmarchive.jsonio import RecordFileError, read_json, write_json
+from llmarchive.panel_seed import guard_seed
 from llmarchive.paths import ArchivePaths, check_id
+from llmarchive.records import utc_now
 from measure.canonical import canonical_sha256
 from measure.schema import PROTOCOL_HEADER_FIELDS, SCHEMA_VERSION
-from panels import lanes
 from panels.build import all_protocol_ids, build_protocols, protocol_hash
-from panels.seeds import guard_seed, public_seed
+from panels.lanes import apply_admission, current_admission
+from panels.seeds import public_seed
+from measure.errors import ArchiveError
 
 _HEX64 = set("0123456789abcdef")
 
 
-class UnknownProtocol(ValueError):
+class UnknownProtocol(ArchiveError, ValueError):
     """A protocol id that is neither built nor sealed; the message lists the known ids."""
 
     def __init__(self, protocol_id: str, known: list[str]) -> None:
@@ -34,8 +40,12 @@ class UnknownProtocol(ValueError):
         self.protocol_id = protocol_id
 
 
-class ProtocolFileError(ValueError):
+class ProtocolFileError(ArchiveError, ValueError):
     """A protocol file whose content does not match its own hashes."""
+
+
+class SealedProtocolError(ArchiveError, ValueError):
+    """A sealed protocol that cannot be registered as given (its id, its hashes, its review)."""
 
 
 def _file_text(protocol: Mapping) -> str:
@@ -55,7 +65,7 @@ def build_all(paths: ArchivePaths) -> list[dict]:
         if not file.exists() or file.read_text(encoding="utf-8") != text:
             write_json(file, protocol)
     admissions = lanes.read_admissions(paths)
-    return [lanes.apply_admission(p, lanes.current_admission(admissions, p)) for p in protocols]
+    return [apply_admission(p, current_admission(admissions, p)) for p in protocols]
 
 
 def _ensure_built(paths: ArchivePaths) -> None:
@@ -99,7 +109,7 @@ def load_protocol(paths: ArchivePaths, protocol_id: str) -> dict:
     if protocol_id in all_protocol_ids():
         _ensure_built(paths)
         protocol = _read_protocol_file(paths.protocol_file(protocol_id))
-        return lanes.apply_admission(protocol, lanes.current_admission(lanes.read_admissions(paths), protocol))
+        return apply_admission(protocol, current_admission(lanes.read_admissions(paths), protocol))
     for record in sealed_records(paths):
         if record["protocol_id"] == protocol_id:
             return dict(record)
@@ -113,13 +123,18 @@ def load_all(paths: ArchivePaths) -> list[dict]:
     out = []
     for pid in all_protocol_ids():
         protocol = _read_protocol_file(paths.protocol_file(pid))
-        out.append(lanes.apply_admission(protocol, lanes.current_admission(admissions, protocol)))
+        out.append(apply_admission(protocol, current_admission(admissions, protocol)))
     return out
 
 
 def header(protocol: Mapping) -> dict:
     """The text-free header: :data:`measure.schema.PROTOCOL_HEADER_FIELDS` only."""
     return {key: protocol.get(key) for key in PROTOCOL_HEADER_FIELDS}
+
+
+def headers_with_sealed(paths: ArchivePaths, protocols: Sequence[Mapping]) -> list[dict]:
+    """Headers of the given built protocols plus the hash-only sealed records (what the twin check reads)."""
+    return [header(p) for p in protocols] + [header(r) for r in sealed_records(paths)]
 
 
 def list_protocols(paths: ArchivePaths) -> list[dict]:
@@ -139,22 +154,22 @@ def guard_protocol_ids(paths: ArchivePaths) -> list[str]:
 
 def _check_hash(value: str, name: str) -> str:
     if not isinstance(value, str) or len(value) != 64 or set(value) - _HEX64:
-        raise ValueError(f"{name} must be 64 lowercase hexadecimal characters, got {value!r}")
+        raise SealedProtocolError(f"{name} must be 64 lowercase hexadecimal characters, got {value!r}")
     return value
 
 
 def register_sealed(paths: ArchivePaths, protocol_id: str, panel_sha256: str, protocol_sha256: str,
                     reviewer: Optional[str] = None, human_reviewed: bool = False) -> dict:
-    """Record a sealed protocol by its two hashes only (SPEC §10).
+    """Record a sealed protocol by its two hashes only (method §10).
 
     The text stays in the isolated sealed repository; what crosses is the id
     and the two hashes, copied by hand, plus the fact that it was reviewed.
     """
     check_id(protocol_id, "protocol_id")
     if protocol_id in all_protocol_ids():
-        raise ValueError(f"{protocol_id} is a built protocol of this repository, not a sealed one")
+        raise SealedProtocolError(f"{protocol_id} is a built protocol of this repository, not a sealed one")
     if not human_reviewed:
-        raise ValueError(f"{protocol_id}: registering a sealed protocol admits it; it needs --human-reviewed "
+        raise SealedProtocolError(f"{protocol_id}: registering a sealed protocol admits it; it needs --human-reviewed "
                          f"(its review happened in the sealed repository)")
     record = {key: None for key in PROTOCOL_HEADER_FIELDS}
     record.update({
@@ -168,13 +183,13 @@ def register_sealed(paths: ArchivePaths, protocol_id: str, panel_sha256: str, pr
         "twin_id": None,
         "reviewed": True,
         "reviewer": reviewer or lanes.default_reviewer(),
-        "registered_at": lanes.utc_now(),
+        "registered_at": utc_now(),
     })
     file = paths.sealed / f"{protocol_id}.json"
     if file.exists():
         old = read_json(file)
         if (old.get("panel_sha256"), old.get("protocol_sha256")) != (panel_sha256, protocol_sha256):
-            raise ValueError(f"{file} already records other hashes for {protocol_id}; a changed sealed protocol "
+            raise SealedProtocolError(f"{file} already records other hashes for {protocol_id}; a changed sealed protocol "
                              f"is a new protocol with a new id")
         return old
     write_json(file, record)

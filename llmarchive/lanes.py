@@ -1,0 +1,47 @@
+"""Admissions on disk: the hash-chained ``private/protocols/admissions.jsonl``.
+
+The lane rule, the twin check and what a promotion may admit are pure and
+live in :mod:`panels.lanes`; this module reads the admissions log and
+appends to it.  :func:`promote` is the one way a protocol gets a lane.
+``planned_lane`` and ``PromotionError`` are the names callers need next to
+it, so they are importable from here too.
+"""
+import getpass
+import os
+from typing import Iterable, Mapping, Optional
+
+from llmarchive.jsonio import ChainedLog, read_jsonl
+from llmarchive.paths import ArchivePaths
+from llmarchive.records import utc_now
+from panels.lanes import PromotionError, admission_row, planned_lane
+
+__all__ = ["PromotionError", "default_reviewer", "planned_lane", "promote", "read_admissions"]
+
+
+def read_admissions(paths: ArchivePaths) -> list[dict]:
+    """Every admission ever recorded, oldest first (chain verified by ChainedLog on write)."""
+    return read_jsonl(paths.admissions)
+
+
+def promote(paths: ArchivePaths, protocol: Mapping, lane: str, twin_id: Optional[str] = None,
+            human_reviewed: bool = False, reviewer: Optional[str] = None,
+            allow_development_seed: bool = False, known_ids: Iterable[str] = ()) -> dict:
+    """Admit one built protocol to a lane; return the admission as recorded.
+
+    The decision is :func:`panels.lanes.admission_row`'s, taken against the
+    log as it stands; nothing is written when it raises
+    :class:`PromotionError`.
+    """
+    log = ChainedLog(paths.admissions)
+    row = admission_row(protocol, lane, log.records, reviewer=reviewer or default_reviewer(), reviewed_at=utc_now(),
+                        twin_id=twin_id, human_reviewed=human_reviewed,
+                        allow_development_seed=allow_development_seed, known_ids=known_ids)
+    return log.append(row)
+
+
+def default_reviewer() -> str:
+    """Who is promoting, when no ``--reviewer`` is given: the login name."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name (OSError from 3.13, KeyError from pwd before) in some containers
+        return os.environ.get("USER") or "unknown"

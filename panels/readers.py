@@ -1,0 +1,332 @@
+"""Simulated readers: the panel's own controls, scored with the real estimator.
+
+A panel is only useful if it can *see* the bias it was built for and can
+tell a reader who reads from one who does not.  These deterministic readers
+answer each version of each item from the item's ``structure`` block and
+from the version's *frame* (what the version's text presents — gain or loss
+description, percentages or natural frequencies, the sunk amount named in
+an option or not), never from the English.  Their trials are shaped like
+the runner's (a response ending in a ``DECISION:`` line, read by the real
+grammar) and measured by :func:`measure.measurement.build`, so the design
+figures are exactly what the archive would publish for such a reader.
+
+Readers
+-------
+``normative``
+    Expected value (for base-rate items this *is* Bayes: the lotteries carry
+    the posterior).  An exact tie splits the replicates evenly between the
+    tied options.  On A, A′ and B every option ties by construction, so this
+    reader's ``gap_ab`` and ``gap_aa'`` are 0; on C it takes the dominant
+    option.
+
+``biased`` — the family's classic biased reader:
+
+* ``risky_choice_framing``: cumulative prospect theory (Tversky & Kahneman,
+  1992, *J. Risk Uncertain.* 5:297–323) with their median parameters
+  α = β = 0.88, λ = 2.25, γ = 0.61 (gains), δ = 0.69 (losses), and the
+  reference point the frame sets: a gain description ("saved") is valued
+  from "none saved", a loss description ("lost") from "none lost", as in
+  Tversky & Kahneman (1981, *Science* 211:453–458).
+* ``base_rate_neglect``: with the rates as percentages the reader takes the
+  hit rate (``sens_pct``) for the posterior probability that the flagged unit
+  is a true case (the inverse fallacy; Eddy 1982; Kahneman & Tversky 1973);
+  with natural frequencies it computes Bayes correctly (the natural-frequency
+  effect, Gigerenzer & Hoffrage 1995, *Psychol. Rev.* 102:684–704).  It then
+  bets on the higher expected payout under the probability it believes.
+* ``sunk_cost_fallacy``: prospect-theory mental accounting (Thaler 1980,
+  *J. Econ. Behav. Organ.* 1:39–60; the explanation Arkes & Blumer 1985,
+  *Organ. Behav. Hum. Decis. Process.* 35:124–140, give of the sunk-cost
+  effect): the project's account was opened when the money was spent, so
+  its reference point is the position *before* spending; stopping closes the
+  account and books the sunk amount as a realised loss
+  (v(stop_value − spent)), finishing keeps the chance to recover it
+  (w(p)·v(win − spent) + w(q)·v(−spent)), with the 1992 parameters.  The
+  loss region's convexity is what makes finishing attractive.  Where the stop
+  option itself names the sunk amount (the ``wording`` type's B) the reader
+  counts it once more as a loss to avoid — the salience the phrase adds
+  (v(−spent) added to stopping).
+
+Every reader ignores what its model says nothing about (an anchor, the order
+of the options, a default), so its B equals its A there.
+
+The figures (``gap_ab_pct``, ``gap_aa_prime_pct``, ``gap_ac_pct``,
+``stability_pct``) are what :func:`design_figures` returns and what the
+builder writes into each protocol as ``design_readers``.
+"""
+import copy
+from fractions import Fraction
+from typing import Mapping, Optional, Sequence
+
+from measure import grammar, grammar_v2, measurement
+from measure.canonical import canonical_sha256
+from measure.invariants import version_frame
+from measure.schema import VERSIONS
+
+READERS = ("normative", "biased")
+ALPHA = BETA = 0.88
+LAMBDA = 2.25
+GAMMA = 0.61
+DELTA = 0.69
+# Float valuations closer than this (relative) count as a tie: a knife-edge
+# must not decide a design figure on the last bit of a libm ``pow``.
+TIE_TOLERANCE = 1e-9
+
+READER_MODELS = {
+    "normative": "expected value (Bayes for base-rate items); an exact tie splits the replicates evenly",
+    "biased": {
+        "risky_choice_framing": "cumulative prospect theory, Tversky & Kahneman (1992): alpha = beta = 0.88, "
+                                "lambda = 2.25, gamma = 0.61, delta = 0.69; reference point set by the frame",
+        "base_rate_neglect": "hit rate taken for the posterior when the rates are percentages, Bayes when they "
+                             "are natural frequencies (Eddy 1982; Gigerenzer & Hoffrage 1995)",
+        "sunk_cost_fallacy": "prospect-theory mental accounting with the sunk amount as a prior loss (Thaler 1980; "
+                             "Arkes & Blumer 1985), 1992 parameters; the amount named in the stop option counts "
+                             "once more as a loss to avoid",
+    },
+}
+
+
+# --------------------------------------------------------------------- prospect theory
+def value(x: float) -> float:
+    """The 1992 value function: x^α for gains, −λ(−x)^β for losses."""
+    return x ** ALPHA if x >= 0 else -LAMBDA * (-x) ** BETA
+
+
+def weight(p: float, exponent: float) -> float:
+    """The 1992 probability weighting function p^c / (p^c + (1−p)^c)^(1/c)."""
+    if p <= 0:
+        return 0.0
+    if p >= 1:
+        return 1.0
+    return p ** exponent / (p ** exponent + (1 - p) ** exponent) ** (1 / exponent)
+
+
+def cpt(prospect: Sequence[tuple[float, float]]) -> float:
+    """Cumulative prospect theory value of ``[(probability, outcome), …]`` (outcomes relative to the reference).
+
+    Gains are weighted by decumulative probability from the best outcome
+    down (γ), losses from the worst outcome up (δ).
+    """
+    total = 0.0
+    gains = sorted([(p, x) for p, x in prospect if x > 0], key=lambda px: -px[1])
+    losses = sorted([(p, x) for p, x in prospect if x < 0], key=lambda px: px[1])
+    for outcomes, exponent in ((gains, GAMMA), (losses, DELTA)):
+        cumulative = 0.0
+        for p, x in outcomes:
+            pi = weight(cumulative + p, exponent) - weight(cumulative, exponent)
+            cumulative += p
+            total += pi * value(x)
+    return total
+
+
+# --------------------------------------------------------------------- frames
+def frame(family: str, rewording_type: str, version: str) -> str:
+    """What the version's text presents: ``gain``/``loss``, ``pct``/``freq``, ``plain``/``sunk`` (gate 1's rule)."""
+    return version_frame(family, rewording_type, version)
+
+
+def _numbers(structure: Mapping, version: str) -> Mapping[str, int]:
+    return structure["c_values"] if version == "C" else structure["values"]
+
+
+def _split(scores: Mapping[str, float], exact: bool) -> dict[str, Fraction]:
+    """Shares of each option: all to the best, split evenly among (near-)ties."""
+    best = max(scores.values())
+    if exact:
+        top = [k for k, s in scores.items() if s == best]
+    else:
+        top = [k for k, s in scores.items() if best - s <= TIE_TOLERANCE * max(1.0, abs(best))]
+    return {k: (Fraction(1, len(top)) if k in top else Fraction(0)) for k in sorted(scores)}
+
+
+def normative_scores(structure: Mapping, version: str) -> dict[str, Fraction]:
+    """Exact expected value of each option letter under the version's numbers."""
+    rows = structure["c_lotteries"] if version == "C" else structure["lotteries"]
+    return {letter: sum((Fraction(num, den) * pay for num, den, pay in lottery), Fraction(0))
+            for letter, lottery in rows.items()}
+
+
+def biased_scores(family: str, rewording_type: str, structure: Mapping, version: str) -> dict[str, float]:
+    """The family's biased reader's valuation of each option letter."""
+    v = _numbers(structure, version)
+    shown = frame(family, rewording_type, version)
+    out: dict[str, float] = {}
+    for letter, role in structure["roles"].items():
+        if family == "risky_choice_framing":
+            total, p = v["total"], v["p_pct"] / 100
+            if shown == "gain":  # reference point: none saved
+                prospect = [(1.0, v["sure"])] if role == "sure" else [(p, total), (1 - p, 0)]
+            else:  # reference point: none lost
+                prospect = [(1.0, -(total - v["sure"]))] if role == "sure" else [(p, 0), (1 - p, -total)]
+            out[letter] = cpt(prospect)
+        elif family == "base_rate_neglect":
+            if shown == "pct":
+                believed = v["sens_pct"] / 100
+            else:
+                true_n = v["population"] * v["base_pct"] / 100
+                flagged_true = true_n * v["sens_pct"] / 100
+                flagged_false = (v["population"] - true_n) * v["fpr_pct"] / 100
+                believed = flagged_true / (flagged_true + flagged_false)
+            out[letter] = believed * v["pay_case"] if role == "case" else (1 - believed) * v["pay_clear"]
+        elif family == "sunk_cost_fallacy":
+            spent, p = v["spent"], v["p_pct"] / 100
+            if role == "stop":
+                score = cpt([(1.0, v["stop_value"] - spent)])
+                if shown == "sunk":
+                    score += value(-spent)
+            else:
+                score = cpt([(p, v["win"] - spent), (1 - p, -spent)])
+            out[letter] = score
+        else:
+            raise ValueError(f"no biased reader for family {family!r}")
+    return out
+
+
+def choice(reader: str, family: str, rewording_type: str, structure: Mapping, version: str) -> dict[str, Fraction]:
+    """The reader's share of answers per option letter for one version of one item."""
+    if reader == "normative":
+        return _split(normative_scores(structure, version), exact=True)
+    if reader == "biased":
+        return _split(biased_scores(family, rewording_type, structure, version), exact=False)
+    raise ValueError(f"unknown reader {reader!r}; readers: {', '.join(READERS)}")
+
+
+# --------------------------------------------------------------------- trials and figures
+def _letters_for(shares: Mapping[str, Fraction], n: int, where: str) -> list[str]:
+    """``n`` replicate answers realising the shares exactly."""
+    out: list[str] = []
+    for letter in sorted(shares):
+        count = shares[letter] * n
+        if count.denominator != 1:
+            raise ValueError(f"{where}: {n} replicates cannot split shares {dict(shares)} evenly")
+        out += [letter] * int(count)
+    return out
+
+
+def trials(reader: str, protocol: Mapping) -> list[dict]:
+    """The reader's complete run of a protocol, as trial records read by the real grammar."""
+    family, rewording_type = protocol["family"], protocol["rewording_type"]
+    options = protocol["options"]
+    extract = grammar_v2.extract if protocol["grammar_version"] == 2 else grammar.extract
+    replicates = protocol["n_per_scenario"]
+    out = []
+    for item in protocol["panel"]:
+        for version in VERSIONS:
+            shares = choice(reader, family, rewording_type, item["structure"], version)
+            letters = _letters_for(shares, replicates, f"{protocol['protocol_id']} {item['item_id']} {version}")
+            for replicate, letter in enumerate(letters):
+                response = f"The {reader} reader chooses option {letter}.\nDECISION: {letter}"
+                decided = extract(response, options)
+                out.append({"record_type": "trial", "protocol_id": protocol["protocol_id"],
+                            "item_id": item["item_id"], "version": version, "replicate_index": replicate,
+                            "response_text": response, "outcome": decided.outcome, "token": decided.token,
+                            "reason": decided.reason})
+    return out
+
+
+def _run(reader: str, protocol: Mapping) -> dict:
+    return {"run_id": f"design-{reader}-{protocol['protocol_id']}", "run_date": "2000-01-01",
+            "subject_model_id": f"simulated-{reader}-reader", "series": protocol.get("series"),
+            "model_family": "simulated", "returned_model_id": f"simulated-{reader}-reader",
+            "api_surface_sha": None, "condition_profile": "design", "replicate_index": 0,
+            "instrument_suspect": False, "exploratory": False}
+
+
+def measure_reader(reader: str, protocol: Mapping) -> dict:
+    """The measurement record the archive would publish for this reader."""
+    return measurement.build(protocol, trials(reader, protocol), _run(reader, protocol))
+
+
+def figures(reader: str, protocol: Mapping) -> dict[str, Optional[float]]:
+    """``gap_ab_pct``, ``gap_aa_prime_pct``, ``gap_ac_pct``, ``stability_pct`` for one reader."""
+    record = measure_reader(reader, protocol)
+    return {"gap_ab_pct": record["gap_pct"], "gap_aa_prime_pct": record["gap_null_pct"],
+            "gap_ac_pct": record["gap_positive_pct"], "stability_pct": record["stability_pct"]}
+
+
+_DESIGN_CACHE: dict[str, dict[str, dict]] = {}
+_DESIGN_CACHE_MAX = 256
+
+
+def _design_key(protocol: Mapping) -> str:
+    """Everything the figures depend on: the header and each item's structure, never the wording.
+
+    The readers answer from the structure alone, so two panels with the same
+    structures (a guard panel under another seed) share their figures; the
+    bootstrap inside a measurement is the slow part worth not repeating.
+    """
+    key = {k: protocol.get(k) for k in (
+        "protocol_id", "family", "rewording_type", "options", "n", "n_per_scenario", "n_items", "item_ids",
+        "grammar_version", "theta_positive_pct", "scenario_dominated_share_pct", "series")}
+    key["structures"] = [[item.get("item_id"), item.get("structure")] for item in protocol.get("panel") or []]
+    return canonical_sha256(key)
+
+
+def design_figures(protocol: Mapping) -> dict[str, dict]:
+    """Every reader's figures for one protocol: ``{reader: {figure: value}}``.
+
+    Deterministic, so a result is remembered per content (tests and the
+    check command rebuild the same panels many times in one process).
+    """
+    key = _design_key(protocol)
+    if key not in _DESIGN_CACHE:
+        if len(_DESIGN_CACHE) >= _DESIGN_CACHE_MAX:
+            _DESIGN_CACHE.clear()
+        _DESIGN_CACHE[key] = {reader: figures(reader, protocol) for reader in READERS}
+    return copy.deepcopy(_DESIGN_CACHE[key])
+
+
+def reader_models(family: str) -> dict[str, str]:
+    """One line per reader saying which model it uses (for the protocol header)."""
+    return {"normative": READER_MODELS["normative"], "biased": READER_MODELS["biased"][family]}
+
+
+# --------------------------------------------------------------------- design checks
+MIN_BIASED_GAP_AB_PCT = 20
+POSITIVE_MARGIN_PCT = 10
+OPEN_WORDING = ("risky_choice_framing__wording", "base_rate_neglect__wording")
+
+
+def design_failures(protocol: Mapping, design: Optional[Mapping[str, Mapping]] = None) -> list[tuple[str, str, str]]:
+    """``(item, rule, detail)`` for every design rule the protocol breaks.
+
+    * the normative reader's ``gap_ab`` and ``gap_aa'`` are 0;
+    * every reader's ``gap_ac`` ≥ ``theta_positive_pct`` + 10;
+    * on the two open wording protocols the biased reader's ``gap_ab`` ≥ 20;
+    * per item, C reverses the biased reader's choice on A and the normative
+      reader strictly prefers C's dominant option.
+    """
+    design = design if design is not None else design_figures(protocol)
+    out: list[tuple[str, str, str]] = []
+    normative = design["normative"]
+    if normative["gap_ab_pct"] != 0 or normative["gap_aa_prime_pct"] != 0:
+        out.append(("-", "design_normative_zero",
+                    f"the normative reader's gap_ab = {normative['gap_ab_pct']}, gap_aa' = "
+                    f"{normative['gap_aa_prime_pct']}; both must be 0"))
+    floor = protocol["theta_positive_pct"] + POSITIVE_MARGIN_PCT
+    for reader, figs in design.items():
+        if figs["gap_ac_pct"] is None or figs["gap_ac_pct"] < floor:
+            out.append(("-", "design_positive_control",
+                        f"the {reader} reader's gap_ac = {figs['gap_ac_pct']} is below theta_positive_pct + "
+                        f"{POSITIVE_MARGIN_PCT} = {floor}"))
+    key = f"{protocol['family']}__{protocol['rewording_type']}"
+    if key in OPEN_WORDING and (design["biased"]["gap_ab_pct"] or 0) < MIN_BIASED_GAP_AB_PCT:
+        out.append(("-", "design_biased_gap_ab",
+                    f"the biased reader's gap_ab = {design['biased']['gap_ab_pct']} is below "
+                    f"{MIN_BIASED_GAP_AB_PCT}; the panel cannot see the effect it exists for"))
+    family, rewording_type = protocol["family"], protocol["rewording_type"]
+    for item in protocol["panel"]:
+        structure = item["structure"]
+        dominant = structure["c_correct"]
+        on_a = choice("biased", family, rewording_type, structure, "A")
+        on_c = choice("biased", family, rewording_type, structure, "C")
+        if on_c.get(dominant) != 1 or on_a.get(dominant) != 0:
+            out.append((item["item_id"], "design_c_reverses_biased",
+                        "C does not reverse the biased reader's choice on A onto C's dominant option"))
+        if choice("normative", family, rewording_type, structure, "C").get(dominant) != 1:
+            out.append((item["item_id"], "design_c_normative", "the normative reader does not strictly prefer "
+                                                              "C's dominant option"))
+    return out
+
+
+__all__ = ["READERS", "choice", "cpt", "design_failures", "design_figures", "figures", "frame",
+           "measure_reader", "reader_models", "trials", "value", "weight"]

@@ -1,0 +1,310 @@
+"""An instrument alarm latches until a human ``core_change`` acknowledges it (method §7, issue 12).
+
+The fingerprint outcomes come from the small in-test engine of
+``test_instrument.py``; runs go through the real runner and ``llmarchive run``
+against the fake provider; the guard rotation uses the real built guard
+protocols with a scripted local subject; publication is the real build.
+"""
+import csv
+import io
+import json
+import sqlite3
+
+import pytest
+
+from llmarchive import records
+from llmarchive import registry
+from llmarchive.cli import main
+from llmarchive.instrument import day_verdict, suspect_value
+from llmarchive.instrument.acknowledge import AcknowledgeError, acknowledge
+from llmarchive.instrument.fingerprint import candidates_dir, expectations_dir, runtime_fingerprint
+from llmarchive.instrument.rotation import due_protocol, guard_rotation
+from llmarchive.instrument.verdict import latched_alarm, read_core_changes
+from llmarchive.paths import ArchivePaths
+from llmarchive.runs import load_run
+from measure import chain
+from tests.fake_provider import FakeProvider, decide_by_hash
+from tests.instrument_helpers import ScriptedSubject
+from tests.test_instrument import PromptEngine
+
+NEW_RUNTIME = {"llama_cpp_version": "0.3.40"}
+
+
+def _clean_start(paths):
+    runtime_fingerprint(paths, "2026-11-01", lambda: PromptEngine())
+    assert runtime_fingerprint(paths, "2026-11-02", lambda: PromptEngine()).status == "pass"
+
+
+def test_an_alarm_survives_the_next_clean_day(paths):
+    _clean_start(paths)
+    assert latched_alarm(paths) is None and day_verdict(paths, "2026-11-02").passing
+    runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(tamper=("fp05", 1)))
+    clean = runtime_fingerprint(paths, "2026-11-04", lambda: PromptEngine())
+    assert clean.status == "pass", "the daily cycle keeps running and recording"
+    verdict = day_verdict(paths, "2026-11-04")
+    assert verdict.suspect and "latched since 2026-11-03" in verdict.reason and "fp05" in verdict.reason
+    latch = latched_alarm(paths)
+    assert latch["since"] == "2026-11-03" and latch["source"] == "runtime_fingerprint" and latch["alarm_count"] == 1
+    assert "fp05" in latch["reason"]
+    assert str(suspect_value(paths, "2026-11-04")).startswith("instrument: instrument_alarm latched since 2026-11-03")
+    # the days before the alarm keep their verdict
+    assert day_verdict(paths, "2026-11-02").passing
+
+
+def test_a_measurement_made_on_a_clean_day_of_a_latch_is_published_off_the_curve(archive_home, monkeypatch, capsys):
+    from publish import publish_all
+    from tests.panels_helpers import built_paths
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    paths = built_paths(monkeypatch, None)
+    _clean_start(paths)
+
+    def run(fake, day):
+        assert main(["run", "base_rate_neglect__wording__v0", "--subject", "openai", "--model", "local",
+                     "--base-url", fake.base_url, "--unbudgeted", "--run-id", f"run-{day}", "--run-date", day,
+                     "--quiet", "--concurrency", "8"]) == 0
+
+    with FakeProvider(decide_by_hash()) as fake:
+        run(fake, "2026-11-02")
+        runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(tamper=("fp02", 0)))
+        runtime_fingerprint(paths, "2026-11-04", lambda: PromptEngine())
+        run(fake, "2026-11-04")
+    capsys.readouterr()
+    latched = load_run(paths.run_dir("run-2026-11-04")).measurement
+    assert "instrument_suspect" in latched["flags"] and latched["on_curve"] is False
+    assert "latched since 2026-11-03" in latched["flag_reasons"]["instrument_suspect"]
+
+    publish_all(paths, build_time="2026-11-05T00:00:00Z")
+    rows = {r["run_id"]: r for r in csv.DictReader(io.StringIO((paths.public / "stability.csv").read_text()))}
+    assert rows["run-2026-11-04"]["on_curve"].lower() in ("false", "0")
+    assert "instrument_suspect" in rows["run-2026-11-04"]["flags"]
+    assert "instrument_suspect" not in rows["run-2026-11-02"]["flags"], "the day before the alarm is untouched"
+    db = sqlite3.connect(paths.public / "archive.db")
+    assert db.execute("select on_curve from measurements where run_id = 'run-2026-11-04'").fetchone()[0] == 0
+    status = json.loads((paths.public / "status.json").read_text())
+    assert status["instrument_alarm"]["since"] == "2026-11-03"
+    assert status["instrument_alarm"]["source"] == "runtime_fingerprint"
+    assert status["instrument_alarm"]["alarm_count"] == 1 and "fp02" in status["instrument_alarm"]["reason"]
+
+
+def test_status_json_has_a_null_instrument_alarm_when_nothing_is_latched(archive_home, monkeypatch):
+    from publish import publish_all
+
+    paths = ArchivePaths.from_env().ensure()
+    _clean_start(paths)
+    publish_all(paths, build_time="2026-11-03T00:00:00Z")
+    status = json.loads((paths.public / "status.json").read_text())
+    assert "instrument_alarm" in status and status["instrument_alarm"] is None
+
+
+def test_status_json_reads_the_acknowledgement_from_the_core_change_log(paths):
+    from publish import sources, status
+
+    _clean_start(paths)
+    runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(tamper=("fp02", 0)))
+    alarms = records.read(paths, "instrument_alarm")
+    inputs = sources.Inputs(measurements=[], runs=[], open_runs=[], headers=[], texts=None,
+                            records={"instrument_alarm": alarms})
+    assert status.instrument_alarm(inputs)["since"] == "2026-11-03"
+    acknowledge(paths, "a tampered logprob in a test", "T", date="2026-11-04")
+    inputs.records["core_change"] = read_core_changes(paths)
+    assert status.instrument_alarm(inputs) is None
+
+
+def test_the_published_alarm_clears_once_a_person_has_acknowledged_it(paths):
+    from publish import publish_all
+
+    _clean_start(paths)
+    runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(tamper=("fp02", 0)))
+    publish_all(paths, build_time="2026-11-03T12:00:00Z")
+    assert json.loads((paths.public / "status.json").read_text())["instrument_alarm"]["since"] == "2026-11-03"
+    acknowledge(paths, "a tampered logprob in a test", "T", date="2026-11-04")
+    publish_all(paths, build_time="2026-11-04T12:00:00Z")
+    assert json.loads((paths.public / "status.json").read_text())["instrument_alarm"] is None
+
+
+def test_a_new_runtime_key_latches_and_the_acknowledgement_establishes_its_expectation(paths, capsys):
+    _clean_start(paths)
+    first = runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(runtime=NEW_RUNTIME))
+    assert first.status == "fail" and first.alarm is not None
+    assert runtime_fingerprint(paths, "2026-11-04", lambda: PromptEngine(runtime=NEW_RUNTIME)).status == "fail"
+    assert latched_alarm(paths)["alarm_count"] == 2
+    assert len(list(candidates_dir(paths).glob("*.json"))) == 1
+
+    assert main(["instrument", "acknowledge", "--core-change", "llama-cpp-python 0.3.40, upgraded on purpose",
+                 "--reviewer", "Ada", "--date", "2026-11-05"]) == 0
+    out = capsys.readouterr().out
+    assert "core_change recorded" in out and "new fingerprint expectation" in out
+    assert latched_alarm(paths) is None
+    [ack] = read_core_changes(paths)
+    assert ack["reviewer"] == "Ada" and ack["acknowledged_alarms"] == 2 and ack["latched_since"] == "2026-11-03"
+    assert ack["accepted_expectations"][0]["digest"] == first.record["digest"]
+    chain.verify(read_core_changes(paths))
+    assert len(list(expectations_dir(paths).glob("*.json"))) == 2 and not list(candidates_dir(paths).glob("*.json"))
+
+    after = runtime_fingerprint(paths, "2026-11-05", lambda: PromptEngine(runtime=NEW_RUNTIME))
+    assert after.status == "pass" and after.alarm is None
+    assert day_verdict(paths, "2026-11-05").passing and suspect_value(paths, "2026-11-05") is False
+    # history keeps its verdict: the days of the latch stay suspect
+    assert day_verdict(paths, "2026-11-04").suspect
+
+
+def test_an_alarm_after_the_acknowledgement_latches_again(paths):
+    _clean_start(paths)
+    runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(tamper=("fp01", 0)))
+    acknowledge(paths, "reviewed: the changed digest is the new normal", "Ada", date="2026-11-03")
+    assert latched_alarm(paths) is None
+    # the acknowledgement accepted the difference that persisted: it is now the expectation
+    assert runtime_fingerprint(paths, "2026-11-04", lambda: PromptEngine(tamper=("fp01", 0))).status == "pass"
+    assert day_verdict(paths, "2026-11-04").passing
+    runtime_fingerprint(paths, "2026-11-05", lambda: PromptEngine(tamper=("fp09", 2)))
+    latch = latched_alarm(paths)
+    assert latch["since"] == "2026-11-05" and latch["alarm_count"] == 1
+    runtime_fingerprint(paths, "2026-11-06", lambda: PromptEngine(tamper=("fp01", 0)))
+    assert day_verdict(paths, "2026-11-06").suspect
+
+
+def test_an_acknowledgement_covers_only_the_alarms_it_names(paths):
+    _clean_start(paths)
+    runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(tamper=("fp01", 0)))
+    acknowledge(paths, "reviewed", "Ada", date="2026-11-03")
+    assert latched_alarm(paths) is None
+    # an alarm log replaced behind the archive's back (same length, another alarm) is not acknowledged
+    paths.record_log("instrument_alarm").unlink()
+    records.append(paths, "instrument_alarm", {"date": "2026-11-04", "source": "guard_rotation", "reason": "y"})
+    latch = latched_alarm(paths)
+    assert latch is not None and latch["since"] == "2026-11-04" and latch["reason"] == "y"
+
+
+def test_a_transient_difference_is_not_accepted_by_the_acknowledgement(paths):
+    _clean_start(paths)
+    expected = runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(tamper=("fp04", 0))).record
+    assert runtime_fingerprint(paths, "2026-11-04", lambda: PromptEngine()).status == "pass"
+    assert not list(candidates_dir(paths).glob("*.json")), "a passing day discards the candidate"
+    record = acknowledge(paths, "one flaky morning", "Ada", date="2026-11-04").record
+    assert record["accepted_expectations"] == []
+    assert runtime_fingerprint(paths, "2026-11-05", lambda: PromptEngine()).status == "pass"
+    assert expected["expected_digest"] == runtime_fingerprint(paths, "2026-11-06", lambda: PromptEngine()).record[
+        "digest"]
+
+
+def test_a_run_resumed_during_a_latch_is_suspect_though_it_started_on_a_clean_day(paths):
+    from llmarchive.jsonio import write_json
+
+    _clean_start(paths)
+    write_json(paths.run_dir("started-clean") / "run.json", {"run_date": "2026-11-02"})
+    assert suspect_value(paths, None, "started-clean") is False
+    runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(tamper=("fp03", 0)))
+    assert "latched since 2026-11-03" in str(suspect_value(paths, None, "started-clean"))
+
+
+def test_an_acknowledgement_needs_a_core_change_and_a_reviewer(paths, capsys):
+    _clean_start(paths)
+    runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(tamper=("fp01", 0)))
+    assert main(["instrument", "acknowledge", "--core-change", "  ", "--reviewer", "Ada"]) == 2
+    assert "--core-change is required and may not be empty" in capsys.readouterr().err
+    assert main(["instrument", "acknowledge", "--core-change", "a new CPU", "--reviewer", ""]) == 2
+    assert "--reviewer is required and may not be empty" in capsys.readouterr().err
+    with pytest.raises(AcknowledgeError):
+        acknowledge(paths, "a new CPU", None)
+    assert read_core_changes(paths) == [] and latched_alarm(paths) is not None
+
+
+def test_acknowledging_with_nothing_latched_says_so_and_records_nothing(paths, capsys):
+    _clean_start(paths)
+    assert main(["instrument", "acknowledge", "--core-change", "nothing really", "--reviewer", "Ada"]) == 0
+    assert "nothing to acknowledge" in capsys.readouterr().out
+    assert read_core_changes(paths) == []
+
+
+def test_the_status_command_shows_the_latch(paths, capsys):
+    _clean_start(paths)
+    runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(tamper=("fp01", 0)))
+    runtime_fingerprint(paths, "2026-11-04", lambda: PromptEngine())
+    assert main(["instrument", "status", "--date", "2026-11-04", "--json"]) == 1
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["passing"] is False and shown["latched_alarm"]["since"] == "2026-11-03"
+
+
+# --------------------------------------------------------------------------
+# the guard rotation compares with the last accepted baseline
+# --------------------------------------------------------------------------
+
+
+def _subjects(paths, pid):
+    protocol = registry.load_protocol(paths, pid)
+    max_tokens = protocol["generation"]["max_tokens"]
+    b_texts = {item["versions"]["B"] for item in protocol["panel"]}
+    steady = ScriptedSubject(lambda p: "DECISION: A", max_tokens)
+    swayed = ScriptedSubject(lambda p: "DECISION: B" if p in b_texts else "DECISION: A", max_tokens)
+    return steady, swayed
+
+
+def test_the_rotation_never_compares_with_a_result_that_raised_an_alarm(admitted):
+    paths = admitted
+    pid = due_protocol(paths, "2026-11-01")
+    steady, swayed = _subjects(paths, pid)
+    base = guard_rotation(paths, "2026-11-01", steady, protocol_id=pid)
+    moved = guard_rotation(paths, "2026-11-11", swayed, protocol_id=pid)
+    assert moved["verdict"] == "regressed"
+    back = guard_rotation(paths, "2026-11-21", steady, protocol_id=pid)
+    assert back["verdict"] == "flat" and back["previous_run_id"] == base["run_id"]
+    assert len(records.read(paths, "instrument_alarm")) == 1, "returning to the baseline raises nothing new"
+    again = guard_rotation(paths, "2026-12-01", swayed, protocol_id=pid)
+    assert again["verdict"] == "regressed" and again["previous_run_id"] == base["run_id"]
+
+
+def test_an_acknowledged_rotation_result_becomes_the_baseline(admitted):
+    paths = admitted
+    pid = due_protocol(paths, "2026-11-01")
+    steady, swayed = _subjects(paths, pid)
+    guard_rotation(paths, "2026-11-01", steady, protocol_id=pid)
+    moved = guard_rotation(paths, "2026-11-11", swayed, protocol_id=pid)
+    record = acknowledge(paths, "the reference model file was replaced on purpose", "Ada", date="2026-11-12").record
+    assert record["accepted_rotations"] == [moved["run_id"]]
+    later = guard_rotation(paths, "2026-11-21", swayed, protocol_id=pid)
+    assert later["verdict"] == "flat" and later["previous_run_id"] == moved["run_id"]
+    assert latched_alarm(paths) is None
+
+
+# --------------------------------------------------------------------------
+# the Dagster job
+# --------------------------------------------------------------------------
+
+def test_the_dagster_acknowledge_job_records_the_core_change(paths):
+    from assets.instrument import acknowledge_instrument_job
+    from assets.resources import ArchiveResource
+
+    _clean_start(paths)
+    runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(runtime=NEW_RUNTIME))
+    resources = {"archive": ArchiveResource(home=str(paths.home))}
+
+    def config(change, reviewer):
+        return {"ops": {"acknowledge_instrument_alarm": {"config": {"core_change": change, "reviewer": reviewer}}}}
+
+    refused = acknowledge_instrument_job.execute_in_process(run_config=config("", "Ada"), resources=resources,
+                                                            raise_on_error=False)
+    assert not refused.success and read_core_changes(paths) == []
+    result = acknowledge_instrument_job.execute_in_process(
+        run_config=config("llama-cpp-python upgraded", "Ada"), resources=resources)
+    assert result.success and result.output_for_node("acknowledge_instrument_alarm") is True
+    [ack] = read_core_changes(paths)
+    assert ack["core_change"] == "llama-cpp-python upgraded" and ack["reviewer"] == "Ada"
+    assert latched_alarm(paths) is None
+    idle = acknowledge_instrument_job.execute_in_process(run_config=config("again", "Ada"), resources=resources)
+    assert idle.success and idle.output_for_node("acknowledge_instrument_alarm") is False
+    assert len(read_core_changes(paths)) == 1
+
+
+def test_the_acknowledge_job_served_by_the_definitions_runs_with_their_resources(paths):
+    from assets.definitions_builder import build_definitions
+    from assets.resources import ArchiveResource
+
+    _clean_start(paths)
+    runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(tamper=("fp06", 0)))
+    served = build_definitions({"archive": ArchiveResource(home=str(paths.home))})
+    job = served.get_job_def("acknowledge_instrument_job")
+    result = job.execute_in_process(run_config={"ops": {"acknowledge_instrument_alarm": {
+        "config": {"core_change": "container image rebuilt", "reviewer": "Ada"}}}})
+    assert result.success and latched_alarm(paths) is None
+    assert read_core_changes(paths)[0]["core_change"] == "container image rebuilt"

@@ -1,0 +1,76 @@
+"""``llmarchive status``: the morning check reads every part from a real scratch archive.
+
+The archive is written by the real modules: fingerprints (the in-test
+engine), the model watch against the fake provider (a bridge and a
+needs_review), a budget, coverage, and a publication.
+"""
+import json
+
+from llmarchive import budget as budget_mod
+from llmarchive import records
+from llmarchive.cli import main
+from llmarchive.coverage import record_coverage
+from llmarchive.instrument.fingerprint import runtime_fingerprint
+from llmarchive.subject_models import load_subject_models
+from llmarchive.watch import watch
+from publish import publish_all
+from tests.fake_provider import FakeProvider
+from tests.instrument_helpers import admitted_archive
+from tests.test_instrument import PromptEngine
+
+
+def _status(capsys, *extra) -> dict:
+    capsys.readouterr()
+    assert main(["status", "--json", *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_status_json_on_an_empty_archive_names_every_part_and_exits_0(archive_home, capsys):
+    shown = _status(capsys, "--date", "2026-11-02")
+    assert shown["instrument"]["passing"] is False and shown["instrument"]["latched_alarm"] is None
+    assert shown["pending_bridges"] == [] and shown["needs_review"] == []
+    assert shown["budget"] is None and shown["coverage"]["archive_start"] is None
+    assert shown["publication"]["published"] is False
+    assert main(["status", "--date", "2026-11-02"]) == 0
+    assert "never published" in capsys.readouterr().out
+
+
+def test_status_reports_alarm_bridge_review_budget_coverage_and_a_stale_publication(archive_home, monkeypatch,
+                                                                                    capsys):
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-status")
+    paths = admitted_archive(monkeypatch)
+    budget_mod.write_budget(paths, budget_mod.Budget(40.0, 6.5, 1.0, {"scenario": 0.004, "fingerprint": 0.0005}))
+    runtime_fingerprint(paths, "2026-11-01", lambda: PromptEngine())
+    runtime_fingerprint(paths, "2026-11-02", lambda: PromptEngine(tamper=("fp03", 1)))
+    runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine())
+    config = load_subject_models()
+    with FakeProvider(lambda request: None, models=["claude-sonnet-5"]) as fake:
+        watch(paths, "2026-11-01", config, base_url=fake.base_url)
+        fake.set_models(["claude-sonnet-5", "claude-sonnet-5-5"])
+        watch(paths, "2026-11-03", config, base_url=fake.base_url)
+    record_coverage(paths, "2026-11-03", jobs=("runtime_fingerprint",))
+    publish_all(paths)
+
+    shown = _status(capsys, "--date", "2026-11-03")
+    inst = shown["instrument"]
+    assert inst["runtime_fingerprint"] == "pass" and inst["passing"] is False, "a clean day inside a latch"
+    assert inst["latched_alarm"]["since"] == "2026-11-02" and inst["latched_alarm"]["alarm_count"] == 1
+    [bridge] = shown["pending_bridges"]
+    assert (bridge["old_model_id"], bridge["new_model_id"]) == ("claude-sonnet-5", "claude-sonnet-5-5")
+    assert [r["model_id"] for r in shown["needs_review"]] == ["claude-sonnet-5-5"]
+    assert shown["budget"]["month"] == "2026-11" and shown["budget"]["used_pct"] == 0.0
+    assert shown["budget"]["rung"] is None and shown["budget"]["general_pool_eur"] == 32.5
+    assert shown["coverage"]["month"] == "2026-11" and shown["coverage"]["ran"] >= 3
+    assert shown["publication"]["published"] is True and shown["publication"]["current"] is True
+    assert shown["publication"]["instrument_alarm_published"]["since"] == "2026-11-02"
+
+    records.append(paths, "instrument_alarm", {"date": "2026-11-03", "source": "guard_rotation", "reason": "x"})
+    stale = _status(capsys, "--date", "2026-11-03")
+    assert stale["publication"]["current"] is False
+    assert stale["instrument"]["latched_alarm"]["alarm_count"] == 2
+
+    assert main(["status", "--date", "2026-11-03"]) == 0
+    text = capsys.readouterr().out
+    assert "latched since 2026-11-02" in text and "claude-sonnet-5-5" in text and "STALE" in text
+    assert len(text.splitlines()) <= 25, "one screen"
