@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.ports import free_port
+from tests.ports import free_port, stop
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERY = """{
@@ -64,11 +64,7 @@ def test_the_webserver_serves_every_asset_and_paid_schedules_start_stopped_even_
         assert sensors == {"model_watch": paid, "lease_on_life": "RUNNING"}
         assert {"commercial_job", "open_weights_job", "daily_instrument_job"} <= {j["name"] for j in repo["jobs"]}
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
 
 
 def _answers(url: str) -> bool:

@@ -11,7 +11,7 @@ import pytest
 
 from publish import datasette_meta, publish_all
 from tests import publish_helpers as ph
-from tests.ports import free_port
+from tests.ports import free_port, stop
 
 BUILD = "2026-12-03T00:00:00Z"
 
@@ -44,11 +44,7 @@ def server(publish_template, tmp_path_factory):
             time.sleep(0.3)
         yield base, db
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
 
 
 @pytest.mark.slow
