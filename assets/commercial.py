@@ -14,6 +14,7 @@ from llmarchive.subject_models import active_model
 from llmarchive.sweep import sweep, sweep_run_id
 from measure.verify import recompute
 from llmarchive.records import utc_today
+from llmarchive.dates import parse_month
 from panels.build import SERIES as PROTOCOL_SERIES
 
 
@@ -34,7 +35,7 @@ def _calls_note() -> str:
 
 def _keys(context: AssetExecutionContext) -> tuple[str, str]:
     keys = context.partition_key.keys_by_dimension
-    return keys["month"][:7], keys["protocol"]
+    return parse_month(keys["month"][:7], "the month partition"), keys["protocol"]
 
 
 def _this_month(month: str) -> str:

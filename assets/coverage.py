@@ -7,6 +7,7 @@ from dagster import (AllPartitionMapping, AssetDep, AssetExecutionContext, Failu
 from assets.partitions import months
 from assets.resources import ArchiveResource
 from llmarchive.coverage import UnexplainedGap, month_bounds, record_coverage
+from llmarchive.dates import parse_month
 
 
 @asset(partitions_def=months, group_name="publication",
@@ -19,7 +20,7 @@ from llmarchive.coverage import UnexplainedGap, month_bounds, record_coverage
                    "neither fails this step.")
 def coverage(context: AssetExecutionContext, archive: ArchiveResource) -> MaterializeResult:
     paths = archive.paths()
-    first, last = month_bounds(context.partition_key[:7])
+    first, last = month_bounds(parse_month(context.partition_key[:7], "the month partition"))
     today = datetime.now(timezone.utc).date()
     if first > today:
         raise Failure(description=f"{context.partition_key[:7]} has not started yet")

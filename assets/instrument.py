@@ -16,10 +16,12 @@ from llmarchive.instrument.subject import subject_fingerprint as ask_subject
 from llmarchive.instrument.verdict import ALARM_VERDICTS, day_verdict, latched_alarm
 from llmarchive.revalidate import RevalidationFailed, revalidate
 from llmarchive.subject_models import active_model
+from llmarchive.dates import parse_date
 from llmarchive.records import utc_today
 
 
 def _today_only(day: str) -> str:
+    parse_date(day, "the day partition")
     today = utc_today()
     if day != today:
         raise Failure(description=f"the instrument observes the day it runs: the {day} partition cannot be run on "
@@ -68,7 +70,8 @@ class RotationConfig(Config):
 
 @asset(partitions_def=days, group_name="instrument", deps=[protocols, runtime_fingerprint],
        description="The day's guard protocol on the reference model (a fixed cycle through every guard "
-                   "protocol), compared with its previous result by method §6's change rule.")
+                   "protocol), compared slot by slot with its accepted baseline (every decision must "
+                   "repeat exactly on the greedy, pinned runtime), then by method §6's change rule.")
 def guard_rotation(context: AssetExecutionContext, config: RotationConfig, archive: ArchiveResource,
                    reference_model: ReferenceModelResource) -> MaterializeResult:
     day = _today_only(context.partition_key)

@@ -11,7 +11,6 @@ from llmarchive import open_weights as ow
 from llmarchive.instrument.verdict import suspect_value
 from llmarchive.runs import load_run
 from measure.verify import recompute
-from llmarchive.records import utc_today
 
 
 class OpenWeightsConfig(Config):
@@ -34,14 +33,14 @@ def open_weights_trials(context: AssetExecutionContext, config: OpenWeightsConfi
     paths = archive.paths()
     generation = context.partition_key
     subjects = ow.SubjectCache(reference_model.subject)
-    today = utc_today()
 
     def progress(done: int, total: int, trial: dict) -> None:
         if done % 40 == 0 or done == total:
             context.log.info(f"{trial['protocol_id']}: {done}/{total} trials")
 
     result = ow.run_generation(paths, generation, subjects, protocol_series=config.protocol_series,
-                               only=config.protocols, instrument_suspect=suspect_value(paths, today),
+                               only=config.protocols,
+                               instrument_suspect=lambda day, run_id: suspect_value(paths, day, run_id),
                                max_tokens=config.max_tokens, progress=progress)
     runs = [r.run for r in result.runs]
     return MaterializeResult(metadata={

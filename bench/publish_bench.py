@@ -29,7 +29,6 @@ archive an earlier ``--keep DIR`` generated, without generating it again).
 import argparse
 import asyncio
 import hashlib
-import multiprocessing
 import os
 import resource
 import shutil
@@ -49,6 +48,7 @@ from measure import chain  # noqa: E402
 from measure.measurement import build  # noqa: E402
 from measure.rng import Stream, seed_from_text  # noqa: E402
 from measure.schema import SCHEMA_VERSION, VERSIONS  # noqa: E402
+from publish import workers  # noqa: E402
 
 MONTHS = 120
 OPEN_REPLICATES = 3
@@ -204,8 +204,9 @@ def generate(home: Path) -> tuple[ArchivePaths, int, int]:
                 for r in range(replicates):
                     jobs.append((str(home), pid, f"{series[:2]}-{run_date[:7]}-{pid}-r{r}", run_date, series, family,
                                  model, r, (m // 12) % 4))
-    with multiprocessing.get_context("fork").Pool(2, initializer=_init, initargs=(full,)) as pool:
-        trials = sum(pool.imap_unordered(write_run, jobs, chunksize=16))
+    # A clean forkserver pool (publish.workers), never a fork of this process: the guide's rule holds in bench/ too.
+    with workers.pool(2, initializer=_init, initargs=(full,)) as pool:
+        trials = sum(pool.map(write_run, jobs, chunksize=16))
     bookkeeping(paths)
     return paths, len(jobs), trials
 

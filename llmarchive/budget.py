@@ -81,6 +81,15 @@ step is a dated ``budget_cut`` record in its own hash-chained log
 the sweep applies the latest one and records every protocol it leaves out
 as a ``budget_halted`` skip naming the decision.  ``n``, the checks and the
 extraction are never cut.
+
+Which protocols a cut keeps is part of the decision: the record carries
+them (``kept_protocols``, chosen by :func:`select_protocols` from the whole
+month's programme when the cut is made), and everything after — a sweep
+resumed later that month, the next months, coverage — reads that list back
+(:func:`kept_protocols`) instead of choosing again from whatever is left to
+run.  Choosing again would let a sweep interrupted after some of the kept
+protocols pick *other* protocols for the rest, and so run more than the cut
+allows.
 """
 import math
 from dataclasses import asdict, dataclass, field
@@ -554,6 +563,22 @@ def budget_cuts(paths: ArchivePaths) -> list[dict]:
         raise BudgetError(str(exc)) from None
 
 
+def kept_protocols(cut: Mapping, programme: Sequence[Mapping]) -> list[str]:
+    """The protocol ids ``cut`` keeps: the list recorded with the decision, else the rule applied to ``programme``.
+
+    A cut recorded before the list was kept on the record has none; for it
+    the rule is applied to the whole programme (every protocol of the
+    series, run or not), which depends on the registry alone — never on
+    which protocols happen to be left to run — so it gives the same answer
+    on every pass of a month.
+    """
+    recorded = cut.get("kept_protocols")
+    if isinstance(recorded, list):
+        return [str(p) for p in recorded]
+    level = LEVELS[cut["to_level"]]
+    return select_protocols(programme, level.protocols, None)
+
+
 def current_level(paths: ArchivePaths) -> Level:
     cuts = budget_cuts(paths)
     return LEVELS[cuts[-1]["to_level"]] if cuts else LEVELS[0]
@@ -587,11 +612,16 @@ def projected_month_eur(level: Level, calls_per_protocol: int, scenario_eur: flo
     return per_month + FINGERPRINT_CALLS_PER_MONTH * fingerprint_eur
 
 
-def review_degradation(paths: ArchivePaths, budget: Budget, day: str, calls_per_protocol: int) -> list[dict]:
+def review_degradation(paths: ArchivePaths, budget: Budget, day: str, calls_per_protocol: int,
+                       programme: Optional[Sequence[Mapping]] = None) -> list[dict]:
     """Cut the programme while its measured monthly cost exceeds the general pool; return the new decisions.
 
     One step at a time in SPEC's order, each written as its own dated
-    ``budget_cut`` record before the next is considered.  Nothing is
+    ``budget_cut`` record before the next is considered.  With
+    ``programme`` (the headers of every protocol the month's sweep may run,
+    already run or not) each record also carries ``kept_protocols``, the
+    protocols the new level keeps, so the choice is made once and read back
+    (:func:`kept_protocols`).  Nothing is
     decided without a measured cost (at least :data:`MIN_MEASURED_CALLS`
     usage-charged calls in three months), and no cut is ever undone here:
     restoring the programme is a person's decision.
@@ -622,6 +652,8 @@ def review_degradation(paths: ArchivePaths, budget: Budget, day: str, calls_per_
                        f"€{projected:.2f} a month against a general pool of €{budget.general_pool_eur:.2f}; "
                        f"cut to {nxt.describe()}"),
         }
+        if programme is not None:
+            record["kept_protocols"] = select_protocols(programme, nxt.protocols, None)
         written.append(append_record(paths.record_log(CUT_KIND), record))
         level = nxt
     return written

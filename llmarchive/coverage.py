@@ -30,21 +30,47 @@ provider_unreachable              provider_outage           no usable answer fro
 run_left_interrupted              provider_outage           the period ended with slots still open in a run
                                                             that stopped ``interrupted`` by calls that never got
                                                             an answer, or after such a stop in the same sweep
-provider_refused_request          human_absent              the provider refused the request (key, model id):
-                                                            only a person can fix it; it stops the whole sweep
+provider_refused_request          human_absent              the provider refused the request (a key it rejects,
+                                                            a model id it does not know): only a person can fix
+                                                            it; it stops the whole sweep.  A key that is missing
+                                                            or a malformed URL is refused before anything is
+                                                            recorded: that month is ``paid_job_not_started``
+storage_write_failed              provider_outage           a run stopped because the archive could not write
+                                                            what it received (a full disk, a failed write):
+                                                            its own period, and the rest of the sweep it stopped
+instrument_unavailable            provider_outage           an instrument job ran but could not do its work (the
+                                                            reference model would not load or answer): its
+                                                            record says ``unavailable``, which is not a result
 run_abandoned                     human_absent              a run left ``running`` (its process died) or
-                                                            stopped for another reason (a failed write, Ctrl-C)
-                                                            and nobody resumed it in the period
+                                                            stopped for another reason (Ctrl-C) and nobody
+                                                            resumed it in the period
 no_daily_cycle                    human_absent              the day had no daily cycle at all (for a month:
                                                             none for ``deadman_alert``, 36 h)
 cycle_step_missing                human_absent              the day's cycle ran but this step left no record
                                                             (it failed or was not run) and nobody re-ran it
 paid_job_not_started              human_absent              a paid job, manual by rule (its schedule is created
-                                                            stopped), was not started in the period
+                                                            stopped), was not started in the period: nothing of
+                                                            it is there — no run folder of the sweep's for the
+                                                            protocol, no spend for the day's subject fingerprint
 ================================  ========================  ======================================
 
-The last five are only known once the period is over: while it runs, a
-period with nothing but these is pending, not a gap.
+The last five (and a failed write) are only known once the period is over:
+while it runs, a period with nothing but these is pending, not a gap.
+
+**What counts as having run.**  Only output of the job itself: for
+``full_sweep`` a complete run the sweep made (:func:`is_sweep_run`: job
+``full_sweep``, commercial, not exploratory, on a model declared for the
+family) — a manual, exploratory or undeclared-model run of the same
+protocol is not the month's sweep; for the instrument jobs a record that is
+not ``unavailable`` (a fingerprint or rotation that could not run is
+``instrument_unavailable``, never ``ran``).
+
+**A gap that can stay unexplained.**  ``paid_job_not_started`` is observed
+only when nothing shows the job was started.  When it was — a sweep run
+folder of the protocol in the month, spend of the subject fingerprint for
+the day — and it left neither output nor a condition, the period is
+unexplained and :func:`record_coverage` says so, for a paid job as for any
+other.
 
 **Pre-registration.**  A protocol skipped because it is not pre-registered
 (``not_preregistered``) is ``protocol_confounded``: as it stands, a result
@@ -81,7 +107,7 @@ with no output and no condition is pending and gets no row yet.
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from datetime import date as Date, datetime, timedelta, timezone
-from typing import Iterable, Optional, Sequence
+from typing import Collection, Iterable, Optional, Sequence
 
 from llmarchive import budget as budget_mod
 from llmarchive import jobs as job_table
@@ -92,10 +118,13 @@ from llmarchive.paths import ArchivePaths
 from llmarchive.skips import CONDITIONS, PRECEDENCE, UnexplainedGap, cause_for, skip_condition
 
 # Known only once the period is over (see the table): alone, they leave a running period pending.
-AFTER_THE_FACT = frozenset({"run_left_interrupted", "run_abandoned", "no_daily_cycle", "cycle_step_missing",
-                            "paid_job_not_started"})
+AFTER_THE_FACT = frozenset({"run_left_interrupted", "storage_write_failed", "run_abandoned", "no_daily_cycle",
+                            "cycle_step_missing", "paid_job_not_started"})
 # A stop of the sweep for one of these stops it for every protocol not yet run that month.
 SWEEP_STOPPING = ("provider_unreachable", "provider_refused_request")
+# An instrument job → (its log, the field that says ``unavailable`` when it could not run).
+INSTRUMENT_LOGS = {job_table.RUNTIME_FINGERPRINT: ("runtime_fingerprint", "status"),
+                   job_table.GUARD_MARGIN_ROTATION: ("guard_rotation", "verdict")}
 # method §10's record type of a coverage row that is a gap.
 GAP_RECORD_TYPE = "coverage_gap"
 
@@ -185,6 +214,8 @@ class Facts:
     heartbeats: list[datetime] = field(default_factory=list)
     open_runs: list[dict] = field(default_factory=list)
     budget_cuts: list[dict] = field(default_factory=list)
+    declared_models: Optional[set] = None     # models declared for the family (None: not known, not checked)
+    spend: list[dict] = field(default_factory=list)
 
     def by_date(self, kind: str) -> dict[str, list[dict]]:
         out: dict[str, list[dict]] = {}
@@ -224,6 +255,39 @@ def open_runs(paths: ArchivePaths) -> list[dict]:
     return _run_records(paths, measured=False)
 
 
+def is_sweep_run(run: dict, declared_models: Optional[Collection[str]] = None) -> bool:
+    """Whether ``run`` (a ``run.json``) is the sweep's own run: the only kind that is a month's ``full_sweep``.
+
+    Job ``full_sweep`` (or its older name), the commercial series, not
+    exploratory (a manual run of an unlisted protocol, a model nobody
+    declared, an override), and — when the family's declared models are
+    known — on one of them.  A manual run of the same protocol measures
+    something, but it is not the programme's sweep.
+    """
+    job = run.get("job")
+    if job is None:   # a run recorded before runs named their job: the sweep's run ids say whose it is
+        job = job_table.FULL_SWEEP if str(run.get("run_id", "")).startswith("sweep_") else None
+    return (run.get("series") == "commercial" and job in job_table.stored_names(job_table.FULL_SWEEP)
+            and not run.get("exploratory")
+            and (declared_models is None or run.get("subject_model_id") in declared_models))
+
+
+def declared_models(paths: ArchivePaths, config=None) -> Optional[set]:
+    """The models the tracked family's curve may hold (:func:`llmarchive.review.declared_models`), or None.
+
+    None when no family configuration can be read: then the model is not checked.
+    """
+    from llmarchive import review
+    from llmarchive.subject_models import SubjectModelsError, load_subject_models
+
+    if config is None:
+        try:
+            config = load_subject_models()
+        except SubjectModelsError:
+            return None
+    return review.declared_models(paths, config)
+
+
 def sweep_protocols(paths: ArchivePaths, series: str = "v0") -> list[dict]:
     """Headers of the protocols a sweep runs: admitted, not sealed, of the protocol series; with admission date."""
     from llmarchive import lanes, registry
@@ -250,7 +314,8 @@ def gather(paths: ArchivePaths, protocols: Optional[list[dict]] = None, series: 
     heartbeats = sorted(t for t in (records.parse_time(r.get("recorded_at")) for r in logs["runtime_fingerprint"]) if t)
     return Facts(complete_runs(paths), logs, protocols, rotation_order(protocols, series),
                  cadence or load_cadence(), heartbeats, open_runs(paths),
-                 budget_mod.budget_cuts(paths))
+                 budget_mod.budget_cuts(paths), declared_models(paths),
+                 [e for e in budget_mod.ledger_entries(paths) if e.get("job") == job_table.SUBJECT_FINGERPRINT])
 
 
 def archive_start(facts: Facts) -> Optional[Date]:
@@ -296,8 +361,7 @@ class _Observer:
         self.switches = sorted(str(r.get("date")) for r in facts.logs.get("subject_model", []))
         self.bridges = [b for b in facts.logs.get("generation_bridge", []) if b.get("status") == "pending"]
         self.beat_days = {t.date() for t in facts.heartbeats}
-        self.sweep_open = [r for r in facts.open_runs
-                           if r.get("series") == "commercial" and r.get("job") != "bridge"]
+        self.sweep_open = [r for r in facts.open_runs if is_sweep_run(r, facts.declared_models)]
         self.cuts = sorted((c for c in facts.budget_cuts if isinstance(c.get("date"), str)),
                            key=lambda c: c["date"][:10])
 
@@ -345,7 +409,7 @@ class _Observer:
         why = f"budget cut of {cut['date'][:10]} to {level.describe()}: {cut.get('reason') or cut.get('step')}"
         if not budget_mod.sweep_due(level, first.isoformat()[:7]):
             return f"{why} (no sweep is due in {first:%Y-%m})"
-        kept = budget_mod.select_protocols(self.facts.protocols, level.protocols, None)
+        kept = budget_mod.kept_protocols(cut, self.facts.protocols)
         if protocol_id not in kept:
             return f"{why} ({protocol_id} is not among the {level.protocols} protocols kept)"
         return None
@@ -368,6 +432,12 @@ class _Observer:
                 found.setdefault("run_left_interrupted",
                                  f"run {run.get('run_id')} stopped interrupted with {slots} ({stop.get('detail')}) "
                                  f"and the period ended with its slots open" + rest)
+            elif status == "interrupted" and (stop.get("condition") == "storage_write_failed"
+                                              or stop.get("cause") == "write_failed"):
+                # The archive could not keep what it received: the run and the sweep stopped there.
+                found.setdefault("storage_write_failed",
+                                 f"run {run.get('run_id')} stopped with {slots}: a write failed "
+                                 f"({stop.get('detail')}) and the period ended with its slots open" + rest)
             elif status == "interrupted" and stop.get("condition") == "budget_refused":
                 found.setdefault("budget_refused", f"run {run.get('run_id')} stopped with {slots}: the next call's "
                                                    f"worst case did not fit the pool ({stop.get('detail')})" + rest)
@@ -380,6 +450,31 @@ class _Observer:
                 found.setdefault("provider_refused_request",
                                  f"run {run.get('run_id')} halted with {slots}: the provider refused it")
         return found
+
+    def instrument_unavailable(self, job: Job, day: Date) -> Optional[str]:
+        """The instrument job's record of ``day`` says it could not run (``unavailable``)."""
+        kind, field_name = INSTRUMENT_LOGS[job.name]
+        for r in self.facts.logs.get(kind, []):
+            if str(r.get("date")) == day.isoformat() and r.get(field_name) == "unavailable":
+                return f"{job.name} on {day} could not run: {r.get('reason')}"
+        return None
+
+    def started(self, job: Job, first: Date, last: Date, protocol_id: Optional[str]) -> bool:
+        """Whether anything shows the paid job was started for this period (then "nobody started it" is false).
+
+        For the sweep: a run folder of the sweep's for the protocol dated in
+        the period, complete or not.  For the subject fingerprint: spend
+        reserved or charged for one of the day's items.
+        """
+        lo, hi = first.isoformat(), last.isoformat()
+        if job.name == job_table.FULL_SWEEP:
+            return any(run.get("protocol_id") == protocol_id and lo <= str(run.get("run_date"))[:10] <= hi
+                       for run in [*self.facts.runs, *self.facts.open_runs]
+                       if is_sweep_run(run, self.facts.declared_models))
+        if job.name == job_table.SUBJECT_FINGERPRINT:
+            prefix = f"{job_table.SUBJECT_FINGERPRINT}/{lo}/"
+            return any(str(e.get("call_key", "")).startswith(prefix) for e in self.facts.spend)
+        return False
 
     def no_cycle_on(self, day: Date) -> Optional[str]:
         """The day had no daily cycle (no heartbeat recorded on it), however short the silence around it."""
@@ -456,12 +551,17 @@ class _Observer:
             absent = [r for r in (self.no_cycle_on(d) for d in days) if r]
         else:
             absent = [r for r in (self.deadman_around(d) for d in days) if r]
+        if kind == "day" and job.name in INSTRUMENT_LOGS:
+            reason = self.instrument_unavailable(job, first)
+            if reason:
+                found["instrument_unavailable"] = reason
         if absent:
             found["no_daily_cycle"] = absent[0]
-        elif kind == "day" and not job.commercial and last < self.through:
+        elif (kind == "day" and not job.commercial and last < self.through
+              and "instrument_unavailable" not in found):
             found["cycle_step_missing"] = (f"the daily cycle ran on {first} but {job.name} recorded nothing: its "
                                            "step failed or was not run, and nobody re-ran it that day")
-        if job.commercial:
+        if job.commercial and not self.started(job, first, last, protocol_id):
             schedule = "monthly_sweep_schedule" if job.name == job_table.FULL_SWEEP else "daily_subject_fingerprint_schedule"
             found["paid_job_not_started"] = (f"{job.name} is paid and manual: nobody started it for "
                                              f"{first if kind == 'day' else f'{first:%Y-%m}'} ({schedule} is "
@@ -475,13 +575,17 @@ def _output(facts: Facts, job: Job, first: Date, last: Date, protocol_id: Option
     if job.name == job_table.FULL_SWEEP:
         for run in facts.runs:
             when = str(run["run_date"])[:10]
-            if (run.get("protocol_id") == protocol_id and run.get("series") == "commercial"
-                    and run.get("job") != "bridge" and first.isoformat() <= when <= last.isoformat()):
+            if (run.get("protocol_id") == protocol_id and is_sweep_run(run, facts.declared_models)
+                    and first.isoformat() <= when <= last.isoformat()):
                 return run["run_id"], f"run {run['run_id']} on {run.get('subject_model_id')} ({when})"
         return None
     kind = {"subject_fingerprint": "subject_fingerprint", "runtime_fingerprint": "runtime_fingerprint",
             "guard_margin_rotation": "guard_rotation", "revalidation_daily": "revalidation"}[job.name]
     found = by_date[kind].get(first.isoformat(), [])
+    if job.name in INSTRUMENT_LOGS:
+        # A record that says the job could not run is no output (instrument_unavailable explains the day).
+        status_field = INSTRUMENT_LOGS[job.name][1]
+        found = [r for r in found if r.get(status_field) != "unavailable"]
     if not found:
         return None
     r = found[-1]

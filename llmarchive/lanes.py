@@ -15,7 +15,7 @@ from llmarchive.paths import ArchivePaths
 from llmarchive.records import utc_now
 from panels.lanes import PromotionError, admission_row, planned_lane
 
-__all__ = ["PromotionError", "default_reviewer", "planned_lane", "promote", "read_admissions"]
+__all__ = ["PromotionError", "default_reviewer", "planned_lane", "promote", "read_admissions", "reviewer_name"]
 
 
 def read_admissions(paths: ArchivePaths) -> list[dict]:
@@ -33,10 +33,24 @@ def promote(paths: ArchivePaths, protocol: Mapping, lane: str, twin_id: Optional
     :class:`PromotionError`.
     """
     log = ChainedLog(paths.admissions)
-    row = admission_row(protocol, lane, log.records, reviewer=reviewer or default_reviewer(), reviewed_at=utc_now(),
+    row = admission_row(protocol, lane, log.records, reviewer=reviewer_name(reviewer), reviewed_at=utc_now(),
                         twin_id=twin_id, human_reviewed=human_reviewed,
                         allow_development_seed=allow_development_seed, known_ids=known_ids)
     return log.append(row)
+
+
+def reviewer_name(given: Optional[str]) -> str:
+    """Who the admission names: ``--reviewer`` as given, else the login name.
+
+    A given name that is empty or blank is refused rather than replaced by
+    the login name: the record would name someone the caller did not name
+    (``instrument acknowledge`` refuses it the same way).
+    """
+    if given is None:
+        return default_reviewer()
+    if not isinstance(given, str) or not given.strip():
+        raise PromotionError(f"--reviewer must name the person who reviewed the protocol, got {given!r}")
+    return given.strip()
 
 
 def default_reviewer() -> str:

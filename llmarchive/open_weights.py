@@ -16,7 +16,7 @@ budget (method §3.7); whether each protocol was pre-registered is still
 recorded on its run.
 """
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from measure.errors import ArchiveError
 from llmarchive import progress as progress_bar
@@ -27,6 +27,8 @@ from llmarchive.runner import RunResult, RunSettings, preregistration, run_proto
 from llmarchive.records import utc_today
 
 SERIES = "open_weights"
+# What run_generation is told about the instrument: a value, or how to judge the generation's own date.
+SuspectOf = Union[bool, str, Callable[[str, str], Union[bool, str]]]
 
 
 class OpenWeightsError(ArchiveError, ValueError):
@@ -102,13 +104,20 @@ def first_date(paths: ArchivePaths, generation_id: str, protocol_series: str = "
 def run_generation(paths: ArchivePaths, generation_id: str, subject_for: Callable[[int], Any], *,
                    protocol_series: str = "v0", only: Optional[Sequence[str]] = None,
                    run_date: Optional[str] = None, model_family: Optional[str] = None,
-                   instrument_suspect: Any = False, max_tokens: Optional[int] = None,
+                   instrument_suspect: SuspectOf = False, max_tokens: Optional[int] = None,
                    progress: Optional[Callable] = None) -> GenerationResult:
     """Run (or resume) every open protocol of a generation on the reference model.
 
     ``subject_for(max_tokens)`` returns the reference subject for a
     protocol's frozen ``max_tokens``; the caller keeps one instance per
-    value, so the model loads once per step, not once per call.  A
+    value, so the model loads once per step, not once per call.
+    ``instrument_suspect`` is a value for every run, or a callable
+    ``(run_date, run_id) -> value`` (the CLI and Dagster pass
+    :func:`llmarchive.instrument.verdict.suspect_value` bound to the
+    archive): it is asked with the date the generation's runs carry — the
+    first run's, for a generation resumed on a later day — because a
+    measurement is judged by the instrument of its own day, never of the
+    day it happened to be resumed on.  A
     ``max_tokens`` override (for quick trials) makes every run exploratory:
     it is recorded, and the measurements never reach a curve.
     """
@@ -134,7 +143,8 @@ def run_generation(paths: ArchivePaths, generation_id: str, subject_for: Callabl
                 series=SERIES,
                 model_family=family,
                 concurrency=getattr(subject, "workers", 1),
-                instrument_suspect=instrument_suspect,
+                instrument_suspect=(instrument_suspect(date, run_id(generation_id, protocol["protocol_id"]))
+                                    if callable(instrument_suspect) else instrument_suspect),
                 # A model of the tracked commercial family nobody declared stays off every curve here too.
                 exploratory=review.mark_held(paths, subject.subject_model_id, family),
                 allow_generation_override=max_tokens is not None,

@@ -24,8 +24,10 @@ rules below are decided in one place and in one order:
    ``run.json``.
 3. **Budget.**  The ladder and the pool are asked once, for the calls the
    run still has to make (:func:`llmarchive.budget.authorize_run`, which
-   records a ``budget_halted`` skip when it refuses).  Without a
-   ``budget.json`` only an explicitly unbudgeted run may go ahead.
+   records a ``budget_halted`` skip when it refuses).  An explicitly
+   unbudgeted run (``--unbudgeted``: a server nobody pays for) is charged
+   to no pool, whether or not a ``budget.json`` exists; without one, no
+   other run may go ahead.
 4. **Hold.**  A model id nobody declared the family's model (an open
    ``needs_review``, or a new id of the tracked family with no declaration,
    :func:`llmarchive.review.hold_reason`) is kept off the curves: its run is
@@ -128,11 +130,16 @@ def authorize(paths: ArchivePaths, protocol: Mapping, job: str, run_id: str, day
     if job not in PAID_RUN_POOLS:
         check_job(job)
     pool = PAID_RUN_POOLS[job]
-    if budget is None:
-        if not unbudgeted:
-            raise PaidRunError(f"{paths.budget_file} does not exist: paid calls need a budget "
-                               "(`llmarchive budget init …`), or pass --unbudgeted for a server you pay nothing for")
+    if unbudgeted:
+        # Asked for by name (a server the owner pays nothing for): charged to no pool whether or not a
+        # budget.json exists, and run.json says budgeted: false.  The unattended sweep never asks for it.
+        if job == job_table.FULL_SWEEP:
+            raise PaidRunError("the monthly sweep is always budgeted: --unbudgeted applies to a manual run or a "
+                               "bridge on a server you pay nothing for")
         return budget_mod.unbudgeted(job)
+    if budget is None:
+        raise PaidRunError(f"{paths.budget_file} does not exist: paid calls need a budget "
+                           "(`llmarchive budget init …`), or pass --unbudgeted for a server you pay nothing for")
     remaining = len(schedule(protocol)) - recorded_trials(run_paths or paths, run_id)
     try:
         authorization = budget_mod.authorize_run(paths, budget, protocol_header(protocol), job, max(remaining, 0),

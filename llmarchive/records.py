@@ -36,7 +36,7 @@ KINDS: dict[str, tuple[str, ...]] = {
                             "llama_cpp_version", "runner_arch", "n_threads", "n_batch", "seed"),
     # Anything that makes the day's measurements instrument_suspect.
     "instrument_alarm": ("date", "source", "reason"),
-    # One guard protocol a day on the reference model, compared with its previous result.
+    # One guard protocol a day on the reference model, compared with its last accepted baseline.
     "guard_rotation": ("date", "protocol_id", "run_id", "previous_run_id", "verdict"),
     # 24 single-fact items against the subject: a public daily series.
     "subject_fingerprint": ("date", "subject_model_id", "returned_model_id", "correct", "total", "items"),

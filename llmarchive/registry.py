@@ -23,6 +23,7 @@ from llmarchive.panel_seed import guard_seed
 from llmarchive.paths import ArchivePaths, check_id
 from llmarchive.records import utc_now
 from measure.canonical import canonical_sha256
+from measure.measurement import option_roles
 from measure.schema import PROTOCOL_HEADER_FIELDS, SCHEMA_VERSION
 from panels.build import all_protocol_ids, build_protocols, protocol_hash
 from panels.lanes import apply_admission, current_admission
@@ -128,8 +129,10 @@ def load_all(paths: ArchivePaths) -> list[dict]:
 
 
 def header(protocol: Mapping) -> dict:
-    """The text-free header: :data:`measure.schema.PROTOCOL_HEADER_FIELDS` only."""
-    return {key: protocol.get(key) for key in PROTOCOL_HEADER_FIELDS}
+    """The text-free header: :data:`measure.schema.PROTOCOL_HEADER_FIELDS`, plus the option roles derived from the panel."""
+    out = {key: protocol.get(key) for key in PROTOCOL_HEADER_FIELDS}
+    out["option_roles"] = option_roles(protocol)
+    return out
 
 
 def headers_with_sealed(paths: ArchivePaths, protocols: Sequence[Mapping]) -> list[dict]:
@@ -182,7 +185,7 @@ def register_sealed(paths: ArchivePaths, protocol_id: str, panel_sha256: str, pr
         "lane": "sealed",
         "twin_id": None,
         "reviewed": True,
-        "reviewer": reviewer or lanes.default_reviewer(),
+        "reviewer": lanes.reviewer_name(reviewer),
         "registered_at": utc_now(),
     })
     file = paths.sealed / f"{protocol_id}.json"

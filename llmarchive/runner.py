@@ -64,13 +64,14 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Union
 
 from llmarchive.budget import Authorization, Budget, BudgetHalted, SpendMeter, append_many
+from llmarchive.alarms import alarm_since, flag_run_folder
 from llmarchive.jsonio import ChainedLog, RecordFileError, read_json, read_jsonl, write_json
 from llmarchive.locks import lock_file
 from llmarchive.paths import ArchivePaths, check_id
 from llmarchive.records import utc_now, utc_today
 from llmarchive.runs import measurement_run
 from llmarchive.subjects.base import CallResult, SubjectError, classify
-from measure.measurement import MeasurementError, build, extractor_sha
+from measure.measurement import MeasurementError, build, extractor_sha, option_roles
 from measure.chain import ChainError
 from measure.schema import OUTCOMES, PROTOCOL_HEADER_FIELDS, SCHEMA_VERSION, SERIES, VERSIONS
 from measure.errors import ArchiveError
@@ -103,7 +104,7 @@ class RunInterrupted(RunHalted):
 
 # cause → the coverage condition that names it (llmarchive.coverage.CONDITIONS)
 INTERRUPTION_CONDITIONS = {"provider_outage": "provider_unreachable", "budget_halted": "budget_refused",
-                           "write_failed": None}
+                           "write_failed": "storage_write_failed"}
 
 
 # --------------------------------------------------------------------------
@@ -156,6 +157,8 @@ def protocol_header(protocol: Mapping) -> dict:
     header = {k: protocol.get(k) for k in PROTOCOL_HEADER_FIELDS}
     if header.get("item_ids") is None and isinstance(protocol.get("panel"), list):
         header["item_ids"] = [item.get("item_id") for item in protocol["panel"]]
+    # Which role each option letter plays per scenario (text-free; gap_role_ab_pct reads it).
+    header["option_roles"] = option_roles(protocol)
     return header
 
 
@@ -629,6 +632,13 @@ class _Run:
         measurement = None
         if status == "complete":
             measurement = self._measure(run)
+        # After the measurement is written, never before: an alarm raised while this session was calling the
+        # model is seen here, or its own marking sees the measurement (method §7; instrument.verdict).
+        try:
+            run, measurement = self._flag_if_alarmed(session["started_at"], run, measurement)
+        except OSError:
+            if interruption is None or interruption["cause"] != "write_failed":
+                raise     # a disk that refused the trials refuses this too; the stop is reported below
         trials = self._ordered_trials()
         if status == "halted":
             raise RunHalted(f"run {self.settings.run_id} stopped after {len(self.done)} of {len(self.plan)} trials: "
@@ -641,6 +651,16 @@ class _Run:
                 "was recorded for them; run the same --run-id again (or materialise again) to resume",
                 interruption)
         return RunResult(self.folder, run, trials, measurement, self.called, already)
+
+    def _flag_if_alarmed(self, started_at: str, run: dict, measurement: Optional[dict]
+                         ) -> tuple[dict, Optional[dict]]:
+        """Mark this run ``instrument_suspect`` when an alarm was recorded since ``started_at`` (lock held)."""
+        reason = alarm_since(self.paths, started_at)
+        if reason is None or not flag_run_folder(self.folder, reason):
+            return run, measurement
+        self.previous = read_json(self.run_file)
+        finished = self.folder / "measurement.json"
+        return self.previous, (read_json(finished) if measurement is not None else None)
 
     def _ordered_trials(self) -> list[dict]:
         return sorted(self.done.values(), key=lambda t: t["trial_index"])

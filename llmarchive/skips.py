@@ -35,6 +35,8 @@ CONDITIONS: dict[str, str] = {
     "not_preregistered": "protocol_confounded",
     "provider_unreachable": "provider_outage",
     "run_left_interrupted": "provider_outage",
+    "storage_write_failed": "provider_outage",
+    "instrument_unavailable": "provider_outage",
     "provider_refused_request": "human_absent",
     "run_abandoned": "human_absent",
     "no_daily_cycle": "human_absent",

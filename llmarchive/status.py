@@ -91,12 +91,37 @@ def month_days(month: str, through: str) -> list[str]:
     return out
 
 
+class StatusError(ArchiveError):
+    """A part of the morning check that cannot be read without writing."""
+
+
+def _protocols_without_building(paths: ArchivePaths) -> Optional[list[dict]]:
+    """The sweep's protocols for coverage, or None to let coverage read them — never by building files.
+
+    Reading the registry builds any missing protocol file (from the development
+    seed when no secret one is set up), which a check that writes nothing may
+    not do.  With every file present that read writes nothing; with no
+    admission at all there is no sweep protocol to read; a missing file of an
+    admitted protocol is this part's error.
+    """
+    from llmarchive.lanes import read_admissions
+    from panels.build import all_protocol_ids
+
+    if all(paths.protocol_file(pid).exists() for pid in all_protocol_ids()):
+        return None
+    if not read_admissions(paths):
+        return []
+    raise StatusError(f"protocol files are missing under {paths.protocols}: `llmarchive panels build` rebuilds them")
+
+
 def coverage_part(paths: ArchivePaths, today: str) -> dict:
     """The running month's coverage: gaps with their cause, and periods with no cause yet."""
-    from llmarchive.coverage import compute
+    from llmarchive.coverage import compute, gather
 
     month = today[:7]
-    result = compute(paths, today, periods=[month, *month_days(month, today)])
+    protocols = _protocols_without_building(paths)
+    facts = gather(paths, protocols=protocols) if protocols is not None else None
+    result = compute(paths, today, periods=[month, *month_days(month, today)], facts=facts)
     gaps = [{k: r.get(k) for k in ("period", "job", "protocol_id", "cause", "detail")}
             for r in result.rows if r["status"] == "gap"]
     return {

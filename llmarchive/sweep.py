@@ -17,10 +17,13 @@ paid call — what may not run and why, recording each decision:
 5. the programme's degradation level (:func:`llmarchive.budget.review_degradation`,
    method §9's order of cuts: 12 → 8 → 6 protocols, then quarterly, then the
    tier) → the protocols and months it cuts are skipped as ``budget_refused``
-   (cause ``budget_halted``), the reason naming the dated ``budget_cut``;
+   (cause ``budget_halted``), the reason naming the dated ``budget_cut``; the
+   protocols a cut keeps are the ones its record lists, read back on every
+   pass (a sweep resumed after an interruption never chooses again);
 6. the budget ladder (:func:`llmarchive.budget.allowed_protocols`) → the
    protocols it leaves out are recorded by the budget module (``budget_halted``);
-7. a protocol already measured this month is not run again.
+7. a protocol the sweep already measured this month is not run again (a
+   manual or exploratory run of it is not the sweep's, :func:`llmarchive.coverage.is_sweep_run`).
 
 Everything allowed then starts through :func:`llmarchive.paid_run.start_paid_run`,
 the one path of every paid run (resumable: a sweep killed mid-way continues
@@ -43,7 +46,7 @@ from typing import Any, Callable, Collection, Optional
 from llmarchive import budget as budget_mod
 from llmarchive.bridge import bridge_in_month
 from llmarchive import jobs as job_table
-from llmarchive.coverage import complete_runs, compute, sweep_protocols, write_rows
+from llmarchive.coverage import complete_runs, compute, is_sweep_run, sweep_protocols, write_rows
 from llmarchive.skips import record_skip
 from llmarchive.paths import ArchivePaths
 from llmarchive.subject_models import SubjectModels, active_model
@@ -99,12 +102,16 @@ def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
     from llmarchive.runner import RunHalted, RunInterrupted
 
     model = active_model(paths, config)
+    # Pre-flight: building the subject reads the key and the base URL; a missing key or a malformed URL is our
+    # mistake, not the provider's outage, and raises (SubjectSettingsError) before anything below is recorded.
+    subject_factory(model, 1)
     out = SweepOutcome(day, model)
     month = day[:7]
     headers = sweep_protocols(paths, config.protocol_series)
+    # Only the sweep's own runs are the month's sweep (a manual or exploratory run of a protocol is not).
     done_this_month = {r["protocol_id"]: r["run_id"] for r in complete_runs(paths)
-                       if r.get("series") == "commercial" and str(r.get("run_date"))[:7] == month
-                       and r.get("job") != "bridge" and r.get("subject_model_id") == model}
+                       if is_sweep_run(r) and str(r.get("run_date"))[:7] == month
+                       and r.get("subject_model_id") == model}
 
     def mine(pid: str) -> bool:
         return only is None or pid in only
@@ -159,7 +166,8 @@ def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
                 out.skipped.append((pid, refused.condition, refused.reason))
             continue
         candidates.append(h)
-    candidates = _apply_degradation(paths, budget, day, candidates, out, mine)
+    done_headers = [h for h in headers if h["protocol_id"] in done_this_month]
+    candidates = _apply_degradation(paths, budget, day, candidates, out, mine, done_headers)
     plan = (budget_mod.allowed_protocols(paths, candidates, job=job_table.FULL_SWEEP, date=day, budget=budget, record_skips=False)
             if candidates else None)
     if plan is not None:
@@ -210,16 +218,26 @@ def _skip_rest(paths: ArchivePaths, day: str, out: SweepOutcome, pids: list[str]
 
 
 def _apply_degradation(paths: ArchivePaths, budget: budget_mod.Budget, day: str, candidates: list[dict],
-                       out: SweepOutcome, mine: Callable[[str], bool]) -> list[dict]:
-    """Review the programme's level (recording any new cut) and keep what it allows this month."""
+                       out: SweepOutcome, mine: Callable[[str], bool], done: Collection[dict] = ()) -> list[dict]:
+    """Review the programme's level (recording any new cut) and keep what it allows this month.
+
+    The protocols a cut keeps are read back from its record
+    (:func:`llmarchive.budget.kept_protocols`), never chosen again from the
+    protocols still to run: a sweep resumed after some of the kept protocols
+    ran must not fill their places with protocols the cut left out.  A new
+    cut chooses from the month's whole programme — what ran this month
+    (``done``) and what may still run — so what already ran keeps its place.
+    """
     if not candidates:
         return candidates
     calls = max(budget_mod.protocol_calls(h) for h in candidates)
-    budget_mod.review_degradation(paths, budget, day, calls)
+    programme = sorted([*done, *candidates], key=lambda h: h["protocol_id"])
+    budget_mod.review_degradation(paths, budget, day, calls, programme)
     cuts = budget_mod.budget_cuts(paths)
     if not cuts:
         return candidates
-    level, decided = budget_mod.LEVELS[cuts[-1]["to_level"]], cuts[-1]["date"]
+    cut = cuts[-1]
+    level, decided = budget_mod.LEVELS[cut["to_level"]], cut["date"]
     why = f"budget_cut of {decided}: the programme is {level.describe()}"
     if not budget_mod.sweep_due(level, day[:7]):
         reason = (why if level.tier_drop else
@@ -229,9 +247,10 @@ def _apply_degradation(paths: ArchivePaths, budget: budget_mod.Budget, day: str,
                 record_skip(paths, day, job_table.FULL_SWEEP, h["protocol_id"], "budget_refused", reason)
                 out.skipped.append((h["protocol_id"], "budget_refused", reason))
         return []
-    kept = set(budget_mod.select_protocols(candidates, level.protocols))
+    kept = set(budget_mod.kept_protocols(cut, programme))
     for h in candidates:
         if h["protocol_id"] not in kept and mine(h["protocol_id"]):
-            record_skip(paths, day, job_table.FULL_SWEEP, h["protocol_id"], "budget_refused", why)
-            out.skipped.append((h["protocol_id"], "budget_refused", why))
+            reason = f"{why}; {h['protocol_id']} is not among the {len(kept)} protocols it keeps"
+            record_skip(paths, day, job_table.FULL_SWEEP, h["protocol_id"], "budget_refused", reason)
+            out.skipped.append((h["protocol_id"], "budget_refused", reason))
     return [h for h in candidates if h["protocol_id"] in kept]

@@ -33,7 +33,9 @@ alarm stops.
 
 An unreachable provider is not a crash: the watch records a ``skip`` with
 condition ``provider_unreachable`` (cause ``provider_outage``) and still
-repeats the pending alarms.
+repeats the pending alarms.  A mistake of ours is not the provider's outage:
+a missing key or a malformed base URL stops the watch before anything is
+recorded (:class:`~llmarchive.subjects.base.SubjectSettingsError`).
 """
 import json
 from dataclasses import dataclass, field
@@ -44,10 +46,11 @@ from llmarchive import review
 from llmarchive.bridge import (bridge_key, bridge_protocols, bridges, close_if_complete, old_model_left,
                                open_bridges, record_incomplete)
 from llmarchive.cadence import load_cadence
+from llmarchive.dates import parse_date
 from llmarchive.skips import record_skip
 from llmarchive.paths import ArchivePaths
 from llmarchive.subject_models import SubjectModels, active_model, declared_successor, snapshots
-from llmarchive.subjects.base import SubjectError
+from llmarchive.subjects.base import SubjectError, SubjectSettingsError
 from measure.errors import ArchiveError
 
 
@@ -87,7 +90,17 @@ def _models(config: SubjectModels, base_url: Optional[str], max_attempts: int) -
 def watch(paths: ArchivePaths, day: str, config: SubjectModels, *, base_url: Optional[str] = None,
           webhook: Optional[str] = None, fetch: Optional[Callable[[], list[dict]]] = None,
           max_attempts: int = 6) -> WatchOutcome:
-    """One model-watch pass for ``day`` (see the module docstring)."""
+    """One model-watch pass for ``day`` (see the module docstring).
+
+    ``day`` is checked first and, unless ``fetch`` replaces the provider,
+    so are the key and the base URL (:func:`llmarchive.subjects.check_api_settings`):
+    either mistake raises before anything is recorded.
+    """
+    from llmarchive.subjects import check_api_settings
+
+    parse_date(day, "the watch date (--date)")
+    if fetch is None:
+        check_api_settings(config.provider, base_url)
     out = WatchOutcome(day)
     family = config.model_family
 
@@ -98,6 +111,8 @@ def watch(paths: ArchivePaths, day: str, config: SubjectModels, *, base_url: Opt
 
     try:
         listing = fetch() if fetch is not None else _models(config, base_url, max_attempts)
+    except SubjectSettingsError:
+        raise                     # our own mistake, found by the check above: nothing recorded, never an outage
     except SubjectError as exc:
         text = str(exc)
         refused = exc.status is not None and 400 <= exc.status < 500   # the provider's own 4xx answer

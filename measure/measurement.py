@@ -6,6 +6,12 @@ fields of each trial — ``item_id``, ``version``, ``outcome``, ``token`` (plus
 ``replicate_index`` to refuse duplicates) — so it can be run on the
 published open-lane trials as well as on the private trial logs.
 
+Beside the frozen figures it reports how the repeats of one prompt behaved
+(``replicate_agreement_pct`` and the within-panel interval
+``ci_stratified_*``, method §6.7) and the A-B distance over the options'
+roles rather than their letters (``gap_role_ab_pct``, method §6.1), which
+reads the protocol's ``option_roles`` when the caller has them.
+
 The checks follow method §6.6, each at the edge that does not favour the
 result: the loss bound and the asymmetry of losses on each of the three
 pairs, the main finding against its loss bound, B against the null change
@@ -100,6 +106,7 @@ def _tally(protocol: Mapping, trials: Iterable[Mapping]):
     decisions = {v: {o: 0 for o in options} for v in VERSIONS}
     outcomes = {v: {o: 0 for o in OUTCOMES} for v in VERSIONS}
     per_item: dict[str, dict[str, dict[str, int]]] = {}
+    cells: dict[tuple[str, str], list[tuple[str, Optional[str]]]] = {}
     seen: set = set()
     items_seen: set = set()
     for index, trial in enumerate(trials):
@@ -125,6 +132,7 @@ def _tally(protocol: Mapping, trials: Iterable[Mapping]):
             raise MeasurementError(f"{where}: duplicate trial {identity}")
         seen.add(identity)
         items_seen.add(item)
+        cells.setdefault((item, version), []).append((outcome, token))
         outcomes[version][outcome] += 1
         if outcome == "valid":
             decisions[version][token] += 1
@@ -138,7 +146,64 @@ def _tally(protocol: Mapping, trials: Iterable[Mapping]):
                 f"version {version} has {got} trials but the protocol freezes n = {n}; "
                 "a measurement is built only from a complete run"
             )
-    return options, decisions, outcomes, per_item, sorted(items_seen)
+    return options, decisions, outcomes, per_item, sorted(items_seen), cells
+
+
+def option_roles(protocol: Mapping) -> Optional[dict[str, dict[str, str]]]:
+    """``{item_id: {option: role}}``: which role of the family each option letter plays, per scenario.
+
+    The roles are the protocol structure's names for what an option *is*
+    (``sure``/``gamble``, ``stop``/``finish``, ``case``/``clear``); which
+    letter carries which role changes from scenario to scenario.  They come
+    from the header's ``option_roles`` when it has them (what a run folder
+    records), else from the panel's ``structure.roles`` (a full protocol);
+    ``None`` when the protocol gives neither — a header recorded before
+    roles were — and then ``gap_role_ab_pct`` is null.
+    """
+    roles = protocol.get("option_roles")
+    if roles is None and isinstance(protocol.get("panel"), list):
+        roles = {}
+        for item in protocol["panel"]:
+            structure = item.get("structure") if isinstance(item, Mapping) else None
+            if not isinstance(structure, Mapping) or not isinstance(structure.get("roles"), Mapping):
+                return None
+            roles[item.get("item_id")] = dict(structure["roles"])
+    if roles is None:
+        return None
+    if not isinstance(roles, Mapping):
+        raise MeasurementError(f"protocol field 'option_roles' must be an object keyed by item_id, got {roles!r}")
+    options = list(protocol.get("options") or [])
+    out: dict[str, dict[str, str]] = {}
+    for item, by_letter in roles.items():
+        if not isinstance(by_letter, Mapping) or sorted(by_letter) != sorted(options) or \
+                not all(isinstance(r, str) and r for r in by_letter.values()) or \
+                len(set(by_letter.values())) != len(by_letter):
+            raise MeasurementError(f"protocol field 'option_roles' for item {item!r} must give each of the "
+                                   f"options {options} its own role name, got {by_letter!r}")
+        out[str(item)] = dict(by_letter)
+    return out
+
+
+def _role_counts(per_item: Mapping, roles: Mapping[str, Mapping[str, str]], version: str) -> dict[str, int]:
+    counts = {role: 0 for by_letter in roles.values() for role in by_letter.values()}
+    for item, versions in per_item.items():
+        if item not in roles:
+            raise MeasurementError(f"protocol field 'option_roles' has no roles for item {item!r}")
+        for token, count in versions[version].items():
+            counts[roles[item][token]] += count
+    return counts
+
+
+def _cell_vectors(cells: Mapping, items: list[str], version: str, options: list[str]) -> list[list[int]]:
+    """Per scenario of ``version``, its answers as ``[invalid, option_1, …]`` (options sorted)."""
+    tokens = sorted(options)
+    out = []
+    for item in items:
+        answers = cells.get((item, version), [])
+        if answers:
+            out.append([sum(1 for o, _ in answers if o != "valid")]
+                       + [sum(1 for o, t in answers if o == "valid" and t == token) for token in tokens])
+    return out
 
 
 def _spread(values: list[float]) -> dict:
@@ -166,13 +231,14 @@ def build(protocol: Mapping, trials: Iterable[Mapping], run: Mapping) -> dict:
     ``protocol`` needs its text-free header fields (``protocol_id``,
     ``options``, ``n``, ``n_items``, ``grammar_version``, the two pre-declared
     thresholds, the two hashes, ``rewording_type``, ``status``, ``lane``,
-    ``twin_id``; ``item_ids`` when known).  ``run`` supplies ``run_id``,
+    ``twin_id``; ``item_ids`` when known; ``option_roles`` — or the panel — when
+    known, else ``gap_role_ab_pct`` is null).  ``run`` supplies ``run_id``,
     ``run_date``, ``subject_model_id``, ``series``, ``model_family``,
     ``returned_model_id``, ``api_surface_sha``, ``condition_profile`` and
     ``replicate_index``, and the two flags only the caller can know:
     ``instrument_suspect`` and ``exploratory`` (each false, true, or a reason).
     """
-    options, decisions, outcomes, per_item, items_seen = _tally(protocol, trials)
+    options, decisions, outcomes, per_item, items_seen, cells = _tally(protocol, trials)
     n = protocol["n"]
     k = len(options)
     theta = Fraction(str(_required(protocol, "theta_positive_pct", "protocol")))
@@ -185,7 +251,7 @@ def build(protocol: Mapping, trials: Iterable[Mapping], run: Mapping) -> dict:
     n_valid = {v: sum(decisions[v].values()) for v in VERSIONS}
     u = {v: Fraction(n - n_valid[v], n) for v in VERSIONS}
     gaps = {pair: _gap(decisions[x], decisions[y]) for pair, (x, y) in PAIRS.items()}
-    drop = {pair: 100 * (u[x] + u[y]) for pair, (x, y) in PAIRS.items()}
+    drop = {pair: stats.drop_bound_fraction(u[x], u[y]) for pair, (x, y) in PAIRS.items()}
     asym = {pair: 100 * abs(u[x] - u[y]) for pair, (x, y) in PAIRS.items()}
     gap_ab = None if gaps["ab"] is None else 100 * gaps["ab"]
     gap_aa = None if gaps["aa"] is None else 100 * gaps["aa"]
@@ -203,6 +269,23 @@ def build(protocol: Mapping, trials: Iterable[Mapping], run: Mapping) -> dict:
         entropy_a = stats.entropy_norm(decisions["A"], k)
         entropy_b = stats.entropy_norm(decisions["B"], k)
     at_noise_floor = None if floor is None else float(stability) >= 100 - floor
+
+    # Repeats of one prompt (method §6.7): do they agree, and what does the
+    # interval look like when only they are resampled?
+    agreement = stats.replicate_agreement_fraction(cells[key] for key in sorted(cells))
+    if gap_ab is None or agreement is None:
+        ci_stratified = None
+    else:
+        ci_stratified = stats.stratified_bootstrap_ci_pct(
+            _cell_vectors(cells, items_seen, "A", options), _cell_vectors(cells, items_seen, "B", options),
+            seed, stats.B_DEFAULT)
+
+    # The same A-B distance over what the options are, not which letter they wear (method §6.1).
+    roles = option_roles(protocol)
+    if gap_ab is None or roles is None:
+        gap_role_ab = None
+    else:
+        gap_role_ab = 100 * stats.gap_fraction(_role_counts(per_item, roles, "A"), _role_counts(per_item, roles, "B"))
 
     scenario_gaps: dict[str, Optional[float]] = {}
     exact_item_gaps: list[Fraction] = []
@@ -354,6 +437,10 @@ def build(protocol: Mapping, trials: Iterable[Mapping], run: Mapping) -> dict:
         "replicate_index": run.get("replicate_index", 0),
         "bootstrap_seed": f"{seed:016x}",
         "bootstrap_b": stats.B_DEFAULT,
+        "replicate_agreement_pct": None if agreement is None else _num(100 * agreement),
+        "ci_stratified_low_pct": _num(ci_stratified[0]) if ci_stratified else None,
+        "ci_stratified_high_pct": _num(ci_stratified[1]) if ci_stratified else None,
+        "gap_role_ab_pct": _num(gap_role_ab),
     })
     if tuple(record) != MEASUREMENT_FIELD_NAMES:
         raise MeasurementError("measurement fields are out of step with measure.schema.MEASUREMENT_FIELDS")

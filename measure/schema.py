@@ -135,6 +135,10 @@ MEASUREMENT_FIELDS = (
     ("replicate_index", "int"),
     ("bootstrap_seed", "text"),
     ("bootstrap_b", "count"),
+    ("replicate_agreement_pct", "pct"),
+    ("ci_stratified_low_pct", "pct"),
+    ("ci_stratified_high_pct", "pct"),
+    ("gap_role_ab_pct", "pct"),
 )
 
 OUTCOME_FIELDS = (
@@ -143,6 +147,11 @@ OUTCOME_FIELDS = (
     ("outcome", "text"),
     ("count", "count"),
 )
+
+# Appended last (method §6.1, §6.7).  A measurement written before them lacks them;
+# a reader takes each as null (publication does), never as a broken record.
+LATER_MEASUREMENT_FIELDS = ("replicate_agreement_pct", "ci_stratified_low_pct", "ci_stratified_high_pct",
+                            "gap_role_ab_pct")
 
 MEASUREMENT_FIELD_NAMES = tuple(name for name, _ in MEASUREMENT_FIELDS)
 OUTCOME_FIELD_NAMES = tuple(name for name, _ in OUTCOME_FIELDS)
@@ -161,6 +170,12 @@ PROTOCOL_HEADER_FIELDS = (
     "item_ids", "grammar_version", "theta_positive_pct", "scenario_dominated_share_pct", "generation",
     "panel_sha256", "protocol_sha256", "status", "lane", "twin_id",
 )
+
+# Recorded beside the header, derived from the panel's structure and as text-free:
+# ``option_roles`` is ``{item_id: {option: role}}`` (which role each letter plays in
+# each scenario), what ``gap_role_ab_pct`` reads.  Not part of the protocol file
+# itself, so adding it changed no protocol's hash.
+PROTOCOL_DERIVED_FIELDS = ("option_roles",)
 
 FIELD_DESCRIPTIONS = {
     "record_type": "Always 'measurement' in this table; one value of the closed list of record types.",
@@ -221,6 +236,10 @@ FIELD_DESCRIPTIONS = {
     "replicate_index": "0 for the first measurement of this protocol, model and date; 1, 2... for repeats.",
     "bootstrap_seed": "The bootstrap's 64-bit seed as 16 hex digits (first 8 bytes of SHA-256 of protocol_id, run_date and subject_model_id joined with no separator).",
     "bootstrap_b": "Number of bootstrap replicates (10,000).",
+    "replicate_agreement_pct": "Share of scenario x version cells whose repeats of the one prompt all came back with the same outcome and decision (0-100); null when each prompt was sent once.",
+    "ci_stratified_low_pct": "Low end of the within-panel 95% interval of stability_pct: only the repeats of each scenario and version are resampled, never the scenarios (same seed, 10,000 replicates). Zero width when every repeat agrees.",
+    "ci_stratified_high_pct": "High end of the within-panel 95% interval of stability_pct (see ci_stratified_low_pct).",
+    "gap_role_ab_pct": "Total variation distance between A and B over the options' roles (sure/gamble, stop/finish, bet true case/bet not a case) rather than their letters, times 100; the construct the human studies report. Null when the run's protocol header records no option roles (runs recorded before the roles were).",
 }
 
 OUTCOME_FIELD_DESCRIPTIONS = {

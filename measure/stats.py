@@ -110,12 +110,22 @@ def entropy_norm(counts: Counts, k: int) -> float:
     return min(1.0, max(0.0, h / math.log(k)))
 
 
-def drop_bound_pct(u_x: float, u_y: float) -> float:
-    """Worst-case error of a gap from lost responses: ``100 · (u_x + u_y)``."""
+def drop_bound_fraction(u_x: Fraction | float, u_y: Fraction | float) -> Fraction:
+    """Worst-case error of a gap from lost responses, ``100 · (u_x + u_y)``, exactly.
+
+    :func:`measure.measurement.build` applies the ``drop_bound ≤ 2.0`` gate to
+    this exact value, so the bound a reader recomputes here and the bound the
+    gate judged are one computation, not two that could drift apart.
+    """
     for name, u in (("u_x", u_x), ("u_y", u_y)):
-        if not 0 <= u <= 1:
+        if isinstance(u, bool) or not isinstance(u, (int, float, Fraction)) or not 0 <= u <= 1:
             raise ValueError(f"{name} must lie in [0, 1], got {u!r}")
-    return float(100 * (Fraction(u_x) + Fraction(u_y)))
+    return 100 * (Fraction(u_x) + Fraction(u_y))
+
+
+def drop_bound_pct(u_x: Fraction | float, u_y: Fraction | float) -> float:
+    """Worst-case error of a gap from lost responses: ``100 · (u_x + u_y)``."""
+    return float(drop_bound_fraction(u_x, u_y))
 
 
 # --------------------------------------------------------------------------
@@ -424,6 +434,170 @@ def bootstrap_ci_pct(counts_x: Counts, counts_y: Counts, seed: int, B: int = B_D
     return 100 - percentile(gaps, CI_LEVEL_HIGH), 100 - percentile(gaps, CI_LEVEL_LOW)
 
 
+
+# --------------------------------------------------------------------------
+# repeats of one prompt: agreement and the within-panel bootstrap
+# --------------------------------------------------------------------------
+
+def replicate_agreement_fraction(cells: Iterable[Sequence]) -> Optional[Fraction]:
+    """Share of cells whose repeats all came back the same, ``0 … 1``; ``None`` without repeats.
+
+    A *cell* is one scenario × version; its entries are the repeats' answers
+    (for a trial, its ``(outcome, token)``).  A cell agrees when every entry
+    equals the first.  When no cell holds more than one answer there is no
+    repeat to agree or disagree, and the share is undefined (``None``).
+    """
+    cells = [list(cell) for cell in cells]
+    if not cells or all(len(cell) < 2 for cell in cells):
+        return None
+    agreeing = sum(1 for cell in cells if all(answer == cell[0] for answer in cell[1:]))
+    return Fraction(agreeing, len(cells))
+
+
+def _check_cells(cells: Sequence[Sequence[int]], width: int, name: str) -> None:
+    for index, cell in enumerate(cells):
+        if len(cell) != width:
+            raise ValueError(f"{name}[{index}] has {len(cell)} categories, expected {width}")
+        for count in cell:
+            if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                raise ValueError(f"{name}[{index}] must hold non-negative ints, got {cell!r}")
+        if sum(cell) == 0:
+            raise ValueError(f"{name}[{index}] is an empty cell")
+
+
+def _version_codes(cells: Sequence[Sequence[int]], stream: Stream, B: int, base: int) -> list[int]:
+    """The ``B`` resampled count vectors of one version, each packed into one integer.
+
+    A count vector ``(x_0, …, x_k)`` is packed as ``Σ x_j · base^j`` so that
+    adding packed vectors adds the counts (``base`` exceeds every total).
+    Cells are grouped by their count vector: ``g`` cells with the same counts
+    ``c`` (``m = Σ c``) resample to a sum of ``g`` independent
+    ``Multinomial(m, c/m)`` draws, which is ``Multinomial(g·m, c/m)`` — one
+    draw per group instead of one per cell.  A cell whose answers all fall in
+    one category draws nothing: it is its own resample, every time.
+    """
+    weights = [base ** j for j in range(len(cells[0]))] if cells else []
+    fixed = 0
+    groups: dict[tuple[int, ...], int] = {}
+    for cell in cells:
+        cell = tuple(cell)
+        if sum(1 for c in cell if c) == 1:
+            fixed += sum(c * w for c, w in zip(cell, weights))
+        else:
+            groups[cell] = groups.get(cell, 0) + 1
+    codes = [fixed] * B
+    for cell in sorted(groups):
+        draws = groups[cell] * sum(cell)
+        positions = [j for j, c in enumerate(cell) if c]
+        sampler = MultinomialSampler([cell[j] for j in positions])
+        w = [weights[j] for j in positions]
+        # Word block j (B words, replicate order) draws the j-th observed category
+        # by inverting its conditional binomial CDF, as MultinomialSampler.pick does.
+        first = sampler.table(0, draws)
+        x = list(map(bisect.bisect_right, [first] * B, stream.u64s(B)))
+        if len(positions) == 2:
+            packed = [i * w[0] + (draws - i) * w[1] for i in range(draws + 1)]
+            codes = list(map(int.__add__, codes, map(packed.__getitem__, x)))
+            continue
+        part = list(map(int.__mul__, x, [w[0]] * B))
+        left = list(map(int.__sub__, [draws] * B, x))
+        for j in range(1, len(positions) - 1):
+            # The j-th category's count depends on how many draws are left.
+            tables = {l: sampler.table(j, l) for l in set(left)}
+            x = list(map(bisect.bisect_right, map(tables.__getitem__, left), stream.u64s(B)))
+            part = list(map(int.__add__, part, map(int.__mul__, x, [w[j]] * B)))
+            left = list(map(int.__sub__, left, x))
+        part = map(int.__add__, part, map(int.__mul__, left, [w[-1]] * B))
+        codes = list(map(int.__add__, codes, part))
+    return codes
+
+
+def _stratified_ratios(cells_x: Sequence[Sequence[int]], cells_y: Sequence[Sequence[int]], seed: int,
+                       B: int) -> list[tuple[int, int]]:
+    """Replicate gaps of the within-panel bootstrap as ``(numerator, denominator)``, in draw order."""
+    if not isinstance(B, int) or isinstance(B, bool) or B < 1:
+        raise ValueError(f"B must be a positive int, got {B!r}")
+    if not cells_x or not cells_y:
+        raise ValueError("the within-panel bootstrap needs at least one cell per version")
+    width = len(cells_x[0])
+    if width < 2:
+        raise ValueError("a cell holds the invalid count and at least one option")
+    _check_cells(cells_x, width, "cells_x")
+    _check_cells(cells_y, width, "cells_y")
+    if sum(sum(c[1:]) for c in cells_x) == 0 or sum(sum(c[1:]) for c in cells_y) == 0:
+        raise ValueError("the bootstrap is undefined when a version has no valid response")
+    nx, ny = sum(map(sum, cells_x)), sum(map(sum, cells_y))
+    base = max(nx, ny) + 1
+    stream = Stream(seed)
+    codes_x = _version_codes(cells_x, stream, B, base)
+    codes_y = _version_codes(cells_y, stream, B, base)
+    out: list[tuple[int, int]] = []
+    append = out.append
+    if width == 3:
+        # Two options: the distance is |a/mx − b/my| (as in the frozen fast path).
+        for cx, cy in zip(codes_x, codes_y):
+            ix, ax = cx % base, (cx // base) % base
+            iy, ay = cy % base, (cy // base) % base
+            mx, my = nx - ix, ny - iy
+            if mx == 0 or my == 0:
+                append((1, 1))
+            else:
+                append((abs(ax * my - ay * mx), mx * my))
+        return out
+    cache: dict[tuple[int, int], tuple[int, int]] = {}
+    for cx, cy in zip(codes_x, codes_y):
+        key = (cx, cy)
+        ratio = cache.get(key)
+        if ratio is None:
+            x, y = [], []
+            for code, vec in ((cx, x), (cy, y)):
+                for _ in range(width - 1):
+                    code, count = divmod(code, base)
+                    vec.append(count)
+                vec.append(code)
+            ratio = cache[key] = replicate_gap(x, y)
+        append(ratio)
+    return out
+
+
+def stratified_bootstrap_gaps(cells_x: Sequence[Sequence[int]], cells_y: Sequence[Sequence[int]], seed: int,
+                              B: int = B_DEFAULT) -> list[Fraction]:
+    """The ``B`` replicate gaps of the within-panel bootstrap, as exact fractions, in draw order.
+
+    The bootstrap conditional on the panel in the strict sense: each cell
+    (one scenario of one version) is resampled on its own — its ``m`` repeats
+    drawn with replacement from its own ``m`` answers, invalid ones included —
+    and no scenario is ever resampled or mixed with another.  A cell is a
+    count vector ``[invalid, option_1, …, option_k]`` (options in sorted
+    order, the same order in every cell).  A replicate pools each version's
+    resampled cells and takes the gap over the valid answers (a version
+    without any counts as gap 1, as in :func:`replicate_gap`).
+
+    The words come from one stream seeded by ``seed`` (the bootstrap seed
+    rule), version X's cells first, then Y's.  Within a version, the cells
+    that are not all one category are grouped by identical count vector
+    ``c`` and the groups taken in ascending order of ``c``; a group of ``g``
+    cells is one ``Multinomial(g·m, c/m)`` draw by conditional binomials over
+    its non-zero categories (as :class:`MultinomialSampler`), and each of its
+    non-zero categories but the last takes a block of ``B`` words, one per
+    replicate.  A cell whose repeats all agree consumes no word: when every
+    cell of both versions agrees, every replicate is the observed gap and the
+    interval has zero width.
+    """
+    return [Fraction(p, q) for p, q in _stratified_ratios(cells_x, cells_y, seed, B)]
+
+
+def stratified_bootstrap_ci_pct(cells_x: Sequence[Sequence[int]], cells_y: Sequence[Sequence[int]], seed: int,
+                                B: int = B_DEFAULT) -> tuple[float, float]:
+    """95 % within-panel interval of ``stability_pct`` (see :func:`stratified_bootstrap_gaps`).
+
+    The percentile rule and the conversion to points are those of
+    :func:`bootstrap_ci_pct`.
+    """
+    gaps = sorted((100 * p) / q for p, q in _stratified_ratios(cells_x, cells_y, seed, B))
+    return 100 - percentile(gaps, CI_LEVEL_HIGH), 100 - percentile(gaps, CI_LEVEL_LOW)
+
+
 def aggregate_mean_pct(pairs: Sequence[tuple], seed: int, B: int = B_DEFAULT) -> dict:
     """Mean ``stability_pct`` of ``m`` measurements with its own bootstrap interval.
 
@@ -503,4 +677,6 @@ __all__ = [
     "B_DEFAULT", "MultinomialSampler", "aggregate_mean_pct", "binomial_thresholds", "bootstrap_ci_pct",
     "bootstrap_gaps", "bootstrap_seed", "compare", "drop_bound_pct", "entropy_norm", "gap_fraction",
     "gap_pct", "null_floor_exact", "null_floor_pct", "percentile", "replicate_gap", "version_sampler",
+    "drop_bound_fraction", "replicate_agreement_fraction", "stratified_bootstrap_ci_pct",
+    "stratified_bootstrap_gaps",
 ]

@@ -116,14 +116,20 @@ def load_scenarios(family: str) -> tuple[Scenario, ...]:
     import importlib
 
     try:
-        scenarios = importlib.import_module(f"panels.families.{family}").SCENARIOS
+        module = importlib.import_module(f"panels.families.{family}")
     except ModuleNotFoundError as exc:
         raise BuildError(f"family {family}: panels/families/{family}.py is missing ({exc})") from None
+    scenarios = module.SCENARIOS
     ids = [s.item_id for s in scenarios]
     if ids != [f"s{i:02d}" for i in range(1, N_ITEMS + 1)]:
         raise BuildError(f"family {family}: item ids must be s01…s{N_ITEMS:02d} in order")
+    # A family whose B re-describes the options (risky choice: gain and loss)
+    # states how its frame templates must correspond; gate 1b relies on it.
+    check_frames = getattr(module, "check_frames", None)
     for scenario in scenarios:
         check_numbers(family, scenario)
+        if check_frames is not None:
+            check_frames(scenario)
     return scenarios
 
 

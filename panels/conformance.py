@@ -15,40 +15,61 @@ rewording type names, and nothing else.  The catalogue is closed:
     carries no other number; C keeps A's anchor line.
 ``wording``
     ``risky_choice_framing``: only the option lines differ, each keeping its
-    label.  ``sunk_cost_fallacy``: B is A with the fixed phrase
+    label, and every non-number token of both option lines is the item's
+    template of the version's frame: A's line a rendering of the option's
+    gain template, B's exactly its loss template with the choices read off
+    A (the two are parallel, :func:`panels.families.risky_choice_framing.check_frames`)
+    — a stray, missing or exchanged word fails, naming the version, the
+    option and that one word (the risky ``wording`` protocol is ``open`` by
+    the lane rule, so one word of it is no secret).  ``sunk_cost_fallacy``: B is A with the fixed phrase
     ``, giving up the €S already spent,`` inserted once, S being an amount A
     itself states as ``€S`` elsewhere.  ``base_rate_neglect``: only the rates
     paragraph differs; A's gives three percentages, B's gives whole-number
     frequencies that equal them exactly, and, token for token with the
     numbers set aside, A's paragraph is the item's fixed catalogue percentage
     template and B's its natural-frequency template
-    (:func:`panels.render.catalogue_rates`) — a stray word fails by name.
+    (:func:`panels.render.catalogue_rates`) — a stray word fails by name;
+    and, place by place as the templates name them, each of B's counts is
+    the one A's percentages give of B's population, so no needed count can
+    go missing behind a set that still fits.
 
 Two rules beside the catalogue guard the controls: A′ must equal A once
 whitespace and punctuation are removed (and must differ from A), and C may
-differ from A only in number tokens.
+differ from A only in number tokens, each of them a number C's structure
+changes (its one changed value, or a number derived from it) — a second
+changed number fails here, not only in gate 1.
 
 The gate reads no English: it compares lines and tokens (words, numbers,
-single punctuation marks), recognises option lines by their ``Option X:``
-label, and uses only numbers from the structure block.  It calls no model
+single punctuation marks) with one another and with the items' templates,
+recognises option lines by their ``Option X:`` label, and uses only numbers
+from the structure block or the versions themselves.  It calls no model
 and its messages name protocol, item and rule — never scenario text — so it
-can run where the text is sealed.  :func:`self_test` breaks one B per rule
-(and one A′) on real items and proves each is rejected; it also swaps two
-numbers of a B line to prove gate 1's order-aware rules reject that.
+can run where the text is sealed (the one exception, a single word of the
+open risky ``wording`` protocol, is stated above).  :func:`self_test` breaks
+B for every rule (for risky ``wording`` also the option lines' own words),
+A′ and C (a second changed number; a changed word) on real items and proves
+each is rejected by the rule that owns it; it also swaps two numbers of a B
+line to prove gate 1's order-aware rules reject that.
 
 ``llmarchive panels check`` runs the self-test and the gate (with the
 other checks of :mod:`panels.checks`) over the built protocols of an
 archive home.
 """
+import difflib
+import functools
+import importlib
 import itertools
 import re
 import unicodedata
 from fractions import Fraction
-from typing import Callable, Iterable, Mapping, Optional, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 from measure import invariants
 from measure.invariants import Failure
+from panels.families.risky_choice_framing import option_frames
 from panels.render import SUNK_PHRASE, catalogue_rates
+from panels.scenario import ScenarioError, derived
+from panels.template import TemplateError, first_value_names, parse, render_choices
 
 TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+|\d+|[^\W\d_]+|\S")
 NUMBER_TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+|\d+")
@@ -162,6 +183,136 @@ def _rule_wording_risky(a: list[str], b: list[str], item: Mapping, options: Sequ
             raise _Fail("wording_risky", "a line other than an option line differs")
         if la != lb:
             raise _Fail("wording_risky", "an option line changes its label")
+    roles = (item.get("structure") or {}).get("roles") or {}
+    for letter in options:
+        lines = {version: next((line for line in text if option_letter(line, options) == letter), None)
+                 for version, text in (("A", a), ("B", b))}
+        if lines["A"] is None or lines["B"] is None:
+            raise _Fail("wording_risky", f"option {letter} has no line in {'A' if lines['A'] is None else 'B'}")
+        found = option_frames(str(item.get("item_id")), str(roles.get(letter)))
+        if found is None:
+            raise _Fail("wording_risky", f"no catalogue gain and loss templates for option {letter} of this item")
+        frames, names = found
+        _check_option_frames(letter, tokens(lines["A"])[3:], tokens(lines["B"])[3:], frames, names)
+
+
+class _Filled(Mapping):
+    """Template values for a replayed line: the names read off A, every other value a placeholder number."""
+
+    def __init__(self, names: Mapping[str, str]) -> None:
+        self.names = dict(names)
+
+    def __getitem__(self, key: str):
+        return self.names.get(key, 0)
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+MAX_READINGS = 16
+
+
+def template_readings(template: str, line: Sequence[str], names: Sequence[str]) -> tuple[list[tuple[dict, dict]], int]:
+    """Every way the tokens ``line`` are a rendering of ``template``, and how far the best attempt read.
+
+    A reading is ``(choices, captured)``: the alternative taken in every
+    choice group (keyed like :func:`panels.template.render`'s record) and
+    the word each name placeholder in ``names`` stands for.  A number value
+    reads any one number token (numbers are gate 1's), a name one word.
+    At most :data:`MAX_READINGS` readings are returned.
+    """
+    furthest = 0
+    want_names = set(names)
+
+    def read(nodes: list, k: int, pos: int, path: tuple, choices: dict, captured: dict) -> Iterator[tuple]:
+        nonlocal furthest
+        furthest = max(furthest, pos)
+        if k == len(nodes):
+            yield pos, choices, captured
+            return
+        node = nodes[k]
+        if isinstance(node, str):
+            want = tokens(node)
+            got = list(line[pos:pos + len(want)])
+            if got == want:
+                yield from read(nodes, k + 1, pos + len(want), path, choices, captured)
+            else:
+                same = next((j for j, (x, y) in enumerate(zip(got, want)) if x != y), len(got))
+                furthest = max(furthest, pos + same)
+            return
+        if node[0] == "var":
+            if pos >= len(line):
+                return
+            token = line[pos]
+            if node[1] in want_names:
+                if token[:1].isalpha() and captured.get(node[1], token) == token:
+                    yield from read(nodes, k + 1, pos + 1, path, choices, {**captured, node[1]: token})
+            elif is_number(token):
+                yield from read(nodes, k + 1, pos + 1, path, choices, captured)
+            return
+        if node[0] == "choice":
+            key = path + (k,)
+            for index, alternative in enumerate(node[1]):
+                for end, c, cap in read(alternative, 0, pos, key + (index,), {**choices, key: index}, captured):
+                    yield from read(nodes, k + 1, end, path, c, cap)
+        # an unreplaced [[MARK]] reads nothing
+
+    readings = []
+    for end, choices, captured in read(parse(template), 0, 0, (), {}, {}):
+        if end == len(line):
+            readings.append((choices, captured))
+            if len(readings) >= MAX_READINGS:
+                break
+    return readings, furthest
+
+
+def _first_difference(got: Sequence[str], want: Sequence[str]) -> str:
+    """The first word where ``got`` leaves ``want``: stray, missing or exchanged (one word, quoted)."""
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, list(got), list(want), autojunk=False).get_opcodes():
+        if tag == "replace":
+            return f"'{got[i1]}' where the template has '{want[j1]}'"
+        if tag == "delete":
+            return f"a stray '{got[i1]}'"
+        if tag == "insert":
+            return f"a missing '{want[j1]}'"
+    return "no difference"
+
+
+def _check_option_frames(letter: str, line_a: list[str], line_b: list[str], frames: Mapping[str, str],
+                         names: Sequence[str]) -> None:
+    """A's option line must be a rendering of the gain template; B's exactly the loss template with A's choices.
+
+    Every non-number token counts: the gain and loss templates of an option
+    are parallel (:func:`panels.families.risky_choice_framing.check_frames`),
+    so the choices read off A determine B's one correct loss line, word for
+    word.  The message names the version, the option and the one word.
+    """
+    readings, furthest = template_readings(frames["gain"], line_a, names)
+    if not readings:
+        where = (f"the word '{line_a[furthest]}'" if furthest < len(line_a)
+                 else "its end (a word of the template is missing)")
+        raise _Fail("wording_risky", f"A's option {letter} line is not its gain template word for word: it "
+                                     f"departs from it at {where} (token {furthest + 1} after the label)")
+    got = _placeholders(line_b)
+    first_want = None
+    for choices, captured in readings:
+        try:
+            want = _words_only(render_choices(frames["loss"], _Filled(captured), choices, "loss template"))
+        except TemplateError:
+            continue
+        if got == want:
+            return
+        first_want = first_want or want
+    if first_want is None:
+        raise _Fail("wording_risky", f"the loss template of option {letter} cannot replay A's choices")
+    raise _Fail("wording_risky", f"B's option {letter} line is not its loss template with A's choices, word for "
+                                 f"word: {_first_difference(got, first_want)}")
 
 
 def _sunk_phrase(amount: str) -> list[str]:
@@ -255,11 +406,65 @@ def _rule_wording_base(a: list[str], b: list[str], item: Mapping, options: Seque
     freqs = [number_value(t) for t in tb if is_number(t)]
     if not frequencies_match(pcts, freqs):
         raise _Fail("wording_base_rate", "B's natural frequencies do not equal A's percentages exactly")
+    _check_frequency_places(str(item.get("item_id")), a[index], b[index])
+
+
+@functools.lru_cache(maxsize=None)
+def _scenarios(family: str) -> dict:
+    try:
+        module = importlib.import_module(f"panels.families.{family}")
+    except ModuleNotFoundError:
+        return {}
+    return {scenario.item_id: scenario for scenario in module.SCENARIOS}
+
+
+def _check_frequency_places(item_id: str, line_a: str, line_b: str) -> None:
+    """Each number of B's rates paragraph must be, in its own place, the count A's percentages give.
+
+    :func:`frequencies_match` asks whether B's numbers *as a set* state A's
+    percentages; this asks it place by place, the places named by the
+    item's catalogue templates (``${base_pct}`` ... in A's, ``${population}``,
+    ``${true_n}``, ``${others}`` ... in B's).  So a B that drops a count the
+    paragraph needs (the others written as the population, say) fails here,
+    in gate 1b, and not only in gate 1.  Only A's and B's own numbers are
+    read: the counts follow from A's three percentages and B's population.
+    """
+    scenario = _scenarios("base_rate_neglect").get(item_id)
+    if scenario is None:
+        raise _Fail("wording_base_rate", "no catalogue rates templates for this item")
+    pct_places, freq_places = first_value_names(scenario.rates_pct), first_value_names(scenario.rates_freq)
+    stated = {}
+    for places, line, version in ((pct_places, line_a, "A"), (freq_places, line_b, "B")):
+        numbers = [number_value(t) for t in tokens(line) if is_number(t)]
+        if len(numbers) != len(places):
+            raise _Fail("wording_base_rate", f"{version}'s rates paragraph does not give one number per place "
+                                             f"of its template")
+        for place, number in zip(places, numbers):
+            if stated.setdefault((version, place), number) != number:
+                raise _Fail("wording_base_rate", f"{version}'s rates paragraph gives two different numbers "
+                                                 f"for {place}")
+    pct = {place: n for (version, place), n in stated.items() if version == "A"}
+    population = stated.get(("B", "population"))
+    if sorted(pct) != ["base_pct", "fpr_pct", "sens_pct"] or population is None:
+        raise _Fail("wording_base_rate", "the catalogue templates do not name the three rates and the population")
+    try:
+        counts = dict(derived("base_rate_neglect", dict(pct, population=population), item_id),
+                      population=population)
+    except ScenarioError:
+        raise _Fail("wording_base_rate", "A's percentages of B's population are not whole numbers") from None
+    for place, number in zip(freq_places, [number_value(t) for t in tokens(line_b) if is_number(t)]):
+        if counts.get(place) != number:
+            raise _Fail("wording_base_rate", f"B's natural frequency in the place of {place} is not the count "
+                                             f"A's percentages give")
 
 
 def _words_only(line: str) -> list[str]:
     """The line's tokens with every number replaced by one placeholder: what must match a template."""
-    return ["#" if is_number(t) else t for t in tokens(line)]
+    return _placeholders(tokens(line))
+
+
+def _placeholders(line: Sequence[str]) -> list[str]:
+    return ["#" if is_number(t) else t for t in line]
 
 
 def _rule_a_prime(item: Mapping) -> None:
@@ -270,10 +475,22 @@ def _rule_a_prime(item: Mapping) -> None:
         raise _Fail("a_prime", "A′ differs from A in more than whitespace and punctuation")
 
 
+def _c_changes(item: Mapping) -> set[tuple[int, int]]:
+    """The (A's number, C's number) pairs C's structure changes: its one changed value and what follows from it."""
+    structure = item.get("structure") or {}
+    try:
+        family, values, c_values = structure["family"], dict(structure["values"]), dict(structure["c_values"])
+        both = [dict(numbers, **derived(family, numbers, str(item.get("item_id")))) for numbers in (values, c_values)]
+    except (KeyError, TypeError, ValueError, ScenarioError):
+        raise _Fail("c_numbers_only", "the structure does not say which number C changes") from None
+    return {(both[0][key], both[1][key]) for key in both[0] if both[0][key] != both[1].get(key)}
+
+
 def _rule_c(item: Mapping) -> None:
     a, c = item["versions"]["A"].split("\n"), item["versions"]["C"].split("\n")
     if len(a) != len(c):
         raise _Fail("c_numbers_only", "C has a different number of lines than A")
+    allowed = _c_changes(item)
     changed = 0
     for la, lc in zip(a, c):
         ta, tc = tokens(la), tokens(lc)
@@ -283,6 +500,9 @@ def _rule_c(item: Mapping) -> None:
             if x != y:
                 if not (is_number(x) and is_number(y)):
                     raise _Fail("c_numbers_only", "C differs from A in a token that is not a number")
+                if (number_value(x), number_value(y)) not in allowed:
+                    raise _Fail("c_numbers_only", "C changes a number its structure does not change "
+                                                  "(only the changed value may differ from A)")
                 changed += 1
     if not changed:
         raise _Fail("c_numbers_only", "C is identical to A")
@@ -384,6 +604,19 @@ def _breakages(protocol: Mapping, item: Mapping) -> list[tuple[str, str, dict]]:
                     dict(v, B=_replace_line(b, diff[0], b_lines[diff[0]].replace(anchor, used, 1)))))
     elif rule == "wording_risky":
         out.append((rule, "a context line also changed", dict(v, B=_replace_line(b, first_context, _touch(b_lines[first_context])))))
+        # The option lines' own words: gate 1 reads only their numbers, so these are gate 1b's alone.
+        options = protocol["options"]
+        option_lines = [i for i, line in enumerate(b_lines) if option_letter(line, options)]
+        first = option_lines[0]
+        out.append((rule, "a word of an option line replaced by another of its words",
+                    dict(v, B=_replace_line(b, first, _replace_word(b_lines[first])))))
+        out.append((rule, "a word of an option line repeated", dict(v, B=_replace_line(b, first, _touch(b_lines[first])))))
+        same_numbers = [i for i in option_lines if i < len(a_lines)
+                        and invariants.numbers_in(a_lines[i]) == invariants.numbers_in(b_lines[i])]
+        if same_numbers:
+            # The numbers right, the frame wrong: B's line describes the outcome as A's gain line does.
+            out.append((rule, "an option line keeps A's gain wording", dict(v, B=_replace_line(b, same_numbers[0],
+                                                                                            a_lines[same_numbers[0]]))))
     elif rule == "wording_sunk":
         line = b_lines[diff[0]]
         phrase_amount = next(t for t in tokens(line) if is_number(t) and t not in tokens(a_lines[diff[0]]))
@@ -398,11 +631,23 @@ def _breakages(protocol: Mapping, item: Mapping) -> list[tuple[str, str, dict]]:
         out.append((rule, "one natural frequency is off by one", dict(v, B=_replace_line(b, diff[0], broken))))
         # A stray word in the rates paragraph, the numbers untouched.
         out.append((rule, "a stray word in the rates paragraph", dict(v, B=_replace_line(b, diff[0], _touch(line)))))
+        # A needed count gone: the others written as the population (the set of numbers still fits).
+        dropped = _others_as_population(str(item["item_id"]), line)
+        if dropped is not None:
+            out.append((rule, "a needed count written as another", dict(v, B=_replace_line(b, diff[0], dropped))))
     # A′ that changes a letter, not only whitespace or punctuation.
     line = v["A_prime"].split("\n")[first_context]
     word = next(x for x in tokens(line) if x.isalpha() and len(x) > 3)
     out.append(("a_prime", "A′ changes a word", dict(v, A_prime=_replace_line(v["A_prime"], first_context,
                                                                                line.replace(word, word[:-1], 1)))))
+    # C: a second number changed (one C's structure does not change), and a word changed.
+    c = v["C"]
+    second = _change_other_number(c, _c_changes(item))
+    if second is not None:
+        out.append(("c_numbers_only", "C changes a second number", dict(v, C=second)))
+    c_lines = c.split("\n")
+    out.append(("c_numbers_only", "C changes a word", dict(v, C=_replace_line(c, first_context,
+                                                                             _replace_word(c_lines[first_context])))))
     # Gate 1's order-aware rules: two different numbers of one B line swapped in place.
     for rule_name, want in (("gate1:option_numbers", lambda line: option_letter(line, protocol["options"])),
                             ("gate1:context_numbers", lambda line: not option_letter(line, protocol["options"]))):
@@ -410,6 +655,36 @@ def _breakages(protocol: Mapping, item: Mapping) -> list[tuple[str, str, dict]]:
         if swapped is not None:
             out.append((rule_name, "two numbers of one line swapped", dict(v, B=swapped)))
     return [(r, what, dict(item, versions=versions)) for r, what, versions in out]
+
+
+def _replace_word(line: str) -> str:
+    """The line with its last word replaced by its first other word: same length in tokens, one word changed."""
+    found = [m for m in TOKEN.finditer(line) if m.group().isalpha()]
+    last = found[-1]
+    other = next(m.group() for m in found if m.group() != last.group())
+    return line[:last.start()] + other + line[last.end():]
+
+
+def _others_as_population(item_id: str, line: str) -> Optional[str]:
+    """B's rates paragraph with the number in the place of ``others`` replaced by the population's, else None."""
+    scenario = _scenarios("base_rate_neglect").get(item_id)
+    if scenario is None:
+        return None
+    places = first_value_names(scenario.rates_freq)
+    found = list(NUMBER_TOKEN.finditer(line))
+    if len(found) != len(places) or "others" not in places or "population" not in places:
+        return None
+    others, population = found[places.index("others")], found[places.index("population")]
+    return line[:others.start()] + population.group() + line[others.end():]
+
+
+def _change_other_number(text: str, changes: set[tuple[int, int]]) -> Optional[str]:
+    """``text`` with its first number that C's structure does not change raised by one, else None."""
+    changed = {new for _, new in changes}
+    for m in NUMBER_TOKEN.finditer(text):
+        if number_value(m.group()) not in changed:
+            return text[:m.start()] + f"{number_value(m.group()) + 1:,}" + text[m.end():]
+    return None
 
 
 def _swap_two_numbers(text: str, want: Callable[[str], object]) -> Optional[str]:
@@ -429,7 +704,7 @@ def _swap_two_numbers(text: str, want: Callable[[str], object]) -> Optional[str]
 
 
 def self_test(protocols: Iterable[Mapping]) -> list[dict]:
-    """Break one B per catalogue rule (and one A′) on real items; report each verdict.
+    """Break B for each catalogue rule, and A′ and C, on real items; report each verdict.
 
     Gate 1's order-aware rules are tested the same way (rows
     ``gate1:option_numbers`` and ``gate1:context_numbers``: two different
@@ -439,14 +714,15 @@ def self_test(protocols: Iterable[Mapping]) -> list[dict]:
     Each row: ``rule``, ``protocol_id``, ``breakage`` (what was broken, in
     words of this module, not of the scenario), ``accepted_original``
     (the unbroken item passes) and ``rejected`` (the broken one fails with
-    that rule).  Every rule in the catalogue must appear once.
+    that rule).  Every rule of :data:`CATALOGUE` must appear (one protocol
+    tests it; some rules are broken in several ways there).
     """
     rows, seen = [], set()
     for protocol in protocols:
         if not protocol.get("panel"):
             continue
         rule, _ = b_rule(protocol["family"], protocol["rewording_type"])
-        wanted = [r for r in (rule, "a_prime") + GATE_1_RULES if r not in seen]
+        wanted = [r for r in (rule, "a_prime", "c_numbers_only") + GATE_1_RULES if r not in seen]
         if not wanted:
             continue
         item = protocol["panel"][0]
@@ -466,8 +742,8 @@ def self_test(protocols: Iterable[Mapping]) -> list[dict]:
 
 
 GATE_1_RULES = ("gate1:option_numbers", "gate1:context_numbers")
-CATALOGUE = ("order", "default", "anchoring", "wording_risky", "wording_sunk", "wording_base_rate", "a_prime") \
-    + GATE_1_RULES
+CATALOGUE = ("order", "default", "anchoring", "wording_risky", "wording_sunk", "wording_base_rate", "a_prime",
+             "c_numbers_only") + GATE_1_RULES
 
 
 def self_test_failures(protocols: Iterable[Mapping]) -> list[Failure]:

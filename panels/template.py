@@ -226,6 +226,67 @@ def render_first(template: str, values: Mapping[str, Value], where: str = "templ
     return tidy("".join(out))
 
 
+def render_choices(template: str, values: Mapping[str, Value], choices: Mapping[tuple, int],
+                   where: str = "template") -> str:
+    """Render with the alternative ``choices`` names for every choice group (a ``record`` of :func:`render`).
+
+    How one rendering is *replayed* in a parallel template: the
+    ``risky_choice_framing`` gain and loss templates of an option have the
+    same choice groups (:func:`choice_shape`), so the choices read off a gain
+    line give the one loss line that says the same thing as a loss.  A group
+    the record does not cover is an error naming the template.
+    """
+    out: list[str] = []
+
+    def walk(nodes: list, path: tuple) -> None:
+        for position, node in enumerate(nodes):
+            if isinstance(node, str):
+                out.append(node)
+            elif node[0] == "var":
+                if node[1] not in values:
+                    raise TemplateError(f"{where}: no value named {node[1]!r}")
+                out.append(format_value(values[node[1]]))
+            elif node[0] == "mark":
+                raise TemplateError(f"{where}: marker [[{node[1]}]] was not replaced")
+            else:
+                key = path + (position,)
+                index = 0 if len(node[1]) == 1 else choices.get(key)
+                if index is None or not 0 <= index < len(node[1]):
+                    raise TemplateError(f"{where}: no recorded choice for the group at {key}")
+                walk(node[1][index], key + (index,))
+
+    walk(parse(template, where), ())
+    return tidy("".join(out))
+
+
+def choice_shape(template: str) -> tuple:
+    """The template's choice groups: each group's position and its alternatives' own shapes.
+
+    Two templates with the same shape make the same choices from the same
+    stream, and their records have the same keys, so each can replay the
+    other's record (:func:`render_choices`).  Words and values are left out.
+    """
+    def shape(nodes: list) -> tuple:
+        return tuple((position, tuple(shape(alt) for alt in node[1])) for position, node in enumerate(nodes)
+                     if isinstance(node, tuple) and node[0] == "choice")
+    return shape(parse(template))
+
+
+def first_value_names(template: str) -> list[str]:
+    """The ``${name}`` values in the order :func:`render_first` writes them (first alternative everywhere)."""
+    names: list[str] = []
+
+    def walk(nodes: list) -> None:
+        for node in nodes:
+            if isinstance(node, tuple) and node[0] == "var":
+                names.append(node[1])
+            elif isinstance(node, tuple) and node[0] == "choice":
+                walk(node[1][0])
+
+    walk(parse(template))
+    return names
+
+
 def replace_marks(template: str, replacements: Mapping[str, str]) -> str:
     """Replace ``[[MARK]]`` markers by literal text before rendering."""
     def sub(match: re.Match) -> str:

@@ -17,11 +17,11 @@ gives the same bytes except where the build time is written (the site,
 """
 import contextlib
 import os
-import re
 import shutil
 from pathlib import Path
 from typing import Optional
 
+from llmarchive.dates import DateError, parse_timestamp
 from llmarchive.locks import lock_file
 from llmarchive.paths import ArchivePaths
 from llmarchive.records import utc_now
@@ -31,7 +31,6 @@ from publish.datasette_meta import DB_FILE
 from publish.errors import LeakError, PublishError, SiteError
 from publish.leak import LeakGuard
 
-BUILD_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 __all__ = ["publish_all", "PublishError", "LeakError", "SiteError", "leak_guard"]
 
@@ -96,9 +95,11 @@ def publish_all(paths: ArchivePaths, build_time: Optional[str] = None) -> dict:
     check that fails; or another build of the same home running), :class:`LeakError` (guarded wording
     found; nothing written) or :class:`SiteError` (a site rule refused).
     """
-    build_time = build_time or utc_now()
-    if not BUILD_TIME.match(build_time):
-        raise PublishError(f"build time {build_time!r} must be absolute UTC, YYYY-MM-DDTHH:MM:SSZ")
+    # The one timestamp parser (llmarchive.dates): the right form and a real instant, before anything is written.
+    try:
+        build_time = utc_now() if build_time is None else parse_timestamp(build_time, "the build time (--build-time)")
+    except DateError as exc:
+        raise PublishError(str(exc)) from None
     paths.ensure()
     with _publish_lock(paths):
         return _build(paths, build_time)
@@ -118,7 +119,7 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
     files["outcomes.csv"] = csvs.outcomes_csv(inputs.measurements)
     coverage_rows = csvs.coverage_rows(inputs.by_kind("coverage"))
     files["coverage.csv"] = csvs.coverage_csv(coverage_rows)
-    files["changes.csv"] = csvs.changes_csv(changes.change_rows(inputs.measurements))
+    files["changes.csv"] = csvs.changes_csv(changes.change_rows(inputs.measurements, inputs.cells))
     files.update(open_lane.files(inputs.open_runs))
     latest = max((m["run_date"] for m in inputs.measurements), default=None)
     files["croissant.json"] = _pretty(croissant.build(files, inputs.open_runs, latest, build_time[:10]))

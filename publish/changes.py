@@ -12,8 +12,23 @@ cannot disagree with the rule (method: the change rule, method §6).
 :func:`min_detectable_change_pct` is the per-measurement companion: how
 large a move from this measurement the rule could call at all, so a reader
 knows what this design can and cannot see.
+
+Beside the rule's verdict each row counts the *cells* that moved: a cell
+is one scenario × version of a protocol, and its *modal decision* is the
+option it chose most often among its valid answers (:func:`modal_cells`).
+``cells_changed`` of ``cells_compared`` is how many cells the two
+measurements both decided and decided differently.  For a deterministic
+subject — every repeat of a prompt gives the same answer — that is an exact
+count of what moved, where the change rule can only say whether the
+aggregate moved beyond its margins: four scenarios that swap their answer
+in every version leave the stability, and so the label, where they were.
+The modal decisions come from the runs' trial logs (:mod:`publish.sources`
+reads them); the counts are numbers only, so no wording is published by them.
 """
+import json
 import math
+from collections import Counter
+from pathlib import Path
 from typing import Iterable, Mapping, Optional
 
 from measure.stats import compare
@@ -38,6 +53,11 @@ CHANGE_COLUMN_SPEC = (
     ("cap_pct", "pct", "Systematic worst case of the difference: the two A-B drop bounds added."),
     ("label", "text", "improved, regressed or flat, from the frozen change rule: a change is called only when "
                       "|delta_pct| >= bound_pct and |delta_pct| > cap_pct."),
+    ("cells_changed", "count", "Scenario x version cells whose modal decision (the option chosen most often among "
+                               "the cell's valid answers) differs between the two measurements; for a subject that "
+                               "always repeats its answer, exactly what moved. Empty when a trial log was unreadable."),
+    ("cells_compared", "count", "Scenario x version cells that had a modal decision in both measurements (a cell "
+                                "without any valid answer in one of them is not compared)."),
 )
 CHANGE_FIELDS = tuple(name for name, _, _ in CHANGE_COLUMN_SPEC)
 
@@ -85,7 +105,10 @@ def min_detectable_change_pct(measurement: Mapping) -> Optional[float]:
     d = _number(measurement, "drop_bound_pct_ab")
     if h is None or d is None or _number(measurement, "stability_pct") is None:
         return None
-    return max(math.sqrt(2.0) * h, 2.0 * d)
+    # The same float operations as measure.stats.compare (√(h² + h²), d + d), not √2·h: the figure
+    # must be the rule's boundary to the last bit, or a move of exactly this size could be judged
+    # against a bound one unit in the last place away.
+    return max(math.sqrt(h * h + h * h), d + d)
 
 
 def curve_key(measurement: Mapping) -> tuple:
@@ -96,9 +119,72 @@ def _order(m: Mapping) -> tuple:
     return (str(m.get("run_date") or ""), m.get("replicate_index") or 0, str(m.get("run_id") or ""))
 
 
-def change_row(x: Mapping, y: Mapping) -> dict:
-    """One row of the ``changes`` table for ``y`` against the earlier ``x`` (both of one curve)."""
+Cell = tuple[str, str]
+"""A scenario × version: ``(item_id, version)``."""
+
+ModalCells = Mapping[Cell, Optional[tuple[str, ...]]]
+"""Per cell, its modal decision(s): one option, several when tied, ``None`` without a valid answer."""
+
+
+def modal_cells(trials: Iterable[Mapping]) -> dict[Cell, Optional[tuple[str, ...]]]:
+    """Every cell of a run with its modal decision, from the run's trial records.
+
+    The modal decision is the option with the most valid answers in the
+    cell.  A tie is kept as the tied options together (sorted), so a cell
+    that goes from a clear ``A`` to an ``A``/``B`` tie has changed, and two
+    identical ties have not.  A cell whose answers were all invalid has no
+    decision (``None``): it is not compared, because what it lost is the
+    drop bound's business, not a decision that moved.
+    """
+    votes: dict[Cell, Counter] = {}
+    for trial in trials:
+        if trial.get("record_type", "trial") != "trial":
+            continue
+        cell = (str(trial.get("item_id")), str(trial.get("version")))
+        tally = votes.setdefault(cell, Counter())
+        if trial.get("outcome") == "valid" and trial.get("token") is not None:
+            tally[str(trial["token"])] += 1
+    out: dict[Cell, Optional[tuple[str, ...]]] = {}
+    for cell, tally in votes.items():
+        if not tally:
+            out[cell] = None
+            continue
+        top = max(tally.values())
+        out[cell] = tuple(sorted(token for token, count in tally.items() if count == top))
+    return out
+
+
+def modal_cells_of_log(path: Path) -> dict[Cell, Optional[tuple[str, ...]]]:
+    """:func:`modal_cells` of a ``trials.jsonl`` (only its trial records are read).
+
+    Raises ``OSError`` or ``ValueError`` for a log that cannot be read; the
+    caller decides what an unreadable log means (publication leaves the
+    counts empty rather than guessing).
+    """
+    trials = []
+    with open(path, "rb") as fh:
+        for line in fh:
+            if b'"record_type":"trial"' in line:
+                trials.append(json.loads(line))
+    return modal_cells(trials)
+
+
+def cells_moved(x: ModalCells, y: ModalCells) -> tuple[int, int]:
+    """``(cells_changed, cells_compared)``: cells decided in both, and of those the ones decided differently."""
+    compared = [cell for cell in x if cell in y and x[cell] is not None and y[cell] is not None]
+    return sum(1 for cell in compared if x[cell] != y[cell]), len(compared)
+
+
+def change_row(x: Mapping, y: Mapping, cells: Optional[Mapping[str, ModalCells]] = None) -> dict:
+    """One row of the ``changes`` table for ``y`` against the earlier ``x`` (both of one curve).
+
+    ``cells`` maps a ``run_id`` to its :func:`modal_cells`; without both runs
+    in it the two cell counts are ``None``.
+    """
     hx, hy = _half_width(x), _half_width(y)
+    x_cells = (cells or {}).get(str(x.get("run_id")))
+    y_cells = (cells or {}).get(str(y.get("run_id")))
+    changed, compared = cells_moved(x_cells, y_cells) if x_cells is not None and y_cells is not None else (None, None)
     sx, sy = float(x["stability_pct"]), float(y["stability_pct"])
     delta = sy - sx
     return {
@@ -112,6 +198,8 @@ def change_row(x: Mapping, y: Mapping) -> dict:
         "bound_pct": math.sqrt(hx * hx + hy * hy),
         "cap_pct": float(x["drop_bound_pct_ab"]) + float(y["drop_bound_pct_ab"]),
         "label": compare(x, y),
+        "cells_changed": changed,
+        "cells_compared": compared,
     }
 
 
@@ -119,12 +207,15 @@ def _comparable(m: Mapping) -> bool:
     return all(_number(m, k) is not None for k in ("stability_pct", "ci_low_pct", "ci_high_pct", "drop_bound_pct_ab"))
 
 
-def change_rows(measurements: Iterable[Mapping]) -> list[dict]:
+def change_rows(measurements: Iterable[Mapping], cells: Optional[Mapping[str, ModalCells]] = None) -> list[dict]:
     """Every consecutive pair of on-curve measurements of every curve, as :data:`CHANGE_FIELDS` rows.
 
     Rows are ordered by curve, then by the later measurement's date.  An
     on-curve measurement always carries its numbers; one that does not is
     skipped rather than guessed at (the rule cannot be applied to it).
+    ``cells`` is each run's :func:`modal_cells` by ``run_id`` (a build's
+    :attr:`publish.sources.Inputs.cells`); a pair without both leaves its
+    cell counts empty.
     """
     curves: dict[tuple, list[Mapping]] = {}
     for m in measurements:
@@ -134,7 +225,7 @@ def change_rows(measurements: Iterable[Mapping]) -> list[dict]:
     for key in sorted(curves, key=lambda k: tuple(str(v) for v in k)):
         points = sorted(curves[key], key=_order)
         for x, y in zip(points, points[1:]):
-            out.append(change_row(x, y))
+            out.append(change_row(x, y, cells))
     return out
 
 
@@ -144,5 +235,5 @@ def newest_first(rows: Iterable[dict]) -> list[dict]:
                   reverse=True)
 
 
-__all__ = ["CHANGE_COLUMN_SPEC", "CHANGE_FIELDS", "CURVE_KEY", "change_row", "change_rows", "curve_key",
-           "min_detectable_change_pct", "newest_first"]
+__all__ = ["CHANGE_COLUMN_SPEC", "CHANGE_FIELDS", "CURVE_KEY", "cells_moved", "change_row", "change_rows",
+           "curve_key", "min_detectable_change_pct", "modal_cells", "modal_cells_of_log", "newest_first"]

@@ -14,7 +14,6 @@ asset reports each as an asset check, so both read the same verdict.
 * :func:`leak_problems` — no published byte carries guard or sealed wording
   (the leak guard, run again over ``public/`` as it stands).
 """
-import multiprocessing
 from pathlib import Path
 from typing import Optional
 
@@ -24,6 +23,7 @@ from llmarchive.paths import ArchivePaths
 from measure import chain
 from measure.schema import GAP_CAUSES
 from publish.errors import LeakError, PublishError
+from publish.workers import pool
 
 CHECKS = ("trial_log_chains", "no_flagged_measurement_on_curve", "coverage_gaps_have_causes", "leak_guard")
 BLOCKING = CHECKS[:3]
@@ -49,14 +49,16 @@ def chain_problems(paths: ArchivePaths) -> list[str]:
     """Every trial log and record log that does not verify from its first record.
 
     Ten years of runs are thousands of logs (460,800 trials in the
-    benchmark's archive), so many logs are verified in two processes.
+    benchmark's archive), so many logs are verified in two worker processes
+    — clean ones (:mod:`publish.workers`), never forked from the caller,
+    which may be a Dagster step or a server with threads of its own.
     """
     logs = [str(folder / "trials.jsonl") for folder in _run_folders(paths)]
     if len(logs) < 64:
         found = [_log_problem(log) for log in logs]
     else:
-        with multiprocessing.get_context("fork").Pool(2) as pool:
-            found = pool.map(_log_problem, logs, chunksize=16)
+        with pool(2) as workers:
+            found = list(workers.map(_log_problem, logs, chunksize=16))
     problems = [p for p in found if p]
     for kind in records.KINDS:
         log = paths.record_log(kind)

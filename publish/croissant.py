@@ -1,7 +1,7 @@
 """``croissant.json``: MLCommons Croissant 1.0 metadata for the published files.
 
-It describes ``stability.csv``, ``outcomes.csv`` and the ``open-lane/*.jsonl``
-file set: one ``cr:Field`` per column, its data type read off the type label
+It describes ``stability.csv``, ``outcomes.csv``, ``changes.csv``, ``coverage.csv``
+and the ``open-lane/*.jsonl`` file set: one ``cr:Field`` per column, its data type read off the type label
 the schema already carries (method §10): ``pct`` / ``unit_interval`` (and a
 trial's ``number``) → ``sc:Float``, ``int`` / ``count`` → ``sc:Integer``,
 ``bool`` → ``sc:Boolean``, a trial's timestamps → ``sc:DateTime``, everything
@@ -13,19 +13,25 @@ The archive grows every month, so the dataset is marked live
 calendar version ``YYYY.M.D`` (the form Croissant's semantic-version check
 accepts): two publications of different days are two versions, and the
 file hashes say exactly which bytes each one describes.  ``changes.csv``
-(the change rule's rows, :mod:`publish.changes`) is described beside the
-measurements.
+(the change rule's rows, :mod:`publish.changes`) and ``coverage.csv`` (every
+scheduled job and period, ran or its one gap cause) are described beside the
+measurements.  A description is written for a reader of the files: it names
+columns and files, never a constant of this code.
 """
 from typing import Optional
 
 from llmarchive import __version__
+from llmarchive.dates import parse_date
 from measure.canonical import sha256_hex
 from measure.schema import FIELD_DESCRIPTIONS, MEASUREMENT_FIELDS, OUTCOME_FIELD_DESCRIPTIONS, OUTCOME_FIELDS
-from publish import changes, open_lane, wording
+from publish import changes, csvs, open_lane, wording
 from publish.open_lane import OpenRun
 
 CROISSANT_TYPES = {"pct": "sc:Float", "unit_interval": "sc:Float", "number": "sc:Float", "int": "sc:Integer",
                    "count": "sc:Integer", "bool": "sc:Boolean", "datetime": "sc:DateTime"}
+
+# coverage.csv's columns are text, except when the row was recorded (its period is a day or a month: text).
+COVERAGE_TYPES = {"recorded_at": "datetime"}
 
 CONTEXT = {
     "@language": "en",
@@ -83,8 +89,8 @@ def _field(record_set: str, name: str, label: str, description: str, source: dic
 
 
 def calendar_version(date: str) -> str:
-    """``2026-12-03`` → ``2026.12.3``: the publication date as a version string."""
-    year, month, day = date[:10].split("-")
+    """``2026-12-03`` → ``2026.12.3``: the publication date as a version string (a real calendar day only)."""
+    year, month, day = parse_date(date[:10], "the publication date").split("-")
     return f"{int(year)}.{int(month)}.{int(day)}"
 
 
@@ -98,7 +104,7 @@ def build(files: dict[str, bytes], open_runs: list[OpenRun], date_published: Opt
     distribution = [
         {"@type": "cr:FileObject", "@id": "stability.csv", "name": "stability.csv", "contentUrl": "stability.csv",
          "encodingFormat": "text/csv", "sha256": sha256_hex(files["stability.csv"]),
-         "description": "One row per measurement, one column per MEASUREMENT_FIELDS key; both series."},
+         "description": "One row per measurement, one column per measurement field; both series."},
         {"@type": "cr:FileObject", "@id": "outcomes.csv", "name": "outcomes.csv", "contentUrl": "outcomes.csv",
          "encodingFormat": "text/csv", "sha256": sha256_hex(files["outcomes.csv"]),
          "description": "Every measurement's outcome distribution: one row per run, version and outcome."},
@@ -123,6 +129,18 @@ def build(files: dict[str, bytes], open_runs: list[OpenRun], date_published: Opt
              "description": "Changes between consecutive on-curve measurements (changes.csv).",
              "field": [_field("changes", n, label, d, {"fileObject": {"@id": "changes.csv"}})
                        for n, label, d in changes.CHANGE_COLUMN_SPEC]})
+    if "coverage.csv" in files:
+        distribution.append(
+            {"@type": "cr:FileObject", "@id": "coverage.csv", "name": "coverage.csv", "contentUrl": "coverage.csv",
+             "encodingFormat": "text/csv", "sha256": sha256_hex(files["coverage.csv"]),
+             "description": ("Every scheduled job and period: it ran, or the one cause of its gap from the closed "
+                             "list of causes.")})
+        record_sets.append(
+            {"@type": "cr:RecordSet", "@id": "coverage", "name": "coverage",
+             "description": "Coverage of the schedule, one row per job and period (coverage.csv).",
+             "field": [_field("coverage", n, COVERAGE_TYPES.get(n, "text"), csvs.COVERAGE_DESCRIPTIONS[n],
+                              {"fileObject": {"@id": "coverage.csv"}})
+                       for n in csvs.COVERAGE_FIELDS]})
     lane_files = sorted(name for name in files if name.startswith("open-lane/"))
     if lane_files:
         distribution.append(

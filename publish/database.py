@@ -30,6 +30,7 @@ from measure.schema import (
     MEASUREMENT_FIELDS,
     OUTCOME_FIELD_DESCRIPTIONS,
     OUTCOME_FIELDS,
+    PROTOCOL_DERIVED_FIELDS,
     PROTOCOL_HEADER_FIELDS,
 )
 from publish import changes, csvs, human_gap
@@ -93,8 +94,11 @@ PROTOCOL_COLUMN_SPEC = (
     ("status", "text", "candidate or admitted."),
     ("lane", "text", "open (wording public), guard (wording private) or sealed (existence and count only)."),
     ("twin_id", "text", "The protocol of the other lane measuring the same family, if paired."),
+    ("option_roles", "json", "Which role each option letter plays in each scenario (JSON: {item_id: {letter: role}}, "
+                             "e.g. sure or gamble), as the panel's structure names them; what gap_role_ab_pct "
+                             "counts by. Empty for a sealed protocol."),
 )
-assert tuple(n for n, _, _ in PROTOCOL_COLUMN_SPEC) == PROTOCOL_HEADER_FIELDS
+assert tuple(n for n, _, _ in PROTOCOL_COLUMN_SPEC) == PROTOCOL_HEADER_FIELDS + PROTOCOL_DERIVED_FIELDS
 DESIGN_COLUMN_SPEC = (
     ("design_readers", "json", "The protocol's design figures per reference reader, when it has them (JSON: "
                                "{reader: {gap_ab_pct, gap_aa_prime_pct, gap_ac_pct, stability_pct}}); empty "
@@ -192,9 +196,13 @@ HUMAN_GAP_COLUMN_SPEC = (
     ("year", "int", "Year the human data were collected."),
     ("design", "text", "multi_lab or meta_analysis."),
     ("n_participants", "count", "Participants behind the effect."),
-    ("effect_pct", "pct", "The human effect in the same units as gap_pct (0-100)."),
+    ("effect_pct", "pct", "The human effect in points (0-100): a difference in the share choosing one option's "
+                          "role (e.g. the sure programme), so it is read against a measurement's gap_role_ab_pct, "
+                          "not gap_pct (which counts letters)."),
     ("effect_definition", "text", "How the effect was computed from the published result."),
     ("source", "text", "Where the numbers come from."),
+    ("read_against", "text", "The measurement field in the humans' construct: gap_role_ab_pct, the A-B distance over "
+                             "the options' roles."),
 )
 
 MEASUREMENT_EXTRA_SPEC = (
@@ -449,7 +457,7 @@ def build(path: Path, inputs: Inputs) -> None:
         _insert(db, TABLE_BY_NAME["protocols"], protocol_rows(inputs))
         _insert(db, TABLE_BY_NAME["runs"], run_rows(inputs))
         _insert(db, TABLE_BY_NAME["measurements"], measurement_rows(inputs))
-        _insert(db, TABLE_BY_NAME["changes"], changes.change_rows(inputs.measurements))
+        _insert(db, TABLE_BY_NAME["changes"], changes.change_rows(inputs.measurements, inputs.cells))
         outcome_table = TABLE_BY_NAME["outcomes"]
         _insert(db, outcome_table, (dict(zip(outcome_table.column_names, row))
                                     for row in csvs.outcome_rows(inputs.measurements)))

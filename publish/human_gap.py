@@ -9,9 +9,17 @@ has no row — nothing here is estimated, adapted or invented.
 What "comparable" means: the human study asked people the same kind of
 two-option question as the protocol's A and B, between subjects, and
 reported (or published the counts for) the share choosing each option, so
-that the difference in shares is the same total-variation distance
-``gap_pct`` is (method §6: for two options the distance *is* the difference in
-shares).
+that the difference in shares is a total-variation distance (method §6: for
+two options the distance *is* the difference in shares).
+
+Which distance: the humans' shares are shares of an option's *role* (the
+sure programme), while ``gap_pct`` counts decisions by *letter*.  The
+protocol prints the sure option as ``A`` on 13 of 15 risky items, so a
+framing effect of one size on every scenario shows in ``gap_pct`` as 11/15 of
+that size.  A row is therefore read against ``gap_role_ab_pct`` — the same
+distance over the options' roles as the protocol's structure names them —
+and names that field in ``read_against``; ``gap_pct`` and the curve are
+unchanged.
 
 The one row
 -----------
@@ -35,6 +43,8 @@ design) and the ``default`` type (no human comparison by method §3).
 from fractions import Fraction
 
 DESIGNS = ("multi_lab", "meta_analysis")
+# The measurement field a human effect may be read against: the construct the humans were measured on.
+READ_AGAINST = ("gap_role_ab_pct",)
 
 _ML1_FRAME_SURE = Fraction(1974, 3174)
 _ML1_OTHER_SURE = Fraction(1038, 3097)
@@ -52,8 +62,10 @@ ROWS: tuple[dict, ...] = (
         "n_participants": 3174 + 3097,
         "effect_pct": round(float(100 * abs(_ML1_FRAME_SURE - _ML1_OTHER_SURE)), 2),
         "effect_definition": ("Difference between the two frames in the share of people choosing the sure "
-                              "programme (1,974 of 3,174 against 1,038 of 3,097), in points: the same "
-                              "two-option distance as gap_pct."),
+                              "programme (1,974 of 3,174 against 1,038 of 3,097), in points: the two-option "
+                              "distance over the options' roles, as gap_role_ab_pct measures it (gap_pct "
+                              "counts letters, and the sure option is not always A)."),
+        "read_against": "gap_role_ab_pct",
         "source": ("ManyLabsOpenScience/ManyLabs1, MLforR.xlsx, sheet Gain_Loss, row 'Overall:' "
                    "(data released under CC0)"),
     },
@@ -68,6 +80,8 @@ def rows() -> list[dict]:
             raise ValueError(f"human_model_gap {row['gap_id']}: design must be one of {DESIGNS}")
         if not 0 <= row["effect_pct"] <= 100:
             raise ValueError(f"human_model_gap {row['gap_id']}: effect_pct must be on 0-100")
+        if row.get("read_against") not in READ_AGAINST:
+            raise ValueError(f"human_model_gap {row['gap_id']}: read_against must be one of {READ_AGAINST}")
         out.append(dict(row))
     return out
 

@@ -29,16 +29,17 @@ measure the real overlap.
 import csv
 import html
 import json
-import multiprocessing
 import re
 import signal
 import sqlite3
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
 from publish.errors import LeakError
 from publish.protocols import ProtocolText
+from publish.workers import pool
 
 WINDOW = 12
 HALF = WINDOW // 2
@@ -157,7 +158,8 @@ class LeakGuard:
         """Check every file under ``root`` (a build's staging folder or a release).
 
         The files (and a database's tables) are independent, so they are
-        searched by ``workers`` forked processes sharing this index.
+        searched by ``workers`` processes, each given this index once; clean
+        ones, never forked from the caller (:mod:`publish.workers`).
         """
         tasks = []
         for path in sorted((p for p in root.rglob("*") if p.is_file()), key=lambda p: -p.stat().st_size):
@@ -172,11 +174,11 @@ class LeakGuard:
                 if message:
                     raise LeakError(message)
             return
-        context = multiprocessing.get_context("fork")
-        with context.Pool(workers, initializer=_adopt, initargs=(self,)) as pool:
-            for message in pool.imap_unordered(_check_task, tasks):
+        with pool(workers, initializer=_adopt, initargs=(self,)) as executor:
+            for future in as_completed([executor.submit(_check_task, task) for task in tasks]):
+                message = future.result()
                 if message:
-                    pool.terminate()
+                    executor.shutdown(wait=False, cancel_futures=True)
                     raise LeakError(message)
 
 
@@ -186,7 +188,7 @@ _WORKER_GUARD: Optional[LeakGuard] = None
 def _adopt(guard: "LeakGuard") -> None:
     global _WORKER_GUARD
     _WORKER_GUARD = guard
-    # A forked worker inherits its parent's signal handlers; an orchestrator's
+    # A worker never runs its caller's signal handlers; an orchestrator's
     # (Dagster installs one) would turn the pool's routine shutdown into a
     # traceback in every worker.  Workers take the defaults.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)

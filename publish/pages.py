@@ -91,6 +91,12 @@ GLOSSARY: dict[str, dict[str, str]] = {
         "drop_bound_pct": "Worst-case error of a pair's gap caused by lost answers: 100 × (u of one + u of the other).",
         "drop_asymmetry_pct": "How differently the two versions of a pair lost answers: 100 × |difference of u|.",
         "ci_low_pct / ci_high_pct": "The 95% bootstrap interval of stability_pct, conditional on this panel.",
+        "replicate_agreement_pct": "Share of scenario × version cells whose repeats of one prompt all came back the "
+                                   "same.",
+        "ci_stratified_low_pct / ci_stratified_high_pct": ("The within-panel interval: only each scenario's repeats "
+                                                           "resampled; zero width when every repeat agrees."),
+        "gap_role_ab_pct": ("The A–B gap with decisions counted by the option's role (sure or gamble …), not its "
+                            "letter; what a human result is read against."),
         "scenario_gaps_pct": "Each scenario's own A–B gap, so a result carried by one or two scenarios is visible.",
         "scenario_concentration_pct": "Share of the summed scenario gaps produced by the two largest.",
         "n / n_valid / k": "Calls per version / valid decisions per version / number of options.",
@@ -149,7 +155,8 @@ GLOSSARY: dict[str, dict[str, str]] = {
     "Instrument and succession records": {
         "runtime_fingerprint": "The reference model's daily answers to fixed prompts; any difference raises an "
                                "alarm.",
-        "guard_rotation": "One guard protocol a day replayed on the reference model, compared with its last result.",
+        "guard_rotation": ("One guard protocol a day replayed on the reference model, compared with that "
+                           "protocol's last accepted baseline."),
         "subject_fingerprint": "24 short single-fact questions put to the tracked model every day.",
         "instrument_alarm": "Anything that makes a day's measurements instrument_suspect.",
         "subject_model": "The tracked model changed to a declared successor.",

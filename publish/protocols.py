@@ -17,7 +17,7 @@ from typing import Optional
 
 from llmarchive import registry
 from llmarchive.paths import ArchivePaths
-from measure.schema import PROTOCOL_HEADER_FIELDS, VERSIONS
+from measure.schema import PROTOCOL_DERIVED_FIELDS, PROTOCOL_HEADER_FIELDS, VERSIONS
 from publish.errors import PublishError
 
 
@@ -41,7 +41,7 @@ def list_headers(paths: ArchivePaths) -> list[dict]:
     for record in records:
         if not isinstance(record, dict) or not isinstance(record.get("protocol_id"), str):
             raise PublishError(f"llmarchive.registry.list_protocols returned a record without a protocol_id: {record!r}")
-        headers.append({k: record.get(k) for k in PROTOCOL_HEADER_FIELDS})
+        headers.append({k: record.get(k) for k in PROTOCOL_HEADER_FIELDS + PROTOCOL_DERIVED_FIELDS})
     return sorted(headers, key=lambda h: h["protocol_id"])
 
 

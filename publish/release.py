@@ -27,13 +27,14 @@ import json
 import re
 import shutil
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
 import yaml
 
+from llmarchive.dates import parse_date
 from llmarchive.paths import ArchivePaths
+from llmarchive.records import utc_today
 from measure.canonical import sha256_hex
 from publish.errors import PublishError
 
@@ -114,11 +115,18 @@ def assemble(paths: ArchivePaths, version: str, out: Path, spec: Optional[Path] 
     private = paths.private.resolve()
     if out == private or private in out.parents:
         raise PublishError(f"{out} is inside the private folder {private}; choose another --out")
-    spec = Path(spec) if spec else REPO / "SPEC.md"
-    if not spec.is_file():
-        raise PublishError(f"the release must carry a copy of the specification: put it at {REPO / 'SPEC.md'} "
-                           "or pass --spec PATH")
-    date = date or datetime.now(timezone.utc).date().isoformat()
+    if spec is not None:
+        spec = Path(spec)
+        if not spec.is_file():
+            what = "a folder" if spec.is_dir() else "missing"
+            raise PublishError(f"--spec {spec} is {what}: the release must carry a copy of the specification; "
+                               "give its file")
+    else:
+        spec = REPO / "SPEC.md"
+        if not spec.is_file():
+            raise PublishError(f"the release must carry a copy of the specification: put it at {spec} "
+                               "or pass --spec FILE")
+    date = parse_date(date, "the release date (--date)") if date is not None else utc_today()
 
     manifest = publish_all(paths)
     files: dict[str, str] = {}

@@ -72,7 +72,8 @@ DRAWER_FIELDS = ("run_id", "run_date", "protocol_id", "rewording_type", "series"
                  "n", "n_valid", "n_items", "k", "scenario_gaps_pct", "scenario_concentration_pct", "outcomes",
                  "decisions", "flags", "flag_reasons", "gates", "on_curve", "protocol_status", "panel_sha256",
                  "protocol_sha256", "extractor_sha", "analysis_code_sha", "schema_sha256", "grammar_version",
-                 "condition_profile", "bootstrap_seed")
+                 "condition_profile", "bootstrap_seed", "replicate_agreement_pct", "ci_stratified_low_pct",
+                 "ci_stratified_high_pct", "gap_role_ab_pct")
 FLAGGED_INLINE = 50
 """Off-curve measurements listed inline, newest first; the rest are one click away (Datasette, stability.csv)."""
 UNREADABLE_SHARE = 0.5
@@ -148,6 +149,35 @@ def unreadable(m: dict) -> Optional[dict]:
     n_valid = m.get("n_valid") or {}
     n = m.get("n") or 0
     return {"readable": int(n_valid.get("A", 0)) + int(n_valid.get("B", 0)), "total": 2 * int(n)}
+
+
+_NUMBER_WORDS = {15: "fifteen"}
+
+
+def repeats_reading(m: dict) -> Optional[str]:
+    """What the interval of a measurement can be read as, given how its repeats behaved (method §6.7).
+
+    The frozen interval resamples every response as if it were a fresh draw.
+    When each prompt's repeats came back the same (a greedy subject, or a
+    model that answers one prompt identically) those "draws" are copies, and
+    the interval then describes how the scenarios differ from one another,
+    not sampling noise; the within-panel interval (``ci_stratified_*``),
+    which resamples only the repeats of each scenario, is the one that
+    speaks to noise.  ``None`` when the measurement has no repeats to read.
+    """
+    agreement = m.get("replicate_agreement_pct")
+    if agreement is None:
+        return None
+    n_items = m.get("n_items")
+    scenarios = f"the {_NUMBER_WORDS.get(n_items, n_items)} scenarios" if n_items else "the scenarios"
+    low, high = m.get("ci_stratified_low_pct"), m.get("ci_stratified_high_pct")
+    if agreement >= 100:
+        return (f"every repeat of a prompt came back the same: the interval shows how {scenarios} differ, "
+                f"not sampling noise; resampling only the repeats gives zero width")
+    within = ("no within-panel interval (a version has no valid answer)" if low is None else
+              f"the within-panel interval, which resamples only the repeats and never the scenarios, is "
+              f"{pct(low)}–{pct(high)}")
+    return f"the repeats of a prompt came back the same in {pct(agreement)}% of scenario × version cells; {within}"
 
 
 def _finalize(value):
@@ -423,6 +453,7 @@ def drawer_data(measurements: list[dict], open_runs: Optional[list] = None) -> d
         entry = {k: m.get(k) for k in DRAWER_FIELDS}
         entry["min_detectable_change_pct"] = changes.min_detectable_change_pct(m)
         entry["unreadable"] = unreadable(m)
+        entry["repeats_reading"] = repeats_reading(m)
         if m["run_id"] in lines:
             entry["responses"] = sample_responses(lines[m["run_id"]])
         out[m["run_id"]] = entry

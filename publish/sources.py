@@ -23,7 +23,6 @@ Selection rules (method §3, §10):
   ``open`` (declassification is a lane flip), never otherwise.
 """
 import json
-import multiprocessing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -32,10 +31,12 @@ from llmarchive import records as record_logs
 from llmarchive.jsonio import RecordFileError, read_json
 from llmarchive.paths import ArchivePaths
 from measure import chain
-from measure.schema import MEASUREMENT_FIELD_NAMES, SERIES
+from measure.schema import LATER_MEASUREMENT_FIELDS, MEASUREMENT_FIELD_NAMES, SERIES
+from publish.changes import modal_cells, modal_cells_of_log
 from publish.errors import PublishError
 from publish.open_lane import OpenRun, label_of
 from publish.protocols import ProtocolTexts, collect_texts, list_headers
+from publish.workers import pool
 
 SUCCESSION_KINDS = ("subject_model", "generation_bridge", "needs_review", "series_closed", "bridge_incomplete")
 INSTRUMENT_KINDS = ("runtime_fingerprint", "instrument_alarm", "guard_rotation", "subject_fingerprint", "core_change")
@@ -60,6 +61,9 @@ class Inputs:
     headers: list[dict]
     texts: ProtocolTexts
     records: dict[str, list[dict]] = field(default_factory=dict)
+    # run_id -> the run's modal decision per scenario x version (publish.changes.modal_cells), for the
+    # on-curve runs the changes table pairs up; a run whose trial log cannot be read is absent.
+    cells: dict[str, dict] = field(default_factory=dict)
 
     def by_kind(self, kind: str) -> list[dict]:
         return self.records.get(kind, [])
@@ -74,6 +78,8 @@ def _check_measurement(m: object, folder: Path) -> dict:
     where = folder / "measurement.json"
     if not isinstance(m, dict):
         raise PublishError(f"{where}: not a JSON object")
+    # A measurement written before the later fields were appended has them as null.
+    m = {**{name: None for name in LATER_MEASUREMENT_FIELDS}, **m}
     if set(m) != set(MEASUREMENT_FIELD_NAMES):
         missing = [k for k in MEASUREMENT_FIELD_NAMES if k not in m]
         extra = sorted(k for k in m if k not in MEASUREMENT_FIELD_NAMES)
@@ -137,9 +143,8 @@ def _read_open_runs(folders: list[Path]) -> list[tuple[list[bytes], dict[str, se
     """Read and verify the open runs' logs, in two processes when there are many (a ten-year archive)."""
     if len(folders) < 64:
         return [_read_trial_lines(f / "trials.jsonl") for f in folders]
-    context = multiprocessing.get_context("fork")
-    with context.Pool(2) as pool:
-        return pool.map(_read_open_run, [str(f / "trials.jsonl") for f in folders], chunksize=8)
+    with pool(2) as workers:   # clean workers, never forked from the caller (publish.workers)
+        return list(workers.map(_read_open_run, [str(f / "trials.jsonl") for f in folders], chunksize=8))
 
 
 def _count_trials(path: Path) -> int:
@@ -200,11 +205,21 @@ def gather(paths: ArchivePaths) -> Inputs:
         else:
             info.n_trials = _count_trials(folder / "trials.jsonl")
     open_runs: list[OpenRun] = []
+    cells: dict[str, dict] = {}
     for (folder, info), (lines, labels) in zip(open_folders, _read_open_runs([f for f, _ in open_folders])):
         info.n_trials = len(lines)
         open_runs.append(OpenRun(info.measurement["run_id"], info.measurement["run_date"], lines, labels))
+        if info.measurement.get("on_curve"):
+            cells[info.measurement["run_id"]] = modal_cells(json.loads(line) for line in lines)
+    for info in runs:
+        run_id = info.measurement["run_id"]
+        if info.measurement.get("on_curve") and run_id not in cells:
+            try:
+                cells[run_id] = modal_cells_of_log(paths.run_dir(run_id) / "trials.jsonl")
+            except (OSError, ValueError):
+                pass  # the changes row leaves its cell counts empty rather than guessing them
 
     measurements.sort(key=measurement_sort_key)
     runs.sort(key=lambda r: measurement_sort_key(r.measurement))
     open_runs.sort(key=lambda r: (r.run_date, r.run_id))
-    return Inputs(measurements, runs, open_runs, headers, texts, read_logs(paths))
+    return Inputs(measurements, runs, open_runs, headers, texts, read_logs(paths), cells)

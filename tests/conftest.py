@@ -18,7 +18,20 @@ archive defines its own fixture, with the reason in its docstring.
 Retries: ``waits`` is a back-off sleep to inject into a subject (``sleep=``);
 the autouse ``no_real_backoff`` fails a test whose subject sleeps a back-off
 for real.  Tests assert behaviour, never elapsed time: timings are in bench/.
+
+The clock: no test may depend on the day it runs.  A test whose story has
+fixed dates (a sweep of 2026-11-02 on an archive admitted that month) sets
+the clock with time-machine's marker, ``@pytest.mark.time_machine("…Z")``
+(module-wide as ``pytestmark``); the marker's fixture runs before the
+test's other fixtures, so the archive a fixture builds is stamped in the
+story's month too.  ``LLMARCHIVE_TEST_CLOCK=2027-01-01T00:10:00Z`` starts
+the whole session at that instant (ticking, from before collection), so
+the rest of the suite can be run as if on any day: tests/test_any_day.py
+runs the date-sensitive modules at a month's last day, a month's first day
+and a new year.  Only this process travels: a test that runs the CLI in a
+subprocess passes its dates as flags.
 """
+import os
 import sys
 from pathlib import Path
 
@@ -27,6 +40,44 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+CLOCK_ENV = "LLMARCHIVE_TEST_CLOCK"
+"""An ISO 8601 instant (UTC) the whole session starts at instead of now; unset: the real clock."""
+
+_session_clock = pytest.StashKey[object]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Start the session's clock at ``$LLMARCHIVE_TEST_CLOCK`` (before any test module is imported)."""
+    instant = os.environ.get(CLOCK_ENV)
+    if not instant:
+        return
+    from datetime import datetime
+
+    import time_machine
+
+    try:
+        when = datetime.fromisoformat(instant)
+    except ValueError:
+        when = None
+    if when is None or when.tzinfo is None:
+        raise pytest.UsageError(f"{CLOCK_ENV}={instant!r} is not an ISO 8601 instant with its zone "
+                                "(e.g. 2027-01-01T00:10:00Z)")
+    traveller = time_machine.travel(when, tick=True)
+    traveller.start()
+    config.stash[_session_clock] = traveller
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    traveller = config.stash.get(_session_clock, None)
+    if traveller is not None:
+        traveller.stop()
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if config.stash.get(_session_clock, None) is not None:
+        return f"clock: the session started at {os.environ[CLOCK_ENV]} ({CLOCK_ENV}), ticking"
+    return "clock: real"
 
 
 @pytest.fixture

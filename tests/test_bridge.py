@@ -1,4 +1,8 @@
-"""The generation bridge on the fake provider: plan, reserve, same week, resume, pre-emption, a model that leaves."""
+"""The generation bridge on the fake provider: plan, reserve, same week, resume, pre-emption, a model that leaves.
+
+The bridge is raised on 2 November 2026 and run from the third, so the
+clock is set to 1 November 2026: the archive is admitted before the story.
+"""
 import pytest
 
 from llmarchive import budget as budget_mod
@@ -19,6 +23,8 @@ from tests.instrument_helpers import paid_archive
 CONFIG = load_subject_models()
 OLD, NEW = "claude-sonnet-5", "claude-sonnet-5-5"
 BUDGET = budget_mod.Budget(20.0, 6.5, 1.0, {"scenario": 0.005, "fingerprint": 0.001})
+
+pytestmark = pytest.mark.time_machine("2026-11-01T06:00:00Z")
 
 
 @pytest.fixture
@@ -188,12 +194,20 @@ def test_an_old_model_gone_before_its_half_is_complete_still_makes_the_bridge_in
     assert fake.chat_requests == [] and len(records.read(paths, "bridge_incomplete")) == 1
 
 
+def main_help(command: str) -> str:
+    from llmarchive.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices[command]
+    return " ".join(sub.format_help().split())
+
+
 def test_llmarchive_run_refuses_the_bridge_job_so_only_the_bridge_spends_the_bridge_reserve(paths, fake, capsys):
-    code = main(["run", "risky_choice_framing__wording__v0", "--subject", "anthropic", "--model", OLD,
-                 "--base-url", fake.base_url, "--job", "bridge", "--run-date", "2026-11-03", "--quiet"])
-    assert code == 2
-    err = capsys.readouterr().err
-    assert "--job bridge is refused" in err and "llmarchive bridge run" in err
+    with pytest.raises(SystemExit) as refused:     # not even offered (issue 17): `--job` has no bridge choice
+        main(["run", "risky_choice_framing__wording__v0", "--subject", "anthropic", "--model", OLD,
+              "--base-url", fake.base_url, "--job", "bridge", "--run-date", "2026-11-03", "--quiet"])
+    assert refused.value.code == 2
+    assert "invalid choice: 'bridge'" in capsys.readouterr().err
+    assert "llmarchive bridge run" in main_help("run")
     assert fake.chat_requests == [] and budget_mod.ledger(paths) == []
     assert list(paths.experiments.iterdir()) == []
 

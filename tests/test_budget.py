@@ -182,7 +182,10 @@ def test_run_stops_before_any_call_when_the_ladder_says_no(paths, monkeypatch, c
     assert not paths.experiments.exists() or not any(paths.experiments.iterdir())
 
 
-def test_budget_cli_init_show_and_plan(archive_home, capsys):
+def test_budget_cli_init_show_and_plan(archive_home, monkeypatch, capsys):
+    from tests.instrument_helpers import admitted_archive
+
+    admitted_archive(monkeypatch)     # the plan lists admitted protocols only: a candidate is never run
     assert main(["budget", "init", "--ceiling", "20", "--bridge-reserve", "6.5", "--heartbeat-reserve", "1",
                  "--scenario-rate", "0.0094", "--fingerprint-rate", "0.0011"]) == 0
     assert main(["budget", "init", "--ceiling", "20", "--bridge-reserve", "6.5", "--heartbeat-reserve", "1",

@@ -202,7 +202,7 @@ def test_a_file_that_is_not_a_submission_is_refused_cleanly(paths, tmp_path):
 
 def test_the_cli_accepts_and_refuses(paths, tmp_path, capsys):
     file = paths.run_dir("open-run") / "trials.jsonl"
-    assert main(["comparison", "submit", str(file)]) == 1
+    assert main(["comparison", "submit", str(file)]) == 2
     assert "submitted_by: name who submits" in capsys.readouterr().err
     assert main(["comparison", "submit", str(file), "--submitted-by", "a test lab"]) == 0
     out = capsys.readouterr().out
@@ -217,11 +217,11 @@ OTHER_OPEN = "base_rate_neglect__wording__v0"
 
 
 def refused_in_one_line(paths, file, capsys, *words):
-    """The CLI refuses ``file`` with exit 1 and a single stderr line naming it and each of ``words``."""
+    """The CLI refuses ``file`` with exit 2 (bad input, like every other) and a single stderr line naming it and each of ``words``."""
     code = main(["comparison", "submit", str(file), "--submitted-by", "a test lab"])
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
-    assert code == 1 and captured.out == ""
+    assert code == 2 and captured.out == ""
     assert len(lines) == 1, lines
     assert lines[0].startswith(f"error: {file}: submission rejected, nothing stored: "), lines[0]
     for word in words:

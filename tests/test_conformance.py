@@ -42,6 +42,12 @@ def test_the_self_test_breaks_every_rule_and_each_break_is_rejected(protocols):
     assert ("wording_base_rate", "a stray word in the rates paragraph") in breakages
     assert ("gate1:option_numbers", "two numbers of one line swapped") in breakages
     assert ("gate1:context_numbers", "two numbers of one line swapped") in breakages
+    # The option lines' own words (gate 1 reads only their numbers), C, and a needed count gone.
+    assert ("wording_risky", "a word of an option line replaced by another of its words") in breakages
+    assert ("wording_risky", "an option line keeps A's gain wording") in breakages
+    assert ("c_numbers_only", "C changes a second number") in breakages
+    assert ("c_numbers_only", "C changes a word") in breakages
+    assert ("wording_base_rate", "a needed count written as another") in breakages
     assert all(r["rejected"] and r["accepted_original"] for r in rows), rows
     assert conformance.self_test_failures(protocols.values()) == []
 
@@ -54,6 +60,36 @@ def test_the_self_test_would_catch_a_rule_that_accepts_everything(protocols, mon
     monkeypatch.setattr(conformance, "_rule_order", lambda *args: None)
     failures = conformance.self_test_failures(protocols.values())
     assert [f.rule for f in failures] == ["self_test:order"]
+
+
+def test_the_self_test_would_catch_a_risky_rule_that_reads_only_the_labels(protocols, monkeypatch):
+    """The rule as it was (labels kept, words unread) lets the self-test's option-line breakages through."""
+    monkeypatch.setattr(conformance, "_check_option_frames", lambda *args: None)
+    failures = conformance.self_test_failures(protocols.values())
+    assert {f.rule for f in failures} == {"self_test:wording_risky"}
+    assert any("option line" in f.detail for f in failures)
+
+
+def test_the_self_test_would_catch_a_c_rule_that_lets_any_number_change(protocols, monkeypatch):
+    monkeypatch.setattr(conformance, "_c_changes", lambda item: _AnyPair())
+    failures = conformance.self_test_failures(protocols.values())
+    assert [f.rule for f in failures] == ["self_test:c_numbers_only"]
+    assert "second number" in failures[0].detail
+
+
+class _AnyPair:
+    def __contains__(self, pair):
+        return True
+
+    def __iter__(self):
+        return iter(())
+
+
+def test_the_self_test_would_catch_a_frequency_rule_that_checks_only_the_set(protocols, monkeypatch):
+    monkeypatch.setattr(conformance, "_check_frequency_places", lambda *args: None)
+    failures = conformance.self_test_failures(protocols.values())
+    assert [f.rule for f in failures] == ["self_test:wording_base_rate"]
+    assert "needed count" in failures[0].detail
 
 
 # ---------------------------------------------------------------- order
@@ -174,6 +210,132 @@ def test_risky_wording_rejects_swapped_option_labels(protocols):
     assert _rules(p, item) == ["wording_risky"]
 
 
+def _option_line(item, version, letter):
+    lines = _lines(item, version)
+    return next(i for i, line in enumerate(lines) if line.startswith(f"Option {letter}: "))
+
+
+def _edit_option(item, version, letter, edit):
+    i = _option_line(item, version, letter)
+    _set_line(item, version, i, edit(_lines(item, version)[i]))
+
+
+def _risky_b_fails_gate_1b_only(protocols, pid, mutate, index=0):
+    """The broken risky item, its gate 1b failures — and proof that gate 1 cannot see the change."""
+    from measure import invariants
+
+    p, item = _broken(protocols, pid, mutate, index)
+    assert invariants.check_item(p, item) == [], "gate 1 rejects it too; the test must isolate gate 1b"
+    return conformance.check_item(p, item)
+
+
+def test_risky_wording_rejects_a_loss_line_that_says_saved_naming_the_word(protocols):
+    failures = _risky_b_fails_gate_1b_only(protocols, "risky_choice_framing__wording__v0", lambda it: _edit_option(
+        it, "B", "A", lambda line: line.replace(" will be lost", " will be saved", 1)))
+    assert [f.rule for f in failures] == ["wording_risky"]
+    assert failures[0].detail.startswith("B's option A line") and "'saved'" in failures[0].detail
+
+
+def test_risky_wording_rejects_the_gambles_none_and_all_exchanged(protocols):
+    def swap(line):
+        return line.replace(" none ", " @@ ", 1).replace(" all ", " none ", 1).replace(" @@ ", " all ", 1)
+    failures = _risky_b_fails_gate_1b_only(protocols, "risky_choice_framing__wording__v0",
+                                           lambda it: _edit_option(it, "B", "B", swap))
+    assert [f.rule for f in failures] == ["wording_risky"]
+    assert "B's option B line" in failures[0].detail and "'all' where the template has 'none'" in failures[0].detail
+
+
+def test_risky_wording_rejects_a_recommendation_appended_to_an_option_line(protocols):
+    failures = _risky_b_fails_gate_1b_only(protocols, "risky_choice_framing__wording__v1", lambda it: _edit_option(
+        it, "B", "B", lambda line: line + " Recommended by the experts."), index=4)
+    assert [f.rule for f in failures] == ["wording_risky"]
+    assert "a stray 'Recommended'" in failures[0].detail
+
+
+def test_risky_wording_names_a_missing_word(protocols):
+    failures = _risky_b_fails_gate_1b_only(protocols, "risky_choice_framing__wording__v0", lambda it: _edit_option(
+        it, "B", "B", lambda line: line.replace(" of them", " them", 1)))
+    assert [f.rule for f in failures] == ["wording_risky"] and "a missing 'of'" in failures[0].detail
+
+
+def test_risky_wording_rejects_another_valid_loss_wording_than_as_choices(protocols):
+    """B may not pick other loss phrasings than A's choices give: 'will die' for 'will be lost' is still a change."""
+    p = protocols["risky_choice_framing__wording__v0"]
+    item = p["panel"][0]
+    line = _lines(item, "B")[_option_line(item, "B", "A")]
+    assert " will be lost, " in line  # the loss template also offers "will die"
+    failures = _risky_b_fails_gate_1b_only(protocols, "risky_choice_framing__wording__v0", lambda it: _edit_option(
+        it, "B", "A", lambda text: text.replace(" will be lost, ", " will die, ", 1)))
+    assert [f.rule for f in failures] == ["wording_risky"]
+
+
+def test_risky_wording_rejects_an_a_option_line_that_is_not_its_gain_template(protocols):
+    """A word added to A's and B's option line alike: B still 'replays' A, but A is off its template."""
+    def mutate(it):
+        for version in ("A", "B"):
+            _edit_option(it, version, "B", lambda line: line.replace(": ", ": surely ", 1))
+    p, item = _broken(protocols, "risky_choice_framing__wording__v0", mutate)
+    failures = [f for f in conformance.check_item(p, item) if f.rule == "wording_risky"]
+    assert len(failures) == 1 and failures[0].detail.startswith("A's option B line")
+    assert "'surely'" in failures[0].detail
+
+
+def test_the_risky_option_line_rule_alone_rejects_what_gate_1_cannot_see(protocols):
+    """The catalogue check itself, called directly on lines (no gate 1, no check_item)."""
+    import pytest
+
+    name, rule = conformance.b_rule("risky_choice_framing", "wording")
+    p = protocols["risky_choice_framing__wording__v1"]
+    for item in p["panel"]:
+        rule(_lines(item, "A"), _lines(item, "B"), item, p["options"])  # every real item passes
+        broken = copy.deepcopy(item)
+        gamble = next(letter for letter, role in item["structure"]["roles"].items() if role == "gamble")
+        _edit_option(broken, "B", gamble, lambda line: line.replace(" chance ", " risk ", 1))
+        assert _lines(broken, "B") != _lines(item, "B")
+        with pytest.raises(Exception) as caught:
+            rule(_lines(broken, "A"), _lines(broken, "B"), broken, p["options"])
+        assert caught.value.rule == name == "wording_risky"
+
+
+def test_every_risky_wording_b_line_is_the_loss_template_replaying_as_choices(protocols):
+    from panels.families.risky_choice_framing import option_frames
+    from panels.template import render_choices
+
+    for series in ("v0", "v1"):
+        p = protocols[f"risky_choice_framing__wording__{series}"]
+        for item in p["panel"]:
+            for letter, role in item["structure"]["roles"].items():
+                frames, names = option_frames(item["item_id"], role)
+                line_a = _lines(item, "A")[_option_line(item, "A", letter)]
+                line_b = _lines(item, "B")[_option_line(item, "B", letter)]
+                readings, _ = conformance.template_readings(frames["gain"], conformance.tokens(line_a)[3:], names)
+                assert readings
+                values = dict(item["structure"]["values"], q_pct=100 - item["structure"]["values"]["p_pct"],
+                              sure_lost=item["structure"]["values"]["total"] - item["structure"]["values"]["sure"])
+                choices, captured = readings[0]
+                assert f"Option {letter}: " + render_choices(frames["loss"], dict(values, **captured), choices) \
+                    == line_b
+
+
+def test_the_builder_refuses_gain_and_loss_templates_that_are_not_parallel():
+    import dataclasses
+
+    import pytest
+
+    from panels.families import risky_choice_framing
+    from panels.scenario import ScenarioError
+
+    scenario = risky_choice_framing.SCENARIOS[0]
+    risky_choice_framing.check_frames(scenario)
+    sure = dict(scenario.options["sure"])
+    for loss in (sure["loss"].replace("{for certain|", "{for sure|for certain|", 1),   # another group size
+                 sure["loss"].replace("${sure_lost}", "${sure}", 1),                    # the gain number
+                 sure["loss"].replace("{exactly|precisely} ", "", 1)):                  # a group dropped
+        bad = dataclasses.replace(scenario, options=dict(scenario.options, sure=dict(sure, loss=loss)))
+        with pytest.raises(ScenarioError, match="s01 option sure"):
+            risky_choice_framing.check_frames(bad)
+
+
 def test_sunk_wording_rejects_another_amount_than_a_states(protocols):
     def mutate(it):
         i = _diff_line(it)
@@ -251,6 +413,39 @@ def test_base_rate_wording_a_and_b_differ_only_in_the_rates_paragraph_and_its_fo
         assert b[diff[0]] == catalogue_rates("base_rate_neglect", item["item_id"], "freq", v)
 
 
+def _others_as_population(item):
+    """The others' count in B's rates paragraph written as the population: the number set still fits."""
+    i = _diff_line(item)
+    v = item["structure"]["values"]
+    others = v["population"] - v["population"] * v["base_pct"] // 100
+    line = _lines(item, "B")[i]
+    assert f"{others:,}" in line
+    _set_line(item, "B", i, line.replace(f"{others:,}", f"{v['population']:,}", 1))
+
+
+def test_base_rate_wording_rejects_a_missing_needed_count_in_gate_1b_itself(protocols):
+    """Gate 1 rejects this B too; gate 1b must reject it on its own, naming the count's place."""
+    p, item = _broken(protocols, "base_rate_neglect__wording__v0", _others_as_population)
+    failures = conformance.check_item(p, item)
+    assert [f.rule for f in failures] == ["wording_base_rate"]
+    assert "others" in failures[0].detail
+
+
+def test_the_natural_frequency_rule_alone_rejects_a_missing_needed_count(protocols):
+    """The catalogue check itself, called directly (no gate 1): every item, the others written as the population."""
+    import pytest
+
+    name, rule = conformance.b_rule("base_rate_neglect", "wording")
+    p = protocols["base_rate_neglect__wording__v1"]
+    for item in p["panel"]:
+        rule(_lines(item, "A"), _lines(item, "B"), item, p["options"])
+        broken = copy.deepcopy(item)
+        _others_as_population(broken)
+        with pytest.raises(Exception) as caught:
+            rule(_lines(broken, "A"), _lines(broken, "B"), broken, p["options"])
+        assert caught.value.rule == name == "wording_base_rate"
+
+
 def test_frequencies_match_the_percentages_exactly_or_not_at_all():
     # 2 % of 1,000 are 20; 90 % of them 18 flagged; 5 % of the other 980 are 49.
     assert conformance.frequencies_match([2, 90, 5], [1000, 20, 18, 20, 49, 980])
@@ -277,6 +472,17 @@ def test_c_may_differ_from_a_only_in_numbers(protocols):
     p, item = _broken(protocols, "risky_choice_framing__order__v0",
                       lambda it: it["versions"].__setitem__("C", it["versions"]["A"]))
     assert _rules(p, item) == ["c_numbers_only"]
+
+
+def test_c_may_change_only_the_number_its_structure_changes(protocols):
+    """A second changed number in C fails gate 1b's C rule itself, not only gate 1."""
+    def mutate(it):
+        total = it["structure"]["values"]["total"]
+        it["versions"]["C"] = it["versions"]["C"].replace(f"{total:,}", f"{total + 10:,}", 1)
+    p, item = _broken(protocols, "risky_choice_framing__wording__v0", mutate)
+    failures = conformance.check_item(p, item)
+    assert [f.rule for f in failures] == ["c_numbers_only"]
+    assert "does not change" in failures[0].detail
 
 
 def test_gate_1b_messages_name_protocol_item_rule_and_never_scenario_text(protocols):

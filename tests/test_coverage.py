@@ -81,19 +81,41 @@ def test_the_mapping_covers_exactly_the_closed_list_and_nothing_else():
         cause_for(["protocol_content_mismatch"])   # nothing observed it: removed, not kept as a dead row
 
 
-def test_every_condition_of_the_mapping_is_one_some_code_observes():
-    import inspect
+def _code_strings(path) -> set[str]:
+    """Every string literal of a module's code: docstrings and comments are prose, not observation."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+    return {n.value for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings}
+
+
+def observed_conditions() -> set[str]:
+    """The conditions some code outside the mapping names as a value: written on a record or found by coverage.
+
+    ``skips.py`` is left out — it holds the mapping itself, so searching it
+    would find every condition — and so are docstrings (coverage's table).
+    """
     from pathlib import Path
 
     import llmarchive
-    from llmarchive import coverage
 
-    observer = inspect.getsource(coverage._Observer)
-    writers = "".join(p.read_text(encoding="utf-8") for p in Path(llmarchive.__file__).parent.rglob("*.py")
-                      if p.name != "coverage.py")
-    for condition in CONDITIONS:
-        quoted = f'"{condition}"'
-        assert quoted in observer or quoted in writers, f"nothing observes {condition}"
+    found: set[str] = set()
+    for module in Path(llmarchive.__file__).parent.rglob("*.py"):
+        if module.name != "skips.py":
+            found |= _code_strings(module)
+    return found
+
+
+def test_every_condition_of_the_mapping_is_one_some_code_observes():
+    missing = sorted(set(CONDITIONS) - observed_conditions())
+    assert missing == [], f"nothing observes {', '.join(missing)}"
 
 
 def test_several_conditions_give_exactly_one_cause_by_a_fixed_precedence():
@@ -463,3 +485,111 @@ def test_the_cli_exits_1_naming_an_unexplained_period(paths, capsys, monkeypatch
     assert main(["coverage", "--date", "2026-11-03"]) == 1
     err = capsys.readouterr().err
     assert "subject_fingerprint 2026-11-02" in err and "no output and no observed condition" in err
+
+
+# --------------------------------------------------------------------------
+# issue 17 §2: coverage names what happened
+# --------------------------------------------------------------------------
+
+def test_an_instrument_job_that_could_not_run_is_a_gap_not_a_run(paths):
+    beat_days(paths, "2026-11-01", "2026-11-03", skip=("2026-11-02",))
+    beat(paths, "2026-11-02", status="unavailable")      # the cycle ran; the fingerprint could not
+    for day, verdict in (("2026-11-01", "baseline"), ("2026-11-02", "unavailable")):
+        records.append(paths, "guard_rotation", {"date": day, "protocol_id": P_GUARD, "run_id": None,
+                                                 "previous_run_id": None, "verdict": verdict,
+                                                 "reason": "the reference model would not load"})
+    guard_only = [p for p in PROTOCOLS if p["lane"] == "guard"]
+    result = compute(paths, "2026-11-03", facts=gather(paths, protocols=guard_only),
+                     jobs=("runtime_fingerprint", "guard_margin_rotation"), now=NOW)
+    fp = rows_by(result, "runtime_fingerprint")
+    assert fp[("2026-11-01", None)]["status"] == "ran"
+    assert (fp[("2026-11-02", None)]["status"], fp[("2026-11-02", None)]["cause"]) == ("gap", "provider_outage")
+    assert fp[("2026-11-02", None)]["detail"].startswith("instrument_unavailable")
+    rotation = rows_by(result, "guard_margin_rotation")[("2026-11-02", P_GUARD)]
+    assert (rotation["status"], rotation["cause"]) == ("gap", "provider_outage")
+    assert rotation["detail"].startswith("instrument_unavailable") and "would not load" in rotation["detail"]
+
+
+@pytest.mark.parametrize("stop", [
+    {"cause": "write_failed", "condition": "storage_write_failed"},   # as the runner records it now
+    {"cause": "write_failed", "condition": None},                     # as it was recorded before
+])
+def test_a_sweep_stopped_by_a_failed_write_is_its_own_condition_not_human_absent(paths, stop):
+    beat_days(paths, "2026-11-01", "2026-12-01")
+    open_run(paths, "sweep_2026-11_open", "2026-11-02", "interrupted")
+    run_file = paths.run_dir("sweep_2026-11_open") / "run.json"
+    from llmarchive.jsonio import read_json
+    run = read_json(run_file)
+    run["interruption"] = {**stop, "at": "2026-11-02T06:10:00Z", "detail": "trial log: OSError: [Errno 28] "
+                           "No space left on device", "slot": "s01/A/0"}
+    write_json(run_file, run)
+    facts = lambda: gather(paths, protocols=PROTOCOLS)  # noqa: E731
+    during = compute(paths, "2026-11-20", facts=facts(), jobs=("full_sweep",), now=NOW)
+    assert ("full_sweep", "2026-11", P_OPEN) in during.pending, "a failed write can still be resumed this month"
+    sweep = rows_by(compute(paths, "2026-12-01", facts=facts(), jobs=("full_sweep",), now=NOW), "full_sweep")
+    own, rest = sweep[("2026-11", P_OPEN)], sweep[("2026-11", P_GUARD)]
+    assert own["cause"] == "provider_outage" and own["detail"].startswith("storage_write_failed")
+    assert "No space left" in own["detail"]
+    assert rest["cause"] == "provider_outage" and rest["detail"].startswith("storage_write_failed")
+    assert "the sweep stopped there" in rest["detail"]
+
+
+def _run_folder(paths, run_id: str, run_date: str, **fields) -> None:
+    run = {"run_id": run_id, "run_date": run_date, "protocol_id": P_OPEN, "series": "commercial",
+           "subject_model_id": "claude-sonnet-5", "job": "full_sweep", "status": "complete", "exploratory": False}
+    run.update(fields)
+    write_json(paths.run_dir(run_id) / "run.json", run)
+    write_json(paths.run_dir(run_id) / "measurement.json", {"run_id": run_id})
+
+
+@pytest.mark.parametrize("fields", [
+    {"job": "manual"},                                                       # `llmarchive run` by hand
+    {"exploratory": "not pre-registered: no stamped manifest lists it"},     # an exploratory run
+    {"subject_model_id": "claude-sonnet-9"},                                 # a model nobody declared
+], ids=["manual", "exploratory", "undeclared-model"])
+def test_only_the_sweeps_own_run_is_the_months_sweep(paths, fields):
+    beat_days(paths, "2026-11-01", "2026-12-01")
+    _run_folder(paths, "not-the-sweep", "2026-11-05", **fields)
+    row = rows_by(compute(paths, "2026-12-01", facts=gather(paths, protocols=PROTOCOLS[:1]), jobs=("full_sweep",),
+                          now=NOW), "full_sweep")[("2026-11", P_OPEN)]
+    assert row["status"] == "gap" and row["run_id"] is None
+    _run_folder(paths, "sweep_2026-11", "2026-11-06")
+    row = rows_by(compute(paths, "2026-12-01", facts=gather(paths, protocols=PROTOCOLS[:1]), jobs=("full_sweep",),
+                          now=NOW), "full_sweep")[("2026-11", P_OPEN)]
+    assert (row["status"], row["run_id"]) == ("ran", "sweep_2026-11")
+
+
+def test_a_sweep_run_that_left_no_measurement_and_no_cause_is_an_unexplained_gap(paths):
+    beat_days(paths, "2026-11-01", "2026-12-01")
+    _run_folder(paths, "sweep_2026-11_open", "2026-11-02")
+    # The guard protocol's sweep run says complete, but its measurement never appeared and nothing says why.
+    write_json(paths.run_dir("sweep_2026-11_guard") / "run.json", {
+        "run_id": "sweep_2026-11_guard", "run_date": "2026-11-02", "protocol_id": P_GUARD, "series": "commercial",
+        "subject_model_id": "claude-sonnet-5", "job": "full_sweep", "status": "complete",
+        "n_trials_recorded": 120, "n_trials_planned": 120})
+    with pytest.raises(UnexplainedGap) as info:
+        record_coverage(paths, "2026-12-01", facts=gather(paths, protocols=PROTOCOLS), jobs=("full_sweep",), now=NOW)
+    assert info.value.gaps == [("full_sweep", "2026-11", P_GUARD)]
+    logged = {(r["period"], r["protocol_id"]): r["status"] for r in records.read(paths, "coverage")}
+    assert logged == {("2026-11", P_OPEN): "ran"}, "every explained row is still written"
+
+
+def test_a_subject_fingerprint_day_that_spent_money_but_left_nothing_is_an_unexplained_gap(paths):
+    beat_days(paths, "2026-11-01", "2026-11-04")
+    for day in ("2026-11-01", "2026-11-03"):
+        records.append(paths, "subject_fingerprint", {"date": day, "subject_model_id": "claude-sonnet-5",
+                                                      "returned_model_id": "claude-sonnet-5", "correct": 24,
+                                                      "total": 24, "items": []})
+    meter = budget_mod.SpendMeter(paths, budget_mod.Authorization("subject_fingerprint", "fingerprint", "general",
+                                                                  0.001),
+                                  "subject_fingerprint_2026-11-02_claude-sonnet-5@s1", "anthropic", "claude-sonnet-5")
+    meter.record("subject_fingerprint/2026-11-02/sf01", {"answered": True})
+    facts = lambda: gather(paths, protocols=PROTOCOLS[:1])  # noqa: E731
+    with pytest.raises(UnexplainedGap) as info:
+        record_coverage(paths, "2026-11-04", facts=facts(), jobs=("subject_fingerprint",), now=NOW)
+    assert info.value.gaps == [("subject_fingerprint", "2026-11-02", None)]
+    # a day nothing was spent on is the paid job nobody started, as before
+    records.append(paths, "subject_fingerprint", {"date": "2026-11-02", "subject_model_id": "claude-sonnet-5",
+                                                  "returned_model_id": "claude-sonnet-5", "correct": 24,
+                                                  "total": 24, "items": []})
+    assert record_coverage(paths, "2026-11-04", facts=facts(), jobs=("subject_fingerprint",), now=NOW).unexplained == []

@@ -308,3 +308,90 @@ def test_the_acknowledge_job_served_by_the_definitions_runs_with_their_resources
         "config": {"core_change": "container image rebuilt", "reviewer": "Ada"}}}})
     assert result.success and latched_alarm(paths) is None
     assert read_core_changes(paths)[0]["core_change"] == "container image rebuilt"
+
+
+# --------------------------------------------------------------------------
+# issue 17 §2: the latch covers runs in flight
+# --------------------------------------------------------------------------
+
+OPEN_PROTOCOL = "base_rate_neglect__wording__v0"
+
+
+def test_an_alarm_raised_while_a_same_day_run_is_calling_the_model_leaves_it_instrument_suspect(
+        archive_home, monkeypatch, capsys):
+    """The guard rotation alarms (here: from inside the provider's handler) while the run still has calls open."""
+    from llmarchive.instrument.verdict import raise_alarm
+    from tests.panels_helpers import built_paths
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    paths = built_paths(monkeypatch, None)
+    _clean_start(paths)
+    respond = decide_by_hash()
+    seen = {"n": 0}
+
+    def alarm_mid_run(request):
+        seen["n"] += 1
+        if seen["n"] == 60:     # half-way: no measurement exists yet for the alarm's marking to find
+            raise_alarm(paths, "2026-11-02", "guard_rotation", "a guard protocol moved past its margin")
+        return respond(request)
+
+    with FakeProvider(alarm_mid_run) as fake:
+        assert main(["run", OPEN_PROTOCOL, "--subject", "openai", "--model", "local", "--base-url", fake.base_url,
+                     "--unbudgeted", "--run-id", "in-flight", "--run-date", "2026-11-02", "--quiet",
+                     "--concurrency", "4"]) == 0
+    capsys.readouterr()
+    assert seen["n"] == 120
+    folder = load_run(paths.run_dir("in-flight"))
+    assert "instrument_suspect" in folder.measurement["flags"] and folder.measurement["on_curve"] is False
+    assert "a guard protocol moved" in folder.measurement["flag_reasons"]["instrument_suspect"]
+    assert "a guard protocol moved" in folder.run["instrument_suspect"]
+
+
+@pytest.mark.parametrize("when", ["just before the measurement is written", "just after it is written"])
+def test_an_alarm_landing_beside_the_measurement_write_is_never_missed(admitted, monkeypatch, when):
+    """Either side of the write: the alarm's marking finds the measurement, or the run finds the alarm."""
+    import threading
+
+    from llmarchive import runner
+    from llmarchive.instrument.verdict import raise_alarm
+
+    _clean_start(admitted)
+    real_write = runner.write_json
+    raisers: list[threading.Thread] = []
+
+    def alarm(): raise_alarm(admitted, "2026-11-02", "runtime_fingerprint", "a digest changed at noon")
+
+    def write_json(path, data):
+        if path.name != "measurement.json" or raisers:
+            return real_write(path, data)
+        if when.startswith("just before"):
+            raisers.append(threading.current_thread())
+            alarm()     # its marking finds no measurement yet (this run holds the folder's lock)
+            return real_write(path, data)
+        real_write(path, data)
+        raiser = threading.Thread(target=alarm)   # another process's alarm, waiting for the run's lock
+        raisers.append(raiser)
+        raiser.start()
+
+    monkeypatch.setattr(runner, "write_json", write_json)
+    protocol = registry.load_protocol(admitted, OPEN_PROTOCOL)
+    subject = ScriptedSubject(lambda prompt: "DECISION: A", protocol["generation"]["max_tokens"])
+    result = runner.run_protocol(admitted, protocol, subject,
+                                 runner.RunSettings(run_id="beside-the-write", run_date="2026-11-02"))
+    for raiser in raisers:
+        if raiser is not threading.current_thread():
+            raiser.join()
+    assert result.complete and suspect_value(admitted, "2026-11-02")
+    folder = load_run(admitted.run_dir("beside-the-write"))
+    assert "instrument_suspect" in folder.measurement["flags"], when
+    assert "a digest changed at noon" in folder.measurement["flag_reasons"]["instrument_suspect"]
+
+
+def test_the_roots_an_alarm_walks_are_every_place_a_run_folder_lives(paths):
+    """The curve's, the held ones and the guard rotation's own: no run folder is outside a suspect day."""
+    from llmarchive.instrument.rotation import instrument_paths
+    from llmarchive.instrument.verdict import run_roots
+    from llmarchive.review import held_paths
+
+    assert run_roots(paths) == [instrument_paths(paths).experiments, held_paths(paths).experiments,
+                                paths.experiments]

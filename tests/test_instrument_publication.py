@@ -5,10 +5,16 @@ checks, the model watch raising a bridge, a comparison point and the
 coverage rows — all written by this issue's modules — then ``publish_all``:
 the coverage table, the instrument table, the succession table and the
 comparison table carry them, and the leak guard finds no guard wording.
+
+The day is 2 November 2026 (a watch on 1 December raises next month's
+bridge), so the clock is set to 1 November 2026: the archive is admitted in
+the month it is swept, whatever day the suite runs on.
 """
 import csv
 import io
 import sqlite3
+
+import pytest
 
 from llmarchive import budget as budget_mod
 from llmarchive import registry
@@ -32,6 +38,7 @@ CONFIG = load_subject_models()
 OPEN = "risky_choice_framing__wording__v0"
 
 
+@pytest.mark.time_machine("2026-11-01T06:00:00Z")
 def test_a_day_of_the_cycle_is_published_from_its_records(archive_home, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-cycle")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")

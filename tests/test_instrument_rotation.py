@@ -7,10 +7,12 @@ test_instrument_reference.py).
 """
 from datetime import date, timedelta
 
+import pytest
 
 from llmarchive import records
 from llmarchive import registry
 from llmarchive.instrument import day_verdict
+from llmarchive.instrument.verdict import ALARM_VERDICTS
 from llmarchive.instrument.rotation import (ROTATION_EPOCH, due_protocol, guard_rotation, instrument_paths,
                                             rotation_order)
 from llmarchive.subjects.base import SubjectError
@@ -94,3 +96,79 @@ def test_a_protocol_that_can_no_longer_be_measured_raises_an_alarm(admitted):
     record = guard_rotation(admitted, "2026-11-11", mute, protocol_id=pid)
     assert record["verdict"] == "unmeasurable" and record["stability_pct"] is None
     assert "can no longer be measured" in records.read(admitted, "instrument_alarm")[0]["reason"]
+
+
+def _answering_b_in(protocol, items):
+    """A rule answering B to every version of the scenarios in ``items``, A everywhere else."""
+    prompts = {text for item in protocol["panel"] if item["item_id"] in items for text in item["versions"].values()}
+    return lambda p: "DECISION: B" if p in prompts else "DECISION: A"
+
+
+@pytest.mark.parametrize("moved", [1, 4])
+def test_scenarios_that_change_in_every_version_raise_an_alarm_though_the_change_rule_says_flat(admitted, moved):
+    pid = due_protocol(admitted, "2026-11-01")
+    protocol = registry.load_protocol(admitted, pid)
+    max_tokens = protocol["generation"]["max_tokens"]
+    first = guard_rotation(admitted, "2026-11-01", ScriptedSubject(lambda p: "DECISION: A", max_tokens),
+                           protocol_id=pid)
+    assert first["verdict"] == "baseline"
+    items = [item["item_id"] for item in protocol["panel"]][-moved:]
+    swayed = ScriptedSubject(_answering_b_in(protocol, set(items)), max_tokens)
+    record = guard_rotation(admitted, "2026-11-11", swayed, protocol_id=pid)
+    # Every version moved alike: the stability, and so the statistical verdict, did not move.
+    assert record["stability_pct"] == first["stability_pct"] and record["change_rule"] == "flat"
+    assert record["verdict"] == "changed"
+    assert record["verdict"] in ALARM_VERDICTS, "the CLI and the Dagster asset report an alarm by this set"
+    n_per = protocol["n_per_scenario"]
+    expected = [f"{item}/{version}/{r}" for item in sorted(items) for version in sorted(protocol["panel"][0]["versions"])
+                for r in range(n_per)]
+    assert sorted(c["slot"] for c in record["slots_changed"]) == sorted(expected)
+    assert all((c["baseline"], c["now"]) == ("A", "B") for c in record["slots_changed"])
+    assert record["slots_compared"] == 4 * protocol["n"]
+    [alarm] = records.read(admitted, "instrument_alarm")
+    assert (alarm["date"], alarm["source"], alarm["protocol_id"]) == ("2026-11-11", "guard_rotation", pid)
+    assert f"{len(expected)} of {4 * protocol['n']} slots decided differently" in alarm["reason"]
+    assert all(f"{slot} A→B" in alarm["reason"] for slot in expected)
+    assert f"run {first['run_id']}" in alarm["reason"] and "change rule alone says flat" in alarm["reason"]
+    assert day_verdict(admitted, "2026-11-11").suspect
+
+
+def test_a_rotation_that_repeats_every_slot_is_flat_and_says_so(admitted):
+    pid = due_protocol(admitted, "2026-11-01")
+    max_tokens = registry.load_protocol(admitted, pid)["generation"]["max_tokens"]
+    steady = ScriptedSubject(lambda p: "DECISION: A", max_tokens)
+    guard_rotation(admitted, "2026-11-01", steady, protocol_id=pid)
+    record = guard_rotation(admitted, "2026-11-11", steady, protocol_id=pid)
+    assert record["verdict"] == "flat" and record["slots_changed"] == [] and record["slots_compared"] == 120
+    assert record["verdict"] not in ALARM_VERDICTS
+    assert "all 120 slots decided exactly as in the baseline" in record["reason"]
+    assert records.read(admitted, "instrument_alarm") == []
+
+
+def test_a_changed_rotation_accepted_by_a_core_change_is_the_new_baseline(admitted):
+    from llmarchive.instrument.acknowledge import acknowledge
+
+    pid = due_protocol(admitted, "2026-11-01")
+    protocol = registry.load_protocol(admitted, pid)
+    max_tokens = protocol["generation"]["max_tokens"]
+    guard_rotation(admitted, "2026-11-01", ScriptedSubject(lambda p: "DECISION: A", max_tokens), protocol_id=pid)
+    swayed = ScriptedSubject(_answering_b_in(protocol, {"s15"}), max_tokens)
+    changed = guard_rotation(admitted, "2026-11-11", swayed, protocol_id=pid)
+    assert changed["verdict"] == "changed"
+    ack = acknowledge(admitted, "llama.cpp rebuilt; s15 now answers B", "T", date="2026-11-12")
+    assert ack.record["accepted_rotations"] == [changed["run_id"]]
+    again = guard_rotation(admitted, "2026-11-21", swayed, protocol_id=pid)
+    assert again["verdict"] == "flat" and again["previous_run_id"] == changed["run_id"]
+
+
+def test_a_baseline_whose_trials_cannot_be_read_makes_the_rotation_unavailable_before_any_call(admitted):
+    pid = due_protocol(admitted, "2026-11-01")
+    max_tokens = registry.load_protocol(admitted, pid)["generation"]["max_tokens"]
+    first = guard_rotation(admitted, "2026-11-01", ScriptedSubject(lambda p: "DECISION: A", max_tokens),
+                           protocol_id=pid)
+    (instrument_paths(admitted).run_dir(first["run_id"]) / "trials.jsonl").unlink()
+    later = ScriptedSubject(lambda p: "DECISION: A", max_tokens)
+    record = guard_rotation(admitted, "2026-11-11", later, protocol_id=pid)
+    assert record["verdict"] == "unavailable" and "cannot be compared exactly" in record["reason"]
+    assert later.calls == 0
+    assert day_verdict(admitted, "2026-11-11").suspect

@@ -163,11 +163,39 @@ def test_caller_flags_are_recorded_with_their_reason(flag):
     assert flag not in measure(healthy_plan())["flags"]
 
 
-def test_every_flag_of_the_closed_list_is_exercised_here():
-    import inspect
-    import sys
-    source = inspect.getsource(sys.modules[__name__])
-    assert all(f'"{flag}"' in source for flag in FLAGS)
+def _flag_cases():
+    """For every flag of the closed list, trials (and run fields) that must raise it."""
+    moved_null = set_items(healthy_plan(), "A_prime", ITEMS[:8], ["B", "B"])
+    unread = dict(healthy_plan(), C={item: ["A", "B"] for item in ITEMS})
+    collapsed = uniform({"A": ["A", "A"], "A_prime": ["A", "A"], "B": ["A", "A"], "C": ["B", "B"]})
+    tiny_gap = uniform({"A": ["A", "B"] * 4, "A_prime": ["A", "B"] * 4, "B": ["A", "B"] * 4, "C": ["B"] * 8})
+    tiny_gap["B"]["s01"] = ["B"] * 2 + ["A", "B"] * 3
+    two_scenarios = set_items(uniform({"A": ["A", "B"], "A_prime": ["A", "B"], "B": ["A", "B"], "C": ["B", "B"]}),
+                              "B", ITEMS[:2], ["B", "B"])
+    return {
+        "below_surface_noise": (moved_null, 2, RUN),
+        "not_reading": (unread, 2, RUN),
+        "degenerate_candidate": (collapsed, 2, RUN),
+        "drop_confounded": (lose(lose(plan8(), "C", "s01", 2), "A", "s02", 1), N8, RUN),
+        "asymmetric_missingness": (lose(plan8(), "B", "s01", 2), N8, RUN),
+        "below_drop_bound": (lose(lose(tiny_gap, "A", "s03", 1), "B", "s04", 1), N8, RUN),
+        "scenario_dominated": (two_scenarios, 2, RUN),
+        "instrument_suspect": (healthy_plan(), 2, dict(RUN, instrument_suspect=True)),
+        "exploratory": (healthy_plan(), 2, dict(RUN, exploratory="a second contrast")),
+    }
+
+
+def test_every_flag_of_the_closed_list_fires_on_trials_made_for_it_and_no_other_flag_exists():
+    cases = _flag_cases()
+    assert set(cases) == set(FLAGS), "a flag of the closed list with no trials that raise it"
+    assert measure(healthy_plan())["flags"] == []
+    for flag, (plan, n_per_scenario, run) in cases.items():
+        record = measure(plan, n_per_scenario, run=run)
+        assert flag in record["flags"], flag
+        assert set(record["flags"]) <= set(FLAGS)
+        assert record["flag_reasons"][flag] and record["on_curve"] is False
+        own = [g["pass"] for g in record["gates"] if g["flag"] == flag]
+        assert not own or not all(own), f"{flag} is raised but every gate of it passed"
 
 
 def test_candidate_protocol_is_off_the_curve_without_a_flag():

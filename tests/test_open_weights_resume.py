@@ -65,3 +65,62 @@ def test_an_undeclared_model_of_the_tracked_family_run_as_open_weights_is_on_no_
     result = ow.run_generation(admitted, "gen-q", lambda max_tokens: _sized(local, max_tokens), run_date="2026-11-07",
                                only=["risky_choice_framing__wording__v0"])
     assert "exploratory" not in result.runs[0].measurement["flags"]
+
+
+# --------------------------------------------------------------------------
+# issue 17 §2: a resumed generation is judged by the instrument of its own date
+# --------------------------------------------------------------------------
+
+OPEN = "risky_choice_framing__wording__v0"
+
+
+def _interrupted_on_a_clean_day(paths) -> None:
+    """A generation started on 2026-11-02, a day whose runtime fingerprint passed, and cut short."""
+    from llmarchive.instrument.fingerprint import runtime_fingerprint
+    from tests.test_instrument import PromptEngine
+
+    runtime_fingerprint(paths, "2026-11-01", lambda: PromptEngine())          # establishes the expectation
+    assert runtime_fingerprint(paths, "2026-11-02", lambda: PromptEngine()).status == "pass"
+    dying = DyingSubject(50, lambda prompt: "DECISION: A", 1)
+    with pytest.raises(RunHalted):
+        ow.run_generation(paths, "gen-x", lambda max_tokens: _sized(dying, max_tokens), run_date="2026-11-02",
+                          only=[OPEN])
+
+
+def _resume_with_the_cli(paths, monkeypatch, capsys) -> None:
+    from llmarchive.cli import main
+    from llmarchive.cli import open_weights as cli
+
+    monkeypatch.setattr(cli, "make_subject", lambda kind, max_tokens, **kw: ScriptedSubject(
+        lambda prompt: "DECISION: A", max_tokens))
+    assert main(["open-weights", "gen-x", "--protocol", OPEN, "--quiet"]) == 0
+    capsys.readouterr()
+
+
+def _resume_with_dagster(paths, monkeypatch, capsys) -> None:
+    from dagster import DagsterInstance
+
+    from assets import resources as resource_module
+    from tests.dagster_helpers import resources, run
+
+    monkeypatch.setattr(resource_module, "make_subject", lambda kind, max_tokens, **kw: ScriptedSubject(
+        lambda prompt: "DECISION: A", max_tokens))
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("generation", ["gen-x"])
+        run(["open_weights_trials"], resources(paths), instance, partition_key="gen-x",
+            run_config={"ops": {"open_weights_trials": {"config": {"protocols": [OPEN]}}}})
+
+
+@pytest.mark.parametrize("resume", [_resume_with_the_cli, _resume_with_dagster], ids=["cli", "dagster"])
+def test_a_generation_resumed_on_a_later_day_is_judged_by_the_instrument_of_its_own_date(
+        admitted, monkeypatch, capsys, resume):
+    import time_machine
+
+    _interrupted_on_a_clean_day(admitted)
+    # Three days later no fingerprint has run (yet) today: that says nothing about the 2026-11-02 measurement.
+    with time_machine.travel("2026-11-05T09:00:00Z", tick=True):
+        resume(admitted, monkeypatch, capsys)
+    folder = load_run(admitted.run_dir(ow.run_id("gen-x", OPEN)))
+    assert folder.measurement is not None and folder.measurement["run_date"] == "2026-11-02"
+    assert folder.run["instrument_suspect"] is False
+    assert "instrument_suspect" not in folder.measurement["flags"], folder.measurement["flag_reasons"]

@@ -104,8 +104,9 @@ def test_the_reserves_are_never_spent_by_the_sweep_or_a_manual_run(paid_paths, f
 def test_only_a_bridge_may_ask_for_the_bridge_reserve_and_no_run_for_the_heartbeat_reserve(paid_paths, fake, day,
                                                                                           capsys):
     preregister(paid_paths, [OPEN])
-    assert cli_run(fake, day, job="bridge") == 2
-    assert "--job bridge is refused" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:      # not even offered: only `llmarchive bridge run` spends it
+        cli_run(fake, day, job="bridge")
+    assert refused.value.code == 2 and "invalid choice: 'bridge'" in capsys.readouterr().err
     protocol = registry.load_protocol(paid_paths, OPEN)
     subject = factory(fake)(OLD, protocol["generation"]["max_tokens"])
     for job in ("bridge", "subject_fingerprint"):

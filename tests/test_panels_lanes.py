@@ -230,3 +230,11 @@ def test_a_promotion_is_decided_from_values_alone_and_inherits_only_an_identical
         admission_row(other, "guard", [first, second], **when)
     with pytest.raises(PromotionError, match="development"):
         admission_row(v0, "guard", [], human_reviewed=True, reviewer="Ada", reviewed_at="2026-11-30T12:00:00Z")
+
+
+def test_sealing_with_a_blank_reviewer_is_refused_and_records_nothing(paths, capsys):
+    h1, h2 = "c" * 64, "d" * 64
+    assert main(["panels", "seal", "sealed_03", "--panel-sha256", h1, "--protocol-sha256", h2,
+                 "--human-reviewed", "--reviewer", "  "]) == 2
+    assert "--reviewer must name the person" in capsys.readouterr().err
+    assert not (paths.sealed / "sealed_03.json").exists()

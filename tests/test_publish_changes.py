@@ -4,7 +4,8 @@ import math
 import pytest
 
 from measure.stats import compare
-from publish.changes import CHANGE_FIELDS, change_rows, min_detectable_change_pct, newest_first
+from publish.changes import (CHANGE_FIELDS, cells_moved, change_rows, min_detectable_change_pct, modal_cells,
+                             newest_first)
 
 
 def point(run_id: str, run_date: str, stability: float, half_width: float, drop: float, *,
@@ -22,8 +23,14 @@ def next_point(x: dict, move: float) -> dict:
     return point("y", "2027-01-01", x["stability_pct"] + move, hw, x["drop_bound_pct_ab"])
 
 
-@pytest.mark.parametrize("half_width, drop", [(6.0, 1.0), (1.0, 5.0), (3.0, 0.0), (0.0, 2.5)],
-                         ids=["random-error-dominates", "drop-bound-dominates", "no-loss", "no-interval"])
+def interval_point(stability: float, half_width: float, drop: float) -> dict:
+    """A measurement whose interval is ``[0, 2·half_width]``: the change rule reads only its width, exactly."""
+    return {"run_id": "p", "run_date": "2026-12-01", "stability_pct": stability, "ci_low_pct": 0.0,
+            "ci_high_pct": 2 * half_width, "drop_bound_pct_ab": drop}
+
+
+@pytest.mark.parametrize("half_width, drop", [(6.0, 1.0), (1.0, 5.0), (3.0, 0.0), (0.0, 2.5), (5.0, 3.5355)],
+                         ids=["random-error-dominates", "drop-bound-dominates", "no-loss", "no-interval", "near-tie"])
 @pytest.mark.parametrize("direction", [1, -1], ids=["up", "down"])
 def test_min_detectable_change_is_the_boundary_of_the_change_rule(half_width, drop, direction):
     x = point("x", "2026-12-01", 50.0, half_width, drop)
@@ -32,11 +39,19 @@ def test_min_detectable_change_is_the_boundary_of_the_change_rule(half_width, dr
     called = "improved" if direction > 0 else "regressed"
     assert compare(x, next_point(x, direction * threshold * (1 + 1e-9))) == called
     assert compare(x, next_point(x, direction * threshold * (1 - 1e-9))) == "flat"
-    if math.sqrt(2) * half_width > 2 * drop:
-        # the random-error condition is inclusive: a move of exactly the threshold is called
-        y = next_point(x, direction * threshold)
-        if abs(y["stability_pct"] - x["stability_pct"]) >= threshold:
-            assert compare(x, y) == called
+    # The boundary itself, to the last bit: one measurement at stability 0 and the other at the
+    # threshold (or one unit in the last place either side), so that the difference compare takes is
+    # exactly that number.  At the threshold the move is called when the random term is the larger
+    # (>=) and not when the systematic term is (>); a step above is always called, a step below never.
+    random_term_decides = math.sqrt(2 * half_width * half_width) > 2 * drop
+    for move, expected in ((threshold, called if random_term_decides else "flat"),
+                           (math.nextafter(threshold, math.inf), called),
+                           (math.nextafter(threshold, 0.0), "flat")):
+        low, high = (0.0, move) if direction > 0 else (move, 0.0)
+        a, b = interval_point(low, half_width, drop), interval_point(high, half_width, drop)
+        assert b["stability_pct"] - a["stability_pct"] == direction * move
+        assert min_detectable_change_pct(a) == threshold
+        assert compare(a, b) == expected, (move, expected)
 
 
 def test_min_detectable_change_is_none_without_numbers():
@@ -84,3 +99,81 @@ def test_database_rows_with_on_curve_as_one_give_the_same_changes_as_records():
                point("a3", "2026-12-01", 20.0, 2.0, 0.5, on_curve=False)]
     rows = [dict(m, on_curve=1 if m["on_curve"] else 0) for m in records]
     assert change_rows(rows) == change_rows(records) and len(change_rows(rows)) == 1
+
+
+# --------------------------------------------------------------------------
+# cells_changed / cells_compared: what moved, scenario by scenario
+# --------------------------------------------------------------------------
+
+def deterministic_plan(items: list, flipped: frozenset = frozenset()) -> dict:
+    """A subject that repeats itself: A and A′ say A, B says B in the first eight scenarios, C says B.
+
+    In the ``flipped`` scenarios every version says the other option, so
+    each of their four cells changes; flipped among the last seven (where A
+    and B agree) the shares of A and B move together and every aggregate
+    gap stays where it was.
+    """
+    plan = {"A": {}, "A_prime": {}, "B": {}, "C": {}}
+    for index, item in enumerate(items):
+        base = {"A": "A", "A_prime": "A", "B": "B" if index < 8 else "A", "C": "B"}
+        for version, token in base.items():
+            if item in flipped:
+                token = "B" if token == "A" else "A"
+            plan[version][item] = [token, token]
+    return plan
+
+
+def test_modal_cells_keep_ties_and_leave_cells_without_a_decision_undecided():
+    trials = [{"item_id": "s01", "version": "A", "outcome": "valid", "token": t} for t in ("A", "B", "A")]
+    trials += [{"item_id": "s02", "version": "A", "outcome": "valid", "token": t} for t in ("B", "A")]
+    trials += [{"item_id": "s03", "version": "B", "outcome": "refused", "token": None}]
+    trials += [{"record_type": "instrument_note", "item_id": "s04", "version": "A"}]
+    assert modal_cells(trials) == {("s01", "A"): ("A",), ("s02", "A"): ("A", "B"), ("s03", "B"): None}
+    x = {("s01", "A"): ("A",), ("s02", "A"): ("A", "B"), ("s03", "B"): None, ("s04", "C"): ("B",)}
+    y = {("s01", "A"): ("A", "B"), ("s02", "A"): ("A", "B"), ("s03", "B"): ("A",)}
+    assert cells_moved(x, y) == (1, 2), "a clear A that became a tie moved; an undecided or missing cell is not compared"
+
+
+def test_four_scenarios_that_swap_in_every_version_are_counted_though_the_label_is_flat():
+    from measure.measurement import build
+    from tests.measure_helpers import ITEMS, RUN, protocol, trials_from
+
+    flipped = frozenset(ITEMS[8:12])
+    runs = {}
+    for run_id, date, plan in (("before", "2026-10-01", deterministic_plan(ITEMS)),
+                               ("after", "2026-11-01", deterministic_plan(ITEMS, flipped))):
+        trials = trials_from(plan)
+        m = build(protocol(), trials, dict(RUN, run_id=run_id, run_date=date))
+        assert m["on_curve"], m["flags"]
+        runs[run_id] = (m, modal_cells(trials))
+    before, after = runs["before"][0], runs["after"][0]
+    assert before["stability_pct"] == after["stability_pct"]
+    [row] = change_rows([before, after], {k: cells for k, (_, cells) in runs.items()})
+    assert row["label"] == "flat"
+    assert (row["cells_changed"], row["cells_compared"]) == (4 * 4, 15 * 4)
+    [unpaired] = change_rows([before, after])
+    assert unpaired["cells_changed"] is None and unpaired["cells_compared"] is None
+
+
+def test_published_changes_count_the_cells_from_the_runs_trial_logs(archive):
+    import csv
+    import sqlite3
+
+    from publish import publish_all
+    from tests import publish_helpers as ph
+
+    guarded = ph.protocol(archive, "risky_choice_framing__anchoring__v0")   # a guard protocol: log is private
+    items = list(guarded["item_ids"])
+    ph.write_run(archive, guarded, "g-before", "2026-10-02", plan=deterministic_plan(items))
+    ph.write_run(archive, guarded, "g-after", "2026-11-02", plan=deterministic_plan(items, frozenset(items[8:11])))
+    publish_all(archive, build_time="2026-12-03T00:00:00Z")
+    with open(archive.public / "changes.csv", newline="", encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["to_run_id"] == "g-after"]
+    assert [(r["from_run_id"], r["label"], r["cells_changed"], r["cells_compared"]) for r in rows] == \
+        [("g-before", "flat", "12", "60")]
+    db = sqlite3.connect(archive.public / "archive.db")
+    try:
+        assert db.execute("select cells_changed, cells_compared from changes where to_run_id = 'g-after'"
+                          ).fetchall() == [(12, 60)]
+    finally:
+        db.close()

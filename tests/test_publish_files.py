@@ -349,3 +349,58 @@ def test_protocols_table_carries_design_readers_as_json_when_a_protocol_has_them
         for figures in decoded.values():
             assert set(figures) >= {"gap_ab_pct", "gap_aa_prime_pct", "gap_ac_pct", "stability_pct"}
     assert carried > 0
+
+
+NEW_MEASUREMENT_FIELDS = ("replicate_agreement_pct", "ci_stratified_low_pct", "ci_stratified_high_pct",
+                          "gap_role_ab_pct")
+
+
+def test_repeats_and_the_role_gap_reach_stability_csv_archive_db_and_croissant(published):
+    import sqlite3
+
+    paths, data, _ = published
+    by_run = {m["run_id"]: m for m in data["measurements"]}
+    rows = read_csv(paths.public / "stability.csv")
+    header = rows[0]
+    db = sqlite3.connect(paths.public / "archive.db")
+    columns = ", ".join(NEW_MEASUREMENT_FIELDS)
+    stored = {r[0]: r[1:] for r in db.execute(f"select run_id, {columns} from measurements")}
+    for row in rows[1:]:
+        record = dict(zip(header, row))
+        m = by_run[record["run_id"]]
+        # Every run of the published archive recorded its protocol's roles and has repeats.
+        assert m["gap_role_ab_pct"] is not None and m["replicate_agreement_pct"] is not None
+        for i, name in enumerate(NEW_MEASUREMENT_FIELDS):
+            assert float(record[name]) == m[name] == stored[m["run_id"]][i], name
+    document = json.loads((paths.public / "croissant.json").read_text())
+    stability = next(rs for rs in document["recordSet"] if rs["@id"] == "stability")
+    described = {f["name"]: f for f in stability["field"]}
+    for name in NEW_MEASUREMENT_FIELDS:
+        assert described[name]["dataType"] == "sc:Float" and described[name]["description"]
+
+
+def test_the_protocols_table_carries_option_roles_and_the_human_row_is_read_against_the_role_gap(published):
+    import sqlite3
+
+    paths, _, _ = published
+    db = sqlite3.connect(paths.public / "archive.db")
+    rows = dict(db.execute("select protocol_id, option_roles from protocols"))
+    roles = json.loads(rows["risky_choice_framing__wording__v0"])
+    protocol = ph.protocol(paths, "risky_choice_framing__wording__v0")
+    assert roles == {item["item_id"]: item["structure"]["roles"] for item in protocol["panel"]}
+    assert sorted(set(roles["s01"].values())) == ["gamble", "sure"]
+    human = db.execute("select read_against, effect_pct from human_model_gap").fetchall()
+    assert human == [("gap_role_ab_pct", 28.68)]
+
+
+def test_a_measurement_written_before_the_new_fields_publishes_with_them_empty(archive):
+    rcf = ph.protocol(archive, "risky_choice_framing__wording__v0")
+    ph.write_run(archive, rcf, "c-2026-10-rcf-wording", "2026-10-02")
+    file = archive.run_dir("c-2026-10-rcf-wording") / "measurement.json"
+    old = {k: v for k, v in json.loads(file.read_text()).items() if k not in NEW_MEASUREMENT_FIELDS}
+    file.write_text(json.dumps(old), encoding="utf-8")
+    publish_all(archive, build_time=BUILD_1)
+    rows = read_csv(archive.public / "stability.csv")
+    record = dict(zip(rows[0], rows[1]))
+    assert all(record[name] == "" for name in NEW_MEASUREMENT_FIELDS)
+    assert record["stability_pct"] != ""

@@ -45,8 +45,19 @@ def test_a_planted_twelve_word_run_in_an_open_trial_is_refused_and_nothing_is_wr
 def test_eleven_consecutive_words_are_not_a_leak(archive):
     open_protocol = ph.protocol(archive, "risky_choice_framing__wording__v0")
     eleven = " ".join(guard_words(archive)[10:21])
-    ph.write_run(archive, open_protocol, "near", "2026-10-02", response=f"{eleven}\nDECISION: A")
+    response = f"{eleven}\nDECISION: A"
+    ph.write_run(archive, open_protocol, "near", "2026-10-02", response=response)
     publish_all(archive, build_time=BUILD)
+    # Not only refused nothing: the eleven words are published, in the open-lane file and the database.
+    lines = (archive.public / "open-lane" / "2026.jsonl").read_text(encoding="utf-8").splitlines()
+    published = [json.loads(line)["response_text"] for line in lines if json.loads(line)["run_id"] == "near"]
+    assert len(published) == open_protocol["n"] * 4 and set(published) == {response}
+    db = sqlite3.connect(archive.public / "archive.db")
+    try:
+        rows = db.execute("select response_text from open_lane_trials where run_id = 'near'").fetchall()
+    finally:
+        db.close()
+    assert len(rows) == len(published) and {r for (r,) in rows} == {response}
 
 
 def test_a_leak_disguised_by_case_punctuation_and_markup_in_a_record_is_refused(archive):

@@ -449,3 +449,45 @@ def test_the_data_page_shows_the_outsiders_verify_command_for_an_open_run(publis
                (paths.public / "open-lane" / "2026.jsonl").read_text(encoding="utf-8").splitlines() if line}
     assert html.escape(verify_command()) in data
     assert any(html.escape(verify_command(run_id)) in data for run_id in run_ids)
+
+
+# --- repeats of one prompt and the options' roles ----------------------------------------------------
+
+def test_the_drawer_reads_the_interval_by_how_the_repeats_behaved(published_site):
+    import json
+
+    _, data, document = published_site
+    drawer = json.loads(re.search(r'<script type="application/json" id="drawer-data">(.*?)</script>', document,
+                                  re.S).group(1))
+    by_id = {m["run_id"]: m for m in data["measurements"]}
+    for run_id, entry in drawer.items():
+        m = by_id[run_id]
+        for name in ("replicate_agreement_pct", "ci_stratified_low_pct", "ci_stratified_high_pct", "gap_role_ab_pct"):
+            assert entry[name] == m[name], name
+        assert entry["repeats_reading"] == site.repeats_reading(m)
+    script = site.static_text("site.js")
+    assert "repeats_reading" in script and "gap_role_ab_pct" in script and "ci_stratified_low_pct" in script
+
+
+def test_a_subject_whose_repeats_all_agree_is_read_as_scenario_differences_not_noise():
+    agreeing = {"replicate_agreement_pct": 100.0, "n_items": 15, "ci_stratified_low_pct": 86.7,
+                "ci_stratified_high_pct": 86.7}
+    assert site.repeats_reading(agreeing).startswith(
+        "every repeat of a prompt came back the same: the interval shows how the fifteen scenarios differ, "
+        "not sampling noise")
+    mixed = dict(agreeing, replicate_agreement_pct=38.3, ci_stratified_low_pct=50.0, ci_stratified_high_pct=93.3)
+    reading = site.repeats_reading(mixed)
+    assert "38.3% of scenario × version cells" in reading and "50.0–93.3" in reading
+    assert site.repeats_reading({"replicate_agreement_pct": None}) is None
+
+
+def test_the_human_result_is_read_against_the_role_gap_not_the_letter_gap(published_site):
+    _, data, document = published_site
+    note = next(n for n in re.findall(r'<figure class="curve">(.*?)</figure>', document, re.S)
+                if 'class="human"' in n)
+    latest = max((m for m in data["measurements"] if m["protocol_id"] == "risky_choice_framing__wording__v0"
+                  and m["series"] == "commercial" and m["on_curve"]), key=lambda m: m["run_date"])
+    text = html.unescape(re.sub(r"<[^>]+>", "", note))
+    assert "gap_role_ab_pct, the same distance over the options' roles" in text
+    assert f": {latest['gap_role_ab_pct']:.1f}; its gap_pct, by letter: {latest['gap_pct']:.1f}" in text
+    assert "gap_role_ab_pct" in text.split("Many Labs")[1]

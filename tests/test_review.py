@@ -388,3 +388,25 @@ def test_a_run_moved_onto_the_curve_is_published_once_not_also_as_a_comparison_p
     assert len(undecided) == 4 and all(row["model_id"] == NEW for row in undecided)
     resolve(paths, the_review(paths).review_id, "successor", "Ada Lovelace", "2026-11-06")
     assert comparison_rows(gather(paths)) == [], "withdrawn points leave the comparison table"
+
+
+def test_held_bridge_runs_of_an_alarm_day_are_flagged_and_stay_flagged_when_they_join_the_curve(paths, capsys):
+    """Every run folder is covered by a suspect day, the held ones under private/review/runs too (issue 17 §2)."""
+    from llmarchive.instrument.verdict import raise_alarm
+    from llmarchive.runs import load_run
+
+    review = the_review(paths)
+    raise_alarm(paths, "2026-11-03", "guard_rotation", "a guard protocol moved past its margin")
+    for run_id in review.held:
+        held = load_run(held_paths(paths).run_dir(run_id))
+        assert "instrument_suspect" in held.measurement["flags"], f"held run {run_id} was missed"
+        assert "a guard protocol moved" in held.run["instrument_suspect"]
+    assert main(["review", "resolve", review.review_id[:12], "--successor", "--reviewer", "Ada Lovelace",
+                 "--date", "2026-11-06"]) == 0
+    capsys.readouterr()
+    assert list(held_paths(paths).experiments.iterdir()) == []
+    joined = [m for m in published_measurements(paths) if m["subject_model_id"] == NEW]
+    assert len(joined) == len(review.held)
+    for m in joined:
+        assert "instrument_suspect" in m["flags"] and m["on_curve"] is False
+        assert "a guard protocol moved" in m["flag_reasons"]["instrument_suspect"]

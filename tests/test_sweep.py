@@ -1,4 +1,10 @@
-"""The monthly sweep on the fake provider: pre-registration, the ladder, closed series, outages, coverage."""
+"""The monthly sweep on the fake provider: pre-registration, the ladder, closed series, outages, coverage.
+
+The sweeps are of November 2026 (the second, the ninth, the twentieth), so
+the clock is set to the morning of 2 November 2026: the archive a fixture
+builds is admitted that month, whatever day the suite runs on.
+"""
+import pytest
 
 from llmarchive import budget as budget_mod
 from llmarchive import records
@@ -16,6 +22,8 @@ CONFIG = load_subject_models()
 OPEN = "risky_choice_framing__wording__v0"
 # general pool = 100 - 6.5 - 1 = 92.5 €; a protocol is 120 calls × 0.01 € = 1.2 €
 BUDGET = PAID_BUDGET   # what conftest's paid_paths is written with
+
+pytestmark = pytest.mark.time_machine("2026-11-02T06:00:00Z")
 
 
 def v0_ids(paths):
@@ -192,11 +200,17 @@ def test_without_enough_measured_calls_nothing_is_cut(paid_paths):
     assert budget_mod.review_degradation(paid_paths, PRICED, f"{budget_mod.current_month()}-02", 120) == []
 
 
-def test_the_sweep_applies_the_latest_cut_and_names_it_in_every_skip(paid_paths, fake):
+@pytest.mark.parametrize("day, quarter_starts", [
+    pytest.param("2027-01-02", True, marks=pytest.mark.time_machine("2027-01-02T06:00:00Z"),
+                 id="a-quarters-first-month"),
+    pytest.param("2026-11-02", False, marks=pytest.mark.time_machine("2026-11-02T06:00:00Z"),
+                 id="another-month"),
+])
+def test_the_sweep_applies_the_latest_cut_and_names_it_in_every_skip(paid_paths, fake, day, quarter_starts):
     budget_mod.write_budget(paid_paths, PRICED)
     preregister(paid_paths, v0_ids(paid_paths))
     seed_measured_calls(paid_paths, PRICED, 150, 0.0095)              # 12 → 8 → 6 monthly (7.56 € > 5) → quarterly
-    day = f"{budget_mod.current_month()}-02"
+    assert day[:7] == budget_mod.current_month(), "the calls were measured in the sweep's month"
     kept = "risky_choice_framing__wording__v0"                   # an open protocol: always among the 6 kept
     dropped = "sunk_cost_fallacy__order__v0"
     out = sweep(paid_paths, day, CONFIG, subject_factory=no_sleep_factory(fake), concurrency=8, only={kept, dropped})
@@ -204,8 +218,10 @@ def test_the_sweep_applies_the_latest_cut_and_names_it_in_every_skip(paid_paths,
     assert [c["to_level"] for c in cuts] == [1, 2, 3]
     reasons = {pid: reason for pid, condition, reason in out.skipped if condition == "budget_refused"}
     assert all(f"budget_cut of {day}" in r for r in reasons.values())
-    if budget_mod.sweep_due(budget_mod.LEVELS[3], day[:7]):      # a quarter's first month: 6 protocols run
+    assert budget_mod.sweep_due(budget_mod.LEVELS[3], day[:7]) is quarter_starts
+    if quarter_starts:                                           # a quarter's first month: 6 protocols run
         assert out.ran == [kept] and list(reasons) == [dropped]
+        assert len(fake.chat_requests) == 120
     else:                                                        # any other month: the quarterly sweep waits
         assert out.ran == [] and sorted(reasons) == sorted([kept, dropped]) and fake.chat_requests == []
     skips = [s for s in records.read(paid_paths, "skip") if s["protocol_id"] in reasons]

@@ -55,10 +55,22 @@ def test_the_public_command_recomputes_every_field_from_the_published_files(publ
 
 
 def test_without_stability_csv_the_measurement_comes_from_the_database(public_copy, tmp_path):
+    run_id = "ow-2026-11-rcf-wording"
     shutil.copytree(public_copy / "public", tmp_path / "public")
     (tmp_path / "public" / "stability.csv").unlink()
-    result = verify(tmp_path, "--public", "public", "ow-2026-11-rcf-wording")
+    result = verify(tmp_path, "--public", "public", run_id)
     assert result.returncode == 0, (result.stdout, result.stderr)
+    assert f"OK {run_id}: " in result.stdout and "every field recomputes exactly" in result.stdout
+    # The row it checked is the database's: edit that row alone and the edit is what differs.
+    db = sqlite3.connect(tmp_path / "public" / "archive.db")
+    with db:
+        [(recorded,)] = db.execute("select stability_pct from measurements where run_id = ?", (run_id,)).fetchall()
+        assert recorded != 12.5
+        db.execute("update measurements set stability_pct = 12.5 where run_id = ?", (run_id,))
+    db.close()
+    edited = verify(tmp_path, "--public", "public", run_id)
+    assert edited.returncode == 1, (edited.stdout, edited.stderr)
+    assert f"DIFFERS stability_pct: recorded 12.5, recomputed {recorded!r}" in edited.stdout
 
 
 def test_an_edited_published_measurement_is_reported_as_a_difference(public_copy, tmp_path):

@@ -4,7 +4,10 @@ Every module in this package that defines ``register(subparsers)`` adds its
 subcommands; ``main`` discovers them, so adding an area never means editing
 a shared list.  A subcommand's handler returns an exit status: 0 success,
 1 a check that failed, 2 bad input or state: any :class:`measure.errors.ArchiveError`
-reaches ``main``, which prints its one-line message on stderr.
+reaches ``main``, which prints its one-line message on stderr (a path of the
+wrong kind — a file where a folder belongs — gets one line too, never a
+traceback).  Every date, month and timestamp option is checked
+(:data:`llmarchive.cli._options.DATE_OPTIONS`) before the handler runs.
 """
 import argparse
 import importlib
@@ -22,8 +25,15 @@ class CommandError(ArchiveError):
 
 
 def archive(args: argparse.Namespace) -> ArchivePaths:
-    """The archive home a command works on (``--home``, else the environment)."""
-    return ArchivePaths.from_env(getattr(args, "home", None))
+    """The archive home a command works on (``--home``, else the environment).
+
+    A home that exists and is not a folder (``--home README.md``) is refused
+    here, before a command reads or creates anything inside it.
+    """
+    paths = ArchivePaths.from_env(getattr(args, "home", None))
+    if paths.home.exists() and not paths.home.is_dir():
+        raise CommandError(f"the archive home {paths.home} is not a folder (--home or $LLMARCHIVE_HOME)")
+    return paths
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,10 +66,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from llmarchive.cli._options import check_dates
+
     try:
+        check_dates(args)       # a bad date, month or timestamp is refused before any command runs
         return int(args.func(args) or 0)
     except ArchiveError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except (IsADirectoryError, NotADirectoryError, FileExistsError, PermissionError) as exc:
+        # A path of the wrong kind or out of reach that no check named first: still one line, not a traceback.
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"error: {exc.strerror or type(exc).__name__}{where}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

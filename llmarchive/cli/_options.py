@@ -13,13 +13,22 @@ discovery skips it.
 import argparse
 import json
 import re
-from datetime import datetime
 from typing import Any, Callable, Optional
 
+from llmarchive import dates
 from llmarchive.cli import CommandError
 from llmarchive.records import utc_today
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# Every option that holds a day, a month or a timestamp, by its dest: the flag as the user typed it and the one
+# parser of llmarchive.dates that reads it.  ``main`` checks them all before any command runs, so a bad value is
+# refused before anything is created or written, whichever command it was given to.
+DATE_OPTIONS: dict[str, tuple[str, Callable[[object, str], str]]] = {
+    "date": ("--date", dates.parse_date),
+    "run_date": ("--run-date", dates.parse_date),
+    "since": ("--since", dates.parse_date),
+    "month": ("--month", dates.parse_month),
+    "build_time": ("--build-time", dates.parse_timestamp),
+}
 
 
 # Calls in flight at once for an API subject when --concurrency is not given; the reference
@@ -28,7 +37,27 @@ API_CONCURRENCY = 4
 
 
 def add_date(parser: argparse.ArgumentParser, what: str = "the day this counts for") -> None:
+    """``--date``; ``what`` says what the day means, without its default (added here, once)."""
     parser.add_argument("--date", default=None, help=f"YYYY-MM-DD, {what} (default: today, UTC)")
+
+
+def check_dates(args: argparse.Namespace) -> None:
+    """Refuse a bad value of any date, month or timestamp option (:data:`DATE_OPTIONS`) before anything runs."""
+    for dest, (flag, parse) in DATE_OPTIONS.items():
+        value = getattr(args, dest, None)
+        if value is not None:
+            parse(value, flag)
+
+
+def plain(docstring_paragraph: str) -> str:
+    """A docstring paragraph as help text: the RST markup (````x````, ``:mod:`x```) removed, lines joined.
+
+    argparse prints a description as it is given; a reader of ``--help`` should
+    see ``build writes …``, not the source's reStructuredText.
+    """
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", docstring_paragraph)
+    text = re.sub(r"``([^`]+)``", r"\1", text)
+    return " ".join(text.split())
 
 
 def add_json(parser: argparse.ArgumentParser, what: str = "print one JSON document instead of lines") -> None:
@@ -85,14 +114,19 @@ def add_run_id(parser: argparse.ArgumentParser, what: str, *, repeatable: bool =
 
 
 def day(args: argparse.Namespace) -> str:
-    value = getattr(args, "date", None) or utc_today()
-    if not _DATE.match(value):
-        raise CommandError(f"--date must be YYYY-MM-DD, got {value!r}")
-    try:
-        datetime.strptime(value, "%Y-%m-%d")
-    except ValueError:
-        raise CommandError(f"--date {value!r} is not a calendar date") from None
-    return value
+    """``--date`` (checked by :func:`llmarchive.dates.parse_date`), else today in UTC."""
+    value = getattr(args, "date", None)
+    return utc_today() if value is None else dates.parse_date(value, "--date")
+
+
+def refuse_unbudgeted_with_a_budget(args: argparse.Namespace, paths, what: str) -> None:
+    """``--unbudgeted`` is for an archive with no budget.json; with one, ``what`` is paid by it, so refuse the flag.
+
+    (``llmarchive run`` is different: there the flag is honoured, a manual run charged to no pool.)
+    """
+    if getattr(args, "unbudgeted", False) and paths.budget_file.exists():
+        raise CommandError(f"--unbudgeted applies only with no budget.json; {paths.budget_file} exists and pays "
+                           f"{what} — drop the flag")
 
 
 def add_subject_models(parser: argparse.ArgumentParser) -> None:

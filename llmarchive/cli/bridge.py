@@ -4,7 +4,8 @@ import sys
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import (add_api, add_concurrency, add_date, add_json, add_subject, add_subject_models,
-                                     api_subject_factory, concurrency, day, lister, print_json, subject_models)
+                                     api_subject_factory, concurrency, day, lister, print_json,
+                                     refuse_unbudgeted_with_a_budget, subject_models)
 
 ORDER = 62
 
@@ -33,7 +34,8 @@ def register(subparsers) -> None:
     run.add_argument("--new", help="the new model id (when more than one bridge is pending)")
     add_subject(run)
     add_concurrency(run)
-    run.add_argument("--unbudgeted", action="store_true", help="no budget.json (e.g. your own server)")
+    run.add_argument("--unbudgeted", action="store_true",
+                     help="an archive with no budget.json (e.g. your own server); refused when one exists")
     run.add_argument("--quiet", action="store_true", help="no per-trial progress lines on stderr")
     add_api(run)
     add_subject_models(run)
@@ -79,7 +81,9 @@ def do_status(args: argparse.Namespace) -> int:
 def do_run(args: argparse.Namespace) -> int:
     from llmarchive.bridge import run_bridge
 
-    paths = archive(args).ensure()
+    paths = archive(args)
+    refuse_unbudgeted_with_a_budget(args, paths, "the bridge from its reserve")
+    paths.ensure()
     config = subject_models(args)
     provider = args.subject or config.provider
 

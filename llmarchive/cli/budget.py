@@ -39,14 +39,17 @@ def register(subparsers) -> None:
     init.set_defaults(func=do_init)
 
     show = sub.add_parser("show", help="spend per pool this month (charged, worst case, reserves) and the rung")
-    show.add_argument("--month", help="YYYY-MM (default: this month, UTC)")
+    show.add_argument("--month", help="YYYY-MM, the month to show (default: this month, UTC)")
     add_json(show)
     show.set_defaults(func=do_show)
 
-    plan = sub.add_parser("plan", help="which protocols the ladder lets run (nothing is recorded)")
+    plan = sub.add_parser("plan", help="which admitted protocols the ladder lets run (nothing is recorded)",
+                          description="The admitted protocols of one series (the ones a sweep or a bridge can run; "
+                                      "a candidate is never run) and what the budget ladder does with each this "
+                                      "month. Nothing is recorded.")
     plan.add_argument("--job", choices=("sweep", "bridge"), default="sweep")
-    plan.add_argument("--series", default="v0", help="protocol series to plan (default v0)")
-    plan.add_argument("--month", help="YYYY-MM (default: this month, UTC)")
+    plan.add_argument("--series", default="v0", help="protocol series to plan, one the protocols carry (default v0)")
+    plan.add_argument("--month", help="YYYY-MM, the month to plan (default: this month, UTC)")
     add_json(plan)
     plan.set_defaults(func=do_plan)
 
@@ -111,11 +114,19 @@ def do_show(args: argparse.Namespace) -> int:
 
 
 def do_plan(args: argparse.Namespace) -> int:
+    from llmarchive import registry
+    from llmarchive.coverage import sweep_protocols
+
     paths = archive(args)
     budget = _budget(paths)
-    from llmarchive import registry
-
-    headers = [h for h in registry.list_protocols(paths) if h.get("n") and h.get("series") == args.series]
+    known = sorted({h["series"] for h in registry.list_protocols(paths) if h.get("series")})
+    if args.series not in known:
+        raise CommandError(f"--series {args.series!r} is not a protocol series; known: {', '.join(known)}")
+    # Only what a sweep or a bridge can run: admitted to a lane (sweep_protocols), never a candidate.
+    headers = [h for h in sweep_protocols(paths, args.series) if h.get("n")]
+    if not headers:
+        print(f"no protocol of series {args.series} is admitted yet: nothing to plan "
+              "(`llmarchive panels promote`)", file=sys.stderr)
     plan = budget_mod.allowed_protocols(paths, headers, args.job, args.month, record_skips=False, budget=budget)
     if args.json:
         print_json(plan.to_json())

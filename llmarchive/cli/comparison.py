@@ -1,9 +1,9 @@
 """``llmarchive comparison``: accept a third party's run on an open panel as a comparison point."""
 import argparse
-import sys
 
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import add_date, day
+from measure.errors import ArchiveError
 
 ORDER = 65
 
@@ -38,14 +38,16 @@ def register(subparsers) -> None:
 
 
 def do_submit(args: argparse.Namespace) -> int:
-    from llmarchive.comparison import SubmissionRejected, submit
+    from llmarchive.comparison import submit
 
-    paths = archive(args).ensure()
+    paths = archive(args)
+    when = day(args)
     try:
-        accepted = submit(paths, args.file, submitted_by=args.submitted_by, today=day(args))
-    except SubmissionRejected as exc:
-        print(f"error: {exc}", file=sys.stderr)      # one line: the file and every reason
-        return 1
+        # A refused submission is an ArchiveError like any other mistake meant for a person: main prints its
+        # one line (the file and every reason) and exits 2.
+        accepted = submit(paths, args.file, submitted_by=args.submitted_by, today=when)
+    except ArchiveError:
+        raise
     except ValueError as exc:
         raise CommandError(f"{args.file}: {exc}") from None
     r, m = accepted.record, accepted.record["measurement"]

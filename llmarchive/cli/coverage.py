@@ -4,6 +4,7 @@ import sys
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_date, add_json, day, print_json
+from llmarchive.dates import not_after, optional_date
 
 ORDER = 59
 
@@ -20,8 +21,9 @@ def register(subparsers) -> None:
             "(exit 1), never a silent hole; every explained row is still written."
         ),
     )
-    add_date(p, "compute through this day (default: today, UTC)")
-    p.add_argument("--since", help="YYYY-MM-DD: start here, even before the archive began (before_archive_start)")
+    add_date(p, "compute through this day")
+    p.add_argument("--since", help="YYYY-MM-DD, start here, even before the archive began (those periods are "
+                                   "before_archive_start); not after --date")
     p.add_argument("--dry-run", action="store_true", help="print the rows, record nothing")
     add_json(p, "print {start, through, recorded, rows, pending, unexplained} as JSON (every row, not only gaps)")
     p.set_defaults(func=run)
@@ -30,13 +32,13 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from llmarchive.coverage import UnexplainedGap, compute, record_coverage
 
-    paths = archive(args).ensure()
     through = day(args)
-    if args.since:
-        args_since = argparse.Namespace(date=args.since)
-        since = day(args_since)
-    else:
-        since = None
+    since = optional_date(args.since, "--since")
+    if since is not None:
+        not_after(since, through, "--since", "--date" if args.date else "today (--date)")
+    paths = archive(args)
+    if not args.dry_run:
+        paths.ensure()
     try:
         result = compute(paths, through, since) if args.dry_run else record_coverage(paths, through, since)
     except UnexplainedGap as exc:

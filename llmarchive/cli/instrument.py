@@ -5,7 +5,7 @@ import sys
 from llmarchive.cli import archive
 from llmarchive.cli._options import (add_api, add_date, add_json, add_max_tokens, add_model, add_reference,
                                      add_subject, add_subject_models, api_subject_factory, day, print_json,
-                                     reference_options, subject_models)
+                                     reference_options, refuse_unbudgeted_with_a_budget, subject_models)
 
 ORDER = 55
 
@@ -18,7 +18,9 @@ def register(subparsers) -> None:
             "The archive's checks on its own pipeline. `fingerprint` runs 12 fixed prompts on the reference "
             "model and compares the top-5 logprobs of every generated token with the runtime's expectation "
             "(exact equality); `rotation` runs the day's guard protocol on the reference model and compares "
-            "it with its previous result; `subject-fingerprint` asks the tracked model 24 single-fact "
+            "it by the change rule with that protocol's last accepted baseline (its first result, or one a "
+            "person accepted with `acknowledge`; an alarmed or flat result never moves it); "
+            "`subject-fingerprint` asks the tracked model 24 single-fact "
             "questions; `status` prints whether a day's measurements are instrument_suspect. Any difference "
             "or failure is an instrument_alarm, and it latches: every new measurement is flagged until a person "
             "records what changed with `acknowledge`."
@@ -47,7 +49,8 @@ def register(subparsers) -> None:
     add_date(sf)
     add_model(sf, "model id (default: the family's active model)")
     add_subject(sf)
-    sf.add_argument("--unbudgeted", action="store_true", help="no budget.json (e.g. your own server)")
+    sf.add_argument("--unbudgeted", action="store_true",
+                    help="an archive with no budget.json (e.g. your own server); refused when one exists")
     add_api(sf)
     add_subject_models(sf)
     sf.set_defaults(func=do_subject)
@@ -122,7 +125,9 @@ def do_subject(args: argparse.Namespace) -> int:
     from llmarchive.instrument.subject import subject_fingerprint
     from llmarchive.subject_models import active_model
 
-    paths = archive(args).ensure()
+    paths = archive(args)
+    refuse_unbudgeted_with_a_budget(args, paths, "the subject fingerprint from its heartbeat reserve")
+    paths.ensure()
     config = subject_models(args)
     provider = args.subject or config.provider
     model = args.model or active_model(paths, config)

@@ -8,7 +8,6 @@ from llmarchive.cli._options import add_max_tokens, add_reference
 from llmarchive.instrument.verdict import suspect_value
 from llmarchive.progress import TrialProgress
 from llmarchive.subjects import make_subject
-from llmarchive.records import utc_today
 
 ORDER = 42
 
@@ -47,11 +46,11 @@ def run(args: argparse.Namespace) -> int:
     if generation is None:
         first = subjects(args.max_tokens or 256)
         generation = ow.generation_id_for_model(first.name, first.model_sha256)
-    today = utc_today()
     # A bar on a terminal (done/total, rate, time left); nothing when stderr is not one.
     with TrialProgress(enabled=not args.quiet) as progress:
         result = ow.run_generation(paths, generation, subjects, protocol_series=args.series,
-                                   only=args.protocols, instrument_suspect=suspect_value(paths, today),
+                                   only=args.protocols,
+                                   instrument_suspect=lambda day, run_id: suspect_value(paths, day, run_id),
                                    max_tokens=args.max_tokens, progress=progress if progress.active else None)
     for r in result.runs:
         m = r.measurement

@@ -18,7 +18,7 @@ import time
 
 from llmarchive import lanes, registry
 from llmarchive.cli import CommandError, archive
-from llmarchive.cli._options import add_json, print_json
+from llmarchive.cli._options import add_json, plain, print_json
 from llmarchive.panel_seed import guard_seed, init_secret_seed
 from measure import invariants
 from panels import checks, conformance, leak, readers
@@ -30,7 +30,7 @@ ORDER = 20
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("panels", help="build, list, show, check and promote the protocols",
-                              description=__doc__.split("\n\n")[1])
+                              description=plain(__doc__.split("\n\n")[1]))
     sub = p.add_subparsers(dest="panels_command", metavar="ACTION")
 
     b = sub.add_parser("build", help="build every protocol file under private/protocols/ (idempotent)")
@@ -188,6 +188,7 @@ def _stale(paths, protocols: list[dict]) -> list[str]:
 
 
 def cmd_promote(args: argparse.Namespace) -> int:
+    lanes.reviewer_name(args.reviewer)      # an empty --reviewer is refused before anything is built or read
     paths = archive(args)
     protocol = registry.load_protocol(paths, args.protocol)
     if protocol.get("lane") == "sealed" or "panel" not in protocol:

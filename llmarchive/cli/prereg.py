@@ -12,14 +12,14 @@ from pathlib import Path
 
 from llmarchive import prereg, registry
 from llmarchive.cli import CommandError, archive
-from llmarchive.cli._options import add_date, add_json, day, print_json
+from llmarchive.cli._options import add_date, add_json, day, plain, print_json
 
 ORDER = 25
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("prereg", help="pre-registration: manifest of hashes, OpenTimestamps stamp, guard",
-                              description=__doc__.split("\n\n")[1])
+                              description=plain(__doc__.split("\n\n")[1]))
     sub = p.add_subparsers(dest="prereg_command", metavar="ACTION")
 
     m = sub.add_parser("manifest", help="write a manifest of every admitted protocol's hashes (no text)")

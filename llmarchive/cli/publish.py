@@ -29,7 +29,7 @@ def register(subparsers) -> None:
             "asset) and the leak guard checks every byte; a refused build leaves public/ as it was."
         ),
     )
-    p.add_argument("--build-time", help="the build time to record (ISO 8601, UTC, ending in Z); default: now")
+    p.add_argument("--build-time", help="YYYY-MM-DDTHH:MM:SSZ, the build time to record (UTC; default: now)")
     p.add_argument("--metadata", metavar="PATH",
                    help="instead of publishing, write the generated Datasette metadata to PATH (metadata.yml)")
     p.set_defaults(func=run_publish)
@@ -46,7 +46,8 @@ def register(subparsers) -> None:
     )
     r.add_argument("version", help="release version, MAJOR.MINOR.PATCH")
     r.add_argument("--out", help="release folder to create (default: $LLMARCHIVE_HOME/releases/llm-archive-VERSION)")
-    r.add_argument("--spec", help="the specification to ship as SPEC.md (default: SPEC.md at the repository root)")
+    r.add_argument("--spec", metavar="FILE",
+                   help="the specification to ship as SPEC.md (default: SPEC.md at the repository root)")
     add_date(r, "the release date")
     r.set_defaults(func=run_release)
 
@@ -70,7 +71,13 @@ def run_publish(args: argparse.Namespace) -> int:
     from publish import datasette_meta
 
     if args.metadata:
-        datasette_meta.write(Path(args.metadata))
+        target = Path(args.metadata)
+        if target.is_dir():
+            raise CommandError(f"--metadata {target} is a folder: give the file to write "
+                               f"(e.g. {target / 'metadata.yml'})")
+        if not target.parent.is_dir():
+            raise CommandError(f"--metadata {target}: the folder {target.parent} does not exist")
+        datasette_meta.write(target)
         print(f"wrote {args.metadata}")
         return 0
     paths = archive(args)

@@ -4,12 +4,13 @@ import re
 import sys
 
 from llmarchive.cli import CommandError, archive
-from llmarchive.cli._options import (add_concurrency, add_max_tokens, add_model, add_model_file, add_run_id,
+from llmarchive.cli._options import (add_concurrency, add_max_tokens, add_model, add_reference, add_run_id,
                                      add_subject)
 from llmarchive.cli._options import concurrency as concurrency_for
 from llmarchive.progress import TrialProgress
 from llmarchive.runner import RunInterrupted
 from llmarchive.subjects import SUBJECT_KINDS, make_subject
+from llmarchive.dates import parse_date
 from llmarchive.records import utc_today
 from measure.errors import ArchiveError
 
@@ -33,29 +34,27 @@ def register(subparsers) -> None:
     add_subject(p, SUBJECT_KINDS, required=True, what="who answers")
     add_model(p, "model id (API subjects: required) or reference model name (smollm2-135m, the default, or "
                  "qwen2.5-1.5b)")
-    add_model_file(p)
     p.add_argument("--base-url", help="API subjects: the server (default: the provider's public API)")
-    p.add_argument("--run-date", help="YYYY-MM-DD (default: today, UTC; a resumed run keeps its own)")
+    p.add_argument("--run-date", help="YYYY-MM-DD, the day the run is dated (default: today, UTC; a resumed run "
+                                      "keeps its own)")
     add_run_id(p, "default: <run-date>_<protocol>_<model>; give an existing one to resume")
     add_concurrency(p)
     p.add_argument("--series", choices=("commercial", "open_weights"),
                    help="default: commercial for anthropic, open_weights otherwise")
     p.add_argument("--model-family",
                    help="the curve this model belongs to (default: the model id without version numbers)")
-    p.add_argument("--job", choices=("manual", "full_sweep", "sweep", "bridge"), default="manual",
+    p.add_argument("--job", choices=("manual", "full_sweep", "sweep"), default="manual",
                    help="which budget rule applies to a paid subject (full_sweep: the monthly sweep's; sweep is "
-                        "its older name; bridge is refused here: only `llmarchive bridge run` spends the bridge "
-                        "reserve)")
+                        "its older name). A generation bridge is run with `llmarchive bridge run`, the only "
+                        "command that spends the bridge reserve")
     p.add_argument("--unbudgeted", action="store_true",
-                   help="run a paid subject with no budget.json (e.g. your own server); costs are logged as unknown")
+                   help="a paid subject you pay nothing for (e.g. your own server): the run is charged to no pool, "
+                        "even when budget.json exists, and its costs are logged as unknown")
     p.add_argument("--max-attempts", type=int, default=6,
-                   help="API subjects: attempts per call before blocked_upstream")
-    p.add_argument("--timeout", type=float, default=120.0, help="API subjects: seconds per attempt")
-    p.add_argument("--threads", type=int, default=1, help="reference: llama.cpp n_threads (recorded; default 1)")
-    p.add_argument("--workers", type=int, default=1,
-                   help="reference: identical model instances answering side by side (default 1; answers "
-                        "are the same at any number, only faster on a machine with spare cores)")
-    p.add_argument("--batch", type=int, default=512, help="reference: llama.cpp n_batch (recorded)")
+                   help="API subjects: attempts per call before it counts as unanswered (the run stops, the slot "
+                        "stays open and resumes later; default 6)")
+    p.add_argument("--timeout", type=float, default=120.0, help="API subjects: seconds per attempt (default 120)")
+    add_reference(p, model=False, workers=True)
     add_max_tokens(p, what="override the protocol's generation.max_tokens (tests, trials); the run is marked "
                         "exploratory and is never on a curve")
     p.add_argument("--quiet", action="store_true",
@@ -84,21 +83,24 @@ def _all_headers(paths) -> list[dict]:
 def run(args: argparse.Namespace) -> int:
     from llmarchive import paid_run
 
-    try:
-        paid_run.check_job(args.job)    # --job bridge: only `llmarchive bridge run` spends the bridge reserve
-    except paid_run.PaidRunError as exc:
-        raise CommandError(f"--job {args.job} is refused: {paid_run.BRIDGE_ONLY}") from None
-    paths = archive(args).ensure()
+    paid_run.check_job(args.job)
+    # Every option is checked before the home is touched: a bad value creates no folder and writes nothing.
+    run_date = parse_date(args.run_date, "--run-date") if args.run_date is not None else utc_today()
+    if args.workers != 1 and args.subject != "reference":
+        raise CommandError("--workers applies to the reference model only (API subjects: --concurrency)")
+    paths = archive(args)
     protocol = _load_protocol(paths, args.protocol)
-    run_date = args.run_date or utc_today()
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", run_date):
-        raise CommandError(f"--run-date must be YYYY-MM-DD, got {run_date!r}")
     max_tokens = args.max_tokens or (protocol.get("generation") or {}).get("max_tokens")
     subject = make_subject(args.subject, max_tokens=max_tokens, model=args.model, base_url=args.base_url,
                            model_path=args.model_path, model_sha256=args.model_sha256,
                            max_attempts=args.max_attempts, timeout_s=args.timeout,
-                           n_threads=args.threads, n_batch=args.batch)
-    concurrency = concurrency_for(args, subject.is_async)
+                           n_threads=args.threads, n_batch=args.batch, workers=args.workers)
+    paths.ensure()
+    # A pool of reference instances takes one call per instance at once, unless --concurrency says otherwise.
+    if args.workers > 1 and args.concurrency is None:
+        concurrency = args.workers
+    else:
+        concurrency = concurrency_for(args, subject.is_async)
     if not subject.is_async and concurrency != 1:
         raise CommandError("the reference model runs one call at a time: --concurrency must be 1")
     model_label = args.model or getattr(subject, "name", subject.subject_model_id)

@@ -13,8 +13,9 @@ def register(subparsers) -> None:
         description=("Reads the archive and prints, in one screen: today's instrument verdict and any latched "
                      "alarm, pending generation bridges and needs_review decisions, the budget rung and this "
                      "month's spend, the coverage holes of the running month, and the last publication and "
-                     "whether it is current. Writes nothing; exit status 0 (a part that cannot be read says so)."))
-    add_date(p, "the day to check (default: today, UTC)")
+                     "whether it is current. Writes nothing, not even the home or its protocol files; exit "
+                     "status 0 (a part that cannot be read says so)."))
+    add_date(p, "the day to check")
     add_json(p)
     p.set_defaults(func=do_status)
 
@@ -118,7 +119,9 @@ def publication_inputs_current(paths) -> bool:
 def do_status(args: argparse.Namespace) -> int:
     from llmarchive.status import morning_status
 
-    result = morning_status(archive(args), day(args), inputs_current=publication_inputs_current)
+    when = day(args)
+    # Read only: a home that does not exist yet is reported as empty, and is not created.
+    result = morning_status(archive(args), when, inputs_current=publication_inputs_current)
     if args.json:
         print_json(result)
     else:

@@ -19,7 +19,8 @@ def register(subparsers) -> None:
             "unreachable provider, a protocol that is not pre-registered (skipped as not_preregistered: cause "
             "protocol_confounded, nothing spent) and the budget ladder each skip what they must, and every "
             "skip is recorded with its cause. Protocols already measured this month are not run again; an "
-            "interrupted sweep resumes its run folders. The month's coverage rows are written at the end."
+            "interrupted sweep resumes its run folders. The month's coverage rows are written at the end. A "
+            "missing key or a malformed --base-url is refused before anything is recorded (exit 2)."
         ),
     )
     add_date(p, "the day the sweep runs (its month is the sweep's period)")
@@ -32,12 +33,15 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from llmarchive.subjects import check_api_settings
     from llmarchive.sweep import sweep
 
-    paths = archive(args).ensure()
+    when = day(args)
     config = subject_models(args)
     provider = args.subject or config.provider
-    when = day(args)
+    # A missing key or a malformed --base-url stops here, before the home is touched (never a provider_outage).
+    check_api_settings(provider, args.base_url)
+    paths = archive(args).ensure()
 
     def progress(done: int, total: int, trial: dict) -> None:
         print(f"[{done}/{total}] {trial['protocol_id']} {trial['item_id']} {trial['version']}: {trial['outcome']}",

@@ -22,7 +22,8 @@ def register(subparsers) -> None:
             "comparison points, off every curve, until `llmarchive review resolve` decides); the active "
             "model gone with no successor → series_closed. Every pending bridge's alarm is repeated daily "
             "(printed, recorded, POSTed to the webhook) until both models' bridge runs exist. An unreachable "
-            "provider is recorded with cause provider_outage. Keys come from the environment only."
+            "provider is recorded with cause provider_outage; a missing key or a malformed --base-url is our "
+            "mistake, refused before anything is recorded (exit 2). Keys come from the environment only."
         ),
     )
     add_date(p)
@@ -34,11 +35,15 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from llmarchive.subjects import check_api_settings
     from llmarchive.watch import describe, watch
 
-    paths = archive(args).ensure()
+    when = day(args)
     config = subject_models(args)
-    outcome = watch(paths, day(args), config, base_url=args.base_url,
+    # A missing key or a malformed --base-url stops here, before the home is touched (never a provider_outage).
+    check_api_settings(config.provider, args.base_url)
+    paths = archive(args).ensure()
+    outcome = watch(paths, when, config, base_url=args.base_url,
                     webhook=args.webhook or os.environ.get(WEBHOOK_ENV), max_attempts=args.max_attempts)
     if args.json:
         print_json(dataclasses.asdict(outcome))

@@ -4,7 +4,8 @@
   fixed prompts on the reference model, top-5 logprobs per generated token,
   compared for exact equality with the expectation of the runtime;
 * :mod:`~llmarchive.instrument.rotation` — one guard protocol a day on the
-  reference model, compared with its previous result by method §6's change rule;
+  reference model, compared slot by slot with its accepted baseline (a greedy,
+  pinned runtime must repeat every decision), then by method §6's change rule;
 * :mod:`~llmarchive.instrument.subject` — the subject fingerprint: 24
   single-fact items against the tracked model, a public daily series;
 * :mod:`~llmarchive.instrument.verdict` — :func:`day_verdict`, the one

@@ -9,9 +9,10 @@ expectation after the archive's first:
 * every fingerprint **candidate** still pending (a runtime key seen for the
   first time, or a digest that differed and kept differing) becomes its
   runtime's expectation — the replaced one is kept under ``superseded/``;
-* every guard-rotation result that raised an alarm (``improved`` or
-  ``regressed``) and is not yet accepted becomes the protocol's accepted
-  baseline, so the next rotation compares with it.
+* every guard-rotation result that raised an alarm (``improved``,
+  ``regressed``, or ``changed``: a slot decided differently) and is not
+  yet accepted becomes the protocol's accepted baseline, so the next
+  rotation compares with it.
 
 The record names what it covers: ``acknowledged_alarms`` (how many alarm
 records the log held — an alarm appended later is not covered),
@@ -33,7 +34,7 @@ from llmarchive.paths import ArchivePaths
 from llmarchive.records import utc_today
 from measure.errors import ArchiveError
 
-ALARMED_VERDICTS = ("improved", "regressed")
+ALARMED_VERDICTS = ("improved", "regressed", "changed")
 
 
 class AcknowledgeError(ArchiveError, ValueError):

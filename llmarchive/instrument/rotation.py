@@ -9,17 +9,32 @@ function of the date and the admitted guard set, so anyone can check which
 protocol was due on any day, and a missed day is a missed day rather than a
 shifted cycle.
 
-**What is compared.**  The run's measurement with that protocol's last
-*accepted* baseline on the same reference model file and the same protocol
-content, by method §6's change rule (:func:`measure.stats.compare`).  The
-accepted baseline is the first result (verdict ``baseline``) or, later, a
+**What is compared, twice.**  The run with that protocol's last *accepted*
+baseline on the same reference model file and the same protocol content.
+
+1. *Exactly, slot by slot.*  The reference model answers greedily on a
+   pinned runtime (model file, threads, batch, template, library: the
+   runtime fingerprint's key), so the same prompt gets the same answer
+   every time, and every slot (scenario × version × repeat) must come back
+   with the decision it had in the baseline (its option, or its outcome
+   when it was not a valid decision).  Any slot that differs raises an
+   ``instrument_alarm`` naming the slots and what each said before and now
+   — verdict ``changed`` when the statistical rule alone would have called
+   it ``flat``.  A statistical margin cannot see this: four scenarios that
+   swap their answer in every version leave the stability where it was.
+2. *By method §6's change rule* (:func:`measure.stats.compare`) on the
+   measurements, the second check and the one that says how large the move
+   is: ``improved`` or ``regressed`` is an alarm too (its reason also names
+   any changed slots).
+
+The accepted baseline is the first result (verdict ``baseline``) or, later, a
 result that raised an alarm and was then accepted by a human ``core_change``
 (:mod:`llmarchive.instrument.acknowledge`).  A result that raised an alarm
 is never a baseline on its own, and ``flat`` results do not move it either,
 so a slow drift in steps each too small to call is still measured against
 where it started.
-``improved`` or ``regressed`` raises an ``instrument_alarm``, and so does ``unmeasurable``
-(a version with no valid decision where the previous result had one);
+``changed``, ``improved`` or ``regressed`` raises an ``instrument_alarm``, and so does ``unmeasurable``
+(a version with no valid decision where the baseline had one);
 ``flat`` is the expected answer from a frozen model; the first result for a
 protocol is the ``baseline``.  A rotation that could not run is ``unavailable`` and raises an
 alarm too: an instrument that did not look has not vouched for anything.
@@ -34,18 +49,20 @@ its numbers into the public instrument table instead.
 """
 from datetime import date as Date
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from llmarchive import records
 from llmarchive.instrument.fingerprint import InstrumentError
 from llmarchive.instrument.verdict import accepted_rotation_runs, raise_alarm
+from llmarchive.jsonio import RecordFileError
 from llmarchive.paths import ArchivePaths
 from measure.stats import compare
 from measure.errors import ArchiveError
 
 ROTATION_EPOCH = Date(2026, 9, 21)
-VERDICTS = ("baseline", "flat", "improved", "regressed", "unmeasurable", "unavailable")
+VERDICTS = ("baseline", "flat", "changed", "improved", "regressed", "unmeasurable", "unavailable")
 COMPARED = ("stability_pct", "ci_low_pct", "ci_high_pct", "drop_bound_pct_ab")
+RUNTIME_FIELDS = ("model_sha256", "llama_cpp_version", "template_sha256", "runner_arch", "n_threads", "n_batch")
 
 
 class InstrumentPaths(ArchivePaths):
@@ -95,6 +112,67 @@ def previous_result(paths: ArchivePaths, protocol_id: str, protocol_sha256: Opti
     return found
 
 
+def slot_decisions(trials: Iterable[Mapping]) -> dict[str, str]:
+    """``{"item/version/replicate": decision}`` of a run: the option of a valid answer, else its outcome."""
+    out = {}
+    for trial in trials:
+        if trial.get("record_type", "trial") != "trial":
+            continue
+        key = f"{trial.get('item_id')}/{trial.get('version')}/{trial.get('replicate_index')}"
+        out[key] = str(trial.get("token")) if trial.get("outcome") == "valid" else str(trial.get("outcome"))
+    return out
+
+
+def baseline_slots(paths: ArchivePaths, previous: Mapping) -> dict[str, str]:
+    """The slot decisions of an accepted baseline, from its run folder under ``private/instrument/runs/``.
+
+    Raises :class:`InstrumentError` when the folder cannot be read: without
+    it the exact check cannot be made, and a rotation that could not look
+    has not vouched for anything.
+    """
+    from llmarchive.runs import load_run
+
+    folder = instrument_paths(paths).run_dir(str(previous.get("run_id")))
+    try:
+        trials = load_run(folder).trials
+    except (RecordFileError, OSError, ValueError) as exc:
+        raise InstrumentError(f"the trials of the accepted baseline {previous.get('run_id')} cannot be read, so "
+                              f"its decisions cannot be compared exactly: {exc}") from None
+    if not trials:
+        raise InstrumentError(f"the accepted baseline {previous.get('run_id')} has no trials in {folder}, so its "
+                              "decisions cannot be compared exactly")
+    return slot_decisions(trials)
+
+
+def changed_slots(before: Mapping[str, str], now: Mapping[str, str]) -> list[dict]:
+    """Every slot whose decision differs (a slot present on one side only counts, as ``missing``), in slot order."""
+    def order(key: str) -> tuple:
+        item, version, replicate = (key.split("/") + ["", "", ""])[:3]
+        return (item, version, int(replicate) if replicate.isdigit() else -1, key)
+
+    out = []
+    for key in sorted(set(before) | set(now), key=order):
+        was, became = before.get(key, "missing"), now.get(key, "missing")
+        if was != became:
+            out.append({"slot": key, "baseline": was, "now": became})
+    return out
+
+
+def _runtime_note(previous: Mapping, runtime: Mapping) -> str:
+    """Which pinned runtime fields differ from the baseline's, in words ('' when none do or none were recorded)."""
+    before = previous.get("runtime")
+    if not isinstance(before, Mapping):
+        return ""
+    moved = [f"{k} {before.get(k)} → {runtime.get(k)}" for k in RUNTIME_FIELDS if before.get(k) != runtime.get(k)]
+    return f"; the runtime differs from the baseline's ({', '.join(moved)})" if moved else ""
+
+
+def _slots_text(changed: list[dict], limit: int = 40) -> str:
+    shown = [f"{c['slot']} {c['baseline']}→{c['now']}" for c in changed[:limit]]
+    more = f" and {len(changed) - limit} more" if len(changed) > limit else ""
+    return ", ".join(shown) + more
+
+
 def _existing(paths: ArchivePaths, day: str, protocol_id: str, override: Optional[int]) -> Optional[dict]:
     for r in records.read(paths, "guard_rotation"):
         if (r.get("date") == day and r.get("protocol_id") == protocol_id and r.get("verdict") != "unavailable"
@@ -141,6 +219,10 @@ def guard_rotation(paths: ArchivePaths, day: str, subject: Any = None, *, series
                                    model_sha256=options.get("model_sha256"),
                                    n_threads=options.get("n_threads", 1), n_batch=options.get("n_batch", 512))
         runtime = subject.runtime()
+        previous = previous_result(paths, pid, protocol.get("protocol_sha256"), runtime.get("model_sha256"), day,
+                                   max_tokens)
+        # Read before the run, so a baseline that cannot be compared is known before any call is made.
+        before = baseline_slots(paths, previous) if previous is not None else None
         run_id = f"rotation_{day}_{pid}"
         settings = RunSettings(run_id=run_id, run_date=day, series="open_weights",
                                model_family="instrument-reference", allow_generation_override=max_tokens is not None,
@@ -160,33 +242,55 @@ def guard_rotation(paths: ArchivePaths, day: str, subject: Any = None, *, series
 
     m = result.measurement
     model_sha = runtime.get("model_sha256")
-    previous = previous_result(paths, pid, protocol.get("protocol_sha256"), model_sha, day, max_tokens)
     measurable = all(isinstance(m.get(k), (int, float)) for k in COMPARED)
+    rule = compare(previous, m) if previous is not None and measurable else None
+    changed = changed_slots(before, slot_decisions(result.trials)) if before is not None else []
     if previous is None:
         verdict = "baseline"
     elif not measurable:
         verdict = "unmeasurable"      # was measurable before, is not now: the instrument moved
+    elif rule in ("improved", "regressed"):
+        verdict = rule
     else:
-        verdict = compare(previous, m)
+        verdict = "changed" if changed else "flat"
     numbers = {k: m.get(k) for k in COMPARED}
+    slots_note = ""
+    if previous is not None:
+        slots_note = (f"; {len(changed)} of {len(before or {})} slots decided differently from the baseline: "
+                      f"{_slots_text(changed)}" if changed else
+                      f"; all {len(before or {})} slots decided exactly as in the baseline")
     record = records.append(paths, "guard_rotation", {
         **base, "run_id": run_id, "previous_run_id": previous.get("run_id") if previous else None,
         "verdict": verdict, **numbers,
         "previous": {k: previous.get(k) for k in COMPARED} if previous else None,
+        "change_rule": rule,
+        "slots_compared": len(before) if before is not None else None,
+        "slots_changed": changed if previous is not None else None,
         "flags": m.get("flags"), "model_sha256": model_sha, "subject_model_id": m.get("subject_model_id"),
         "runtime": runtime,
         "reason": ("first rotation result for this protocol on this model: the baseline" if previous is None
-                   else f"method §6 change rule against the accepted baseline {previous.get('run_id')} of "
-                        f"{previous.get('date')}: {verdict}"),
+                   else f"exact slot check and method §6 change rule ({rule or 'not applicable'}) against the "
+                        f"accepted baseline {previous.get('run_id')} of {previous.get('date')}: {verdict}"
+                        f"{slots_note}"),
     })
+    against = f"the accepted baseline of {previous.get('date')} (run {previous.get('run_id')})" if previous else ""
+    named = (f"; {len(changed)} of {len(before or {})} slots decided differently: {_slots_text(changed)}"
+             f"{_runtime_note(previous, runtime)}" if changed else "")
     if verdict == "unmeasurable":
         raise_alarm(paths, day, "guard_rotation",
                     f"{pid} can no longer be measured on the reference model (a version has no valid decision); "
-                    f"it was on {previous.get('date')} (run {previous.get('run_id')})", protocol_id=pid,
+                    f"it was on {previous.get('date')} (run {previous.get('run_id')}){named}", protocol_id=pid,
                     runtime=runtime)
     if verdict in ("improved", "regressed"):
         raise_alarm(paths, day, "guard_rotation",
                     f"{pid} {verdict} on the reference model: stability_pct {m.get('stability_pct')} against "
-                    f"{previous.get('stability_pct')} on {previous.get('date')} (run {previous.get('run_id')})",
+                    f"{previous.get('stability_pct')} on {previous.get('date')} (run {previous.get('run_id')})"
+                    f"{named}", protocol_id=pid, runtime=runtime)
+    if verdict == "changed":
+        raise_alarm(paths, day, "guard_rotation",
+                    f"{pid} changed on the reference model: {len(changed)} of {len(before or {})} slots decided "
+                    f"differently from {against} on a greedy, pinned runtime, where every answer should repeat "
+                    f"exactly: {_slots_text(changed)}{_runtime_note(previous, runtime)}. The change rule alone "
+                    f"says {rule} (stability_pct {m.get('stability_pct')} against {previous.get('stability_pct')})",
                     protocol_id=pid, runtime=runtime)
     return record

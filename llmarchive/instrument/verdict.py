@@ -28,17 +28,35 @@ the day's alarm was raised is marked afterwards by :func:`mark_day_suspect`
 (called by :func:`raise_alarm`): its run record gets the reason and its
 measurement is rebuilt by the frozen estimator with the flag set.  The flag
 is only ever added, never removed.
+
+**Every run folder, wherever it lives.**  Run folders are not all under
+``private/experiments/``: bridge runs of a model under review are held in
+``private/review/runs/`` and the guard rotation's runs in
+``private/instrument/runs/`` (:func:`run_roots`).  :func:`mark_day_suspect`
+walks all of them, held runs before the curve's, so a held run that joins
+the curve (``review resolve --successor``, a rename) while the marking runs
+is still seen in one place or the other, and joins the curve flagged.
+
+**Runs in flight.**  An alarm can land while a run is still calling the
+model, before it has a measurement to mark.  Two steps, in a fixed order,
+make sure one side always sees the other: :func:`raise_alarm` appends the
+alarm *first* and only then looks for measurements; the runner writes its
+measurement *first* and only then asks :func:`llmarchive.alarms.alarm_since` whether an
+alarm was recorded since its session started (marking itself with
+:func:`flag_run_folder` under the run lock it already holds).  Whichever
+looks second sees what the other wrote: either the runner finds the alarm,
+or the alarm's marking finds the measurement and waits for the run's lock.
 """
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from llmarchive import records
-from llmarchive.jsonio import RecordFileError, append_record, read_json, read_jsonl, write_json
+from llmarchive.alarms import flag_run_folder
+from llmarchive.jsonio import RecordFileError, append_record, read_json, read_jsonl
 from llmarchive.locks import lock_file
 from llmarchive.paths import ArchivePaths
 from llmarchive.records import utc_today
-from llmarchive.runs import load_run, measurement_run
-from measure.measurement import MeasurementError, build
 from measure.schema import SCHEMA_VERSION
 
 # method §7's word for the only way out of an alarm.  Bookkeeping kept outside
@@ -47,7 +65,7 @@ CORE_CHANGE = "core_change"
 CORE_CHANGE_FIELDS = ("date", "core_change", "reviewer", "acknowledged_alarms", "acknowledged_through")
 # The guard-rotation verdicts that raise an instrument_alarm (llmarchive.instrument.rotation); the CLI and the
 # Dagster asset read this one set, so both report the same rotation as an alarm.
-ALARM_VERDICTS = frozenset({"improved", "regressed", "unmeasurable", "unavailable"})
+ALARM_VERDICTS = frozenset({"improved", "regressed", "changed", "unmeasurable", "unavailable"})
 
 
 def read_core_changes(paths: ArchivePaths) -> list[dict]:
@@ -184,38 +202,63 @@ def raise_alarm(paths: ArchivePaths, date: str, source: str, reason: str, **extr
     return record
 
 
+def run_roots(paths: ArchivePaths) -> list[Path]:
+    """Every folder run folders live in: the instrument's, the held ones, then the curve's (``experiments/``).
+
+    Held runs come before the curve's because a held run moves onto the
+    curve (a rename): a walk in this order meets a moving run at least once.
+    """
+    from llmarchive.review import held_paths
+
+    # The guard rotation's root (llmarchive.instrument.rotation.InstrumentPaths, which imports this module).
+    return [paths.private / "instrument" / "runs", held_paths(paths).experiments, paths.experiments]
+
+
 def mark_day_suspect(paths: ArchivePaths, date: str, reason: str) -> list[str]:
-    """Flag every complete measurement of ``date`` that is not yet ``instrument_suspect``.
+    """Flag every complete measurement of ``date``, in every run root, that is not yet ``instrument_suspect``.
 
     Returns the run ids changed.  Takes the same per-run lock file as the
-    runner, so a run in progress is waited for rather than raced.
+    runner, so a run that is writing its measurement is waited for rather
+    than raced; a run still calling the model has no measurement yet and
+    marks itself (:func:`llmarchive.alarms.alarm_since`, asked by the runner after it writes
+    its measurement — the alarm was appended before this walk began).
     """
     changed: list[str] = []
-    if not paths.experiments.is_dir():
-        return changed
-    for folder in sorted(p for p in paths.experiments.iterdir() if p.is_dir()):
-        run_file = folder / "run.json"
-        if not (folder / "measurement.json").exists() or not run_file.exists():
+    for root in run_roots(paths):
+        if not root.is_dir():
             continue
-        try:
-            if read_json(run_file).get("run_date") != date:
+        for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+            run_file = folder / "run.json"
+            if not (folder / "measurement.json").exists() or not run_file.exists():
                 continue
-        except RecordFileError:
-            continue
-        with lock_file(folder / ".lock"):
-            loaded = load_run(folder)
-            if loaded.measurement is None or "instrument_suspect" in (loaded.measurement.get("flags") or []):
-                continue
-            run = dict(loaded.run)
-            run["instrument_suspect"] = reason
             try:
-                measurement = build(loaded.protocol_header, loaded.trials, measurement_run(run))
-            except MeasurementError:
-                continue
-            write_json(run_file, run)
-            write_json(folder / "measurement.json", measurement)
-            changed.append(folder.name)
+                if read_json(run_file).get("run_date") != date:
+                    continue
+            except RecordFileError:
+                continue   # moved away meanwhile (a held run joining the curve): met again in experiments/
+            flagged, moved = False, False
+            with lock_file(folder / ".lock"):
+                moved = not run_file.exists()
+                if not moved:
+                    try:
+                        flagged = flag_run_folder(folder, reason)
+                    except RecordFileError:
+                        pass
+            if moved:   # it moved while we waited for its lock (met again in experiments/): leave no empty folder
+                _remove_stray(folder)
+            if flagged:
+                changed.append(folder.name)
     return changed
+
+
+def _remove_stray(folder: Path) -> None:
+    """Remove a folder that holds nothing but the lock file taking the lock re-created."""
+    try:
+        if [p.name for p in folder.iterdir()] == [".lock"]:
+            (folder / ".lock").unlink()
+            folder.rmdir()
+    except OSError:
+        pass
 
 
 def suspect_value(paths: ArchivePaths, date: Optional[str], run_id: Optional[str] = None) -> Union[bool, str]:

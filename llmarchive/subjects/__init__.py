@@ -12,11 +12,12 @@ an outcome.  :func:`make_subject` builds one from command-line style options.
 """
 from typing import Any, Optional
 
-from llmarchive.subjects.base import CallResult, Classified, SubjectError, classify
+from llmarchive.subjects.base import CallResult, Classified, SubjectError, SubjectSettingsError, classify
 
 SUBJECT_KINDS = ("reference", "anthropic", "openai")
 
-__all__ = ["CallResult", "Classified", "SUBJECT_KINDS", "SubjectError", "classify", "list_models", "make_subject"]
+__all__ = ["CallResult", "Classified", "SUBJECT_KINDS", "SubjectError", "SubjectSettingsError", "check_api_settings",
+           "classify", "list_models", "make_subject"]
 
 
 def make_subject(kind: str, *, max_tokens: int, model: Optional[str] = None, base_url: Optional[str] = None,
@@ -34,9 +35,9 @@ def make_subject(kind: str, *, max_tokens: int, model: Optional[str] = None, bas
         from llmarchive.subjects.reference import ReferenceSettings, ReferenceSubject
 
         if base_url:
-            raise SubjectError("--base-url applies to API subjects, not to the reference model")
+            raise SubjectSettingsError("--base-url applies to API subjects, not to the reference model")
         if not isinstance(workers, int) or workers < 1:
-            raise SubjectError(f"workers must be a positive integer, got {workers!r}")
+            raise SubjectSettingsError(f"workers must be a positive integer, got {workers!r}")
 
         def one() -> ReferenceSubject:
             return ReferenceSubject(max_tokens, model=model or models.DEFAULT_MODEL, model_path=model_path,
@@ -51,9 +52,11 @@ def make_subject(kind: str, *, max_tokens: int, model: Optional[str] = None, bas
         from llmarchive.subjects.http import RetryPolicy
 
         if model_path or model_sha256:
-            raise SubjectError("--model-path/--model-sha256 apply to the reference model only")
+            raise SubjectSettingsError("--model-path/--model-sha256 apply to the reference model only")
+        if workers != 1:
+            raise SubjectSettingsError("--workers applies to the reference model only (API subjects: --concurrency)")
         if not model:
-            raise SubjectError(f"the {kind} subject needs --model (the provider's model id)")
+            raise SubjectSettingsError(f"the {kind} subject needs --model (the provider's model id)")
         options = dict(base_url=base_url, timeout_s=timeout_s, retry=RetryPolicy(max_attempts=max_attempts),
                        retry_seed=retry_seed, sleep=sleep)
         if kind == "anthropic":
@@ -61,7 +64,7 @@ def make_subject(kind: str, *, max_tokens: int, model: Optional[str] = None, bas
             return AnthropicSubject(model, max_tokens, **options)
         from llmarchive.subjects.openai_compat import OpenAICompatSubject
         return OpenAICompatSubject(model, max_tokens, **options)
-    raise SubjectError(f"unknown subject {kind!r}; known: {', '.join(SUBJECT_KINDS)}")
+    raise SubjectSettingsError(f"unknown subject {kind!r}; known: {', '.join(SUBJECT_KINDS)}")
 
 
 def list_models(kind: str, base_url: Optional[str] = None, max_attempts: int = 6,
@@ -72,7 +75,22 @@ def list_models(kind: str, base_url: Optional[str] = None, max_attempts: int = 6
     least ``id``).  Raises :class:`SubjectError` when the list cannot be read.
     """
     if kind not in ("anthropic", "openai"):
-        raise SubjectError(f"only API subjects list models; got {kind!r}")
+        raise SubjectSettingsError(f"only API subjects list models; got {kind!r}")
     subject = make_subject(kind, max_tokens=1, model="models-list", base_url=base_url,
                            max_attempts=max_attempts, timeout_s=timeout_s)
     return subject.list_models()
+
+
+def check_api_settings(kind: str, base_url: Optional[str] = None) -> None:
+    """Refuse, before anything is recorded, what is our mistake and not the provider's.
+
+    An API subject of ``kind`` is set up exactly as a call or the models
+    list would set it up — the base URL read, the key looked up in its
+    environment variable — and nothing is sent.  A missing key or a
+    malformed ``--base-url`` raises :class:`SubjectSettingsError`: the
+    sweep and the model watch stop with that one line instead of recording
+    a provider outage the provider never had.
+    """
+    if kind not in ("anthropic", "openai"):
+        raise SubjectSettingsError(f"{kind!r} is not an API provider (anthropic or openai)")
+    make_subject(kind, max_tokens=1, model="settings-check", base_url=base_url)

@@ -102,6 +102,16 @@ class SubjectError(ArchiveError, RuntimeError):
         self.status = status
 
 
+class SubjectSettingsError(SubjectError):
+    """Our own mistake in how a subject is set up: a missing key, a malformed base URL, a bad option.
+
+    Nothing was sent, so the provider has said nothing: it is never a
+    provider outage and never a gap cause.  The sweep and the model watch
+    check for it before they record anything (:func:`llmarchive.subjects.check_api_settings`)
+    and stop with its one-line message instead.
+    """
+
+
 def utc_timestamp() -> str:
     """Current UTC time, ISO 8601 with milliseconds and ``Z``."""
     now = datetime.now(timezone.utc)

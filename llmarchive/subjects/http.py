@@ -41,10 +41,11 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Optional
+from urllib.parse import urlsplit
 
 import httpx
 
-from llmarchive.subjects.base import CallResult, SubjectError, utc_timestamp
+from llmarchive.subjects.base import CallResult, SubjectError, SubjectSettingsError, utc_timestamp
 from measure.canonical import canonical_json, canonical_sha256
 from measure.rng import Stream, seed_from_text
 from measure.errors import ArchiveError
@@ -138,6 +139,32 @@ def _error_fields(response: httpx.Response) -> dict:
     return error if isinstance(error, dict) else {}
 
 
+def check_base_url(base_url: object, provider: str = "http", key_env: Optional[str] = None) -> str:
+    """``base_url`` when it is an address a request can go to; else :class:`SubjectSettingsError`.
+
+    ``http://`` or ``https://``, a host, and nothing after the path: no
+    credentials (keys come from the environment only), no query, no
+    fragment.  ``not-a-url``, ``http://`` or ``https://:8080`` is a typing
+    mistake to report now, not a provider that cannot be reached later.
+    """
+    text = base_url if isinstance(base_url, str) else ""
+    try:
+        parts = urlsplit(text)
+        parts.port    # a port that is not a number raises here
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SubjectSettingsError(f"--base-url {base_url!r} is not a URL: give http:// or https:// and a host, "
+                                   "e.g. http://127.0.0.1:8080")
+    if parts.username is not None or parts.password is not None:
+        raise SubjectSettingsError("the base URL carries credentials; keys come from the environment only "
+                                   f"({key_env or 'no key variable'} for the {provider} subject)")
+    if parts.query or parts.fragment or any(c.isspace() for c in text):
+        raise SubjectSettingsError(f"--base-url {base_url!r} must be the server's address alone (no query, "
+                                   "fragment or spaces)")
+    return text
+
+
 class HttpSubject:
     """Base of the API subjects: one POST per call, retried, timed, scrubbed.
 
@@ -160,14 +187,10 @@ class HttpSubject:
     def __init__(self, model: str, max_tokens: int, base_url: str, *, timeout_s: float = 120.0,
                  retry: RetryPolicy = RetryPolicy(), retry_seed: int = 0, sleep: Optional[Sleep] = None) -> None:
         if not model or not isinstance(model, str):
-            raise SubjectError("a model id is required (--model)")
+            raise SubjectSettingsError("a model id is required (--model)")
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
-            raise SubjectError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-        if not base_url.startswith(("http://", "https://")):
-            raise SubjectError(f"base URL {base_url!r} must start with http:// or https://")
-        if "@" in base_url.split("//", 1)[1].split("/", 1)[0]:
-            raise SubjectError("the base URL carries credentials; keys come from the environment only "
-                               f"({self.key_env or 'no key variable'} for the {self.provider} subject)")
+            raise SubjectSettingsError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        check_base_url(base_url, self.provider, self.key_env)
         self.model = model
         self.max_tokens = max_tokens
         self.base_url = base_url.rstrip("/")
@@ -178,8 +201,8 @@ class HttpSubject:
         self._sleep: Sleep = asyncio.sleep if sleep is None else sleep
         self._key = os.environ.get(self.key_env) if self.key_env else None
         if self.key_required and not self._key:
-            raise SubjectError(f"{self.key_env} is not set: the {self.provider} subject reads its key "
-                               "from that environment variable and nowhere else")
+            raise SubjectSettingsError(f"{self.key_env} is not set: the {self.provider} subject reads its key "
+                                       "from that environment variable and nowhere else")
         self._client: Optional[httpx.AsyncClient] = None
 
     # -- what subclasses provide -------------------------------------------

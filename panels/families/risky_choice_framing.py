@@ -5,12 +5,20 @@ offers a plan that saves a fixed number for certain and a plan that saves
 all of them with some chance and none otherwise.  The ``wording`` type's B
 describes the same two plans as losses instead of gains.
 
-The ``gain`` and ``loss`` templates of one option share their choice-group
-structure exactly (they are rendered from the same random stream); only the
-saved/lost words inside the groups differ.  Where a percentage starting with
-an eight follows an article, the article is written "an".
+The ``gain`` and ``loss`` templates of one option are its one closed template
+per frame.  They share their choice-group structure exactly
+(:func:`check_frames`, run by the builder): rendered from the same random
+stream they make the same choices, so B's loss line is A's gain line with
+only the saved/lost words inside the groups changed.  Gate 1b
+(:mod:`panels.conformance`) checks that word for word: it reads A's choices
+off A's option line and replays them in the loss template
+(:func:`option_frames`).  Where a percentage starting with an eight follows
+an article, the article is written "an".
 """
-from panels.scenario import Scenario
+from typing import Mapping, Optional
+
+from panels.scenario import Scenario, ScenarioError
+from panels.template import choice_shape, parse
 
 SCENARIOS = (
     # ------------------------------------------------------------------ s01
@@ -768,3 +776,63 @@ SCENARIOS = (
         },
     ),
 )
+
+
+FRAMES = ("gain", "loss")
+# The one value the two frames quote differently: saved for certain against lost for certain.
+FRAME_VALUES = {"gain": "sure", "loss": "sure_lost"}
+
+
+def _value_names(template: str) -> list[str]:
+    def walk(nodes: list) -> list[str]:
+        out: list[str] = []
+        for node in nodes:
+            if isinstance(node, tuple) and node[0] == "var":
+                out.append(node[1])
+            elif isinstance(node, tuple) and node[0] == "choice":
+                for alternative in node[1]:
+                    out.extend(walk(alternative))
+        return out
+    return walk(parse(template))
+
+
+def check_frames(scenario: Scenario) -> None:
+    """Raise :class:`ScenarioError` unless each option's gain and loss templates are parallel.
+
+    Parallel: the same choice groups in the same places (so one record of
+    choices renders both, :func:`panels.template.render_choices`) and the
+    same values in the same order, ``sure`` in the gain frame standing where
+    ``sure_lost`` stands in the loss frame.  Only then is B's loss line
+    A's gain line re-described, and nothing else.
+    """
+    for role in sorted(scenario.options):
+        spec = scenario.options[role]
+        where = f"risky_choice_framing/{scenario.item_id} option {role}"
+        if not isinstance(spec, Mapping) or sorted(spec) != sorted(FRAMES):
+            raise ScenarioError(f"{where}: needs exactly one template per frame, {' and '.join(FRAMES)}")
+        if choice_shape(spec["gain"]) != choice_shape(spec["loss"]):
+            raise ScenarioError(f"{where}: the gain and loss templates do not have the same choice groups "
+                                f"in the same places")
+        # Each frame's own certain number stands for "the frame's number"; the other frame's is out of place.
+        names = {frame: ["(frame number)" if n == FRAME_VALUES[frame] else
+                         "(the other frame's number)" if n in FRAME_VALUES.values() else n
+                         for n in _value_names(spec[frame])] for frame in FRAMES}
+        if names["gain"] != names["loss"] or "(the other frame's number)" in names["gain"] + names["loss"]:
+            raise ScenarioError(f"{where}: the gain and loss templates do not quote the same values in the "
+                                f"same order")
+
+
+def option_frames(item_id: str, role: str) -> Optional[tuple[Mapping[str, str], tuple[str, ...]]]:
+    """The item's templates for one option, by frame, and the item's name placeholders; None if unknown.
+
+    Gate 1b reads these to check every word of a ``wording`` protocol's
+    option lines; the name placeholders (``${coop}``, ...) are the values it
+    cannot know (they are drawn per seed) and must read off A instead.
+    """
+    for scenario in SCENARIOS:
+        if scenario.item_id == item_id:
+            spec = scenario.options.get(role)
+            if not isinstance(spec, Mapping) or sorted(spec) != sorted(FRAMES):
+                return None
+            return {frame: spec[frame] for frame in FRAMES}, tuple(sorted(scenario.names))
+    return None

@@ -56,10 +56,16 @@ function open(runId,row){
   var dl=el('dl');
   if(m.unreadable){kv(dl,'stability_pct','not measurable ('+m.unreadable.readable+' of '+m.unreadable.total+' answers of A and B readable); the computed figure '+fmt(m.stability_pct)+' is not a measurement');}
   else{kv(dl,'stability_pct',fmt(m.stability_pct)+'  (95% CI '+fmt(m.ci_low_pct)+'–'+fmt(m.ci_high_pct)+', conditional on this panel)');}
+  if(m.replicate_agreement_pct!==null&&m.replicate_agreement_pct!==undefined){
+    kv(dl,'replicate_agreement_pct',fmt(m.replicate_agreement_pct)+'  (scenario × version cells whose repeats all came back the same)');
+    kv(dl,'ci_stratified_low_pct – high',fmt(m.ci_stratified_low_pct)+'–'+fmt(m.ci_stratified_high_pct)+'  (within-panel: only the repeats of each scenario resampled)');
+  }
+  if(m.repeats_reading){kv(dl,'reading the interval',m.repeats_reading);}
   kv(dl,'min_detectable_change_pct',m.min_detectable_change_pct===null||m.min_detectable_change_pct===undefined?'— (no interval or drop bound to compare with)':fmt(m.min_detectable_change_pct)+'  (the smallest move from here the change rule could call, if the next measurement were as precise)');
   kv(dl,'entropy_a / entropy_b',fmt(m.entropy_a,3)+' / '+fmt(m.entropy_b,3));
   kv(dl,'null_floor_pct',fmt(m.null_floor_pct)+(m.at_noise_floor?'  (at the noise floor)':''));
   kv(dl,'gap_pct / gap_null_pct / gap_positive_pct',fmt(m.gap_pct)+' / '+fmt(m.gap_null_pct)+' / '+fmt(m.gap_positive_pct));
+  kv(dl,'gap_role_ab_pct',m.gap_role_ab_pct===null||m.gap_role_ab_pct===undefined?'— (this run recorded no option roles)':fmt(m.gap_role_ab_pct)+'  (the A–B distance over what the options are, e.g. sure or gamble, not their letters)');
   kv(dl,'u_a / u_a_prime / u_b / u_c',[m.u_a,m.u_a_prime,m.u_b,m.u_c].map(function(v){return fmt(v,3);}).join(' / '));
   kv(dl,'drop_bound_pct ab / aa / ac',fmt(m.drop_bound_pct_ab)+' / '+fmt(m.drop_bound_pct_aa)+' / '+fmt(m.drop_bound_pct_ac));
   kv(dl,'scenario_concentration_pct',fmt(m.scenario_concentration_pct));
@@ -88,7 +94,7 @@ function open(runId,row){
   }
   var hs=human[m.protocol_id];
   if(hs&&hs.length){body.appendChild(el('h3','Human result beside this protocol (secondary, never aggregated)'));
-    hs.forEach(function(h){body.appendChild(el('p',h.study+' — collected '+h.year+', '+h.design+': '+fmt(h.effect_pct)+' points. '+h.effect_definition));});}
+    hs.forEach(function(h){body.appendChild(el('p',h.study+' — collected '+h.year+', '+h.design+': '+fmt(h.effect_pct)+' points. '+h.effect_definition+' Read it against this run\'s gap_role_ab_pct: '+fmt(m.gap_role_ab_pct)+' (gap_pct, by letter: '+fmt(m.gap_pct)+').'));});}
   body.appendChild(el('h3','Identity'));
   var id=el('dl');['run_id','panel_sha256','protocol_sha256','extractor_sha','analysis_code_sha','schema_sha256','grammar_version','condition_profile','bootstrap_seed','lane','twin_id'].forEach(function(k){kv(id,k,fmt(m[k]));});
   body.appendChild(id);
