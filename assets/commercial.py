@@ -6,10 +6,9 @@ from assets.partitions import commercial
 from assets.protocols import preregistration_manifest, protocols
 from assets.reporting import cost_metadata, gate_check_results, gate_check_specs, measurement_metadata, run_metadata
 from assets.resources import ArchiveResource, BudgetResource, SubjectResource
-from llmarchive import records
+from llmarchive import records, store
 from llmarchive.budget import protocol_calls
-from llmarchive.jsonio import read_json
-from llmarchive.runs import load_run
+from llmarchive.store import load_run
 from llmarchive.subject_models import active_model
 from llmarchive.sweep import sweep, sweep_run_id
 from measure.verify import recompute
@@ -78,9 +77,8 @@ def commercial_trials(context: AssetExecutionContext, archive: ArchiveResource, 
         "skipped": MetadataValue.json([{"condition": c, "reason": r} for _, c, r in outcome.skipped]),
         **_cost_metadata(paths, protocol_id, loaded_budget),
     }
-    run_file = paths.run_dir(sweep_run_id(day, protocol_id, outcome.model_id)) / "run.json"
-    if run_file.exists():
-        run = read_json(run_file)
+    run = store.run_record(paths, sweep_run_id(day, protocol_id, outcome.model_id))
+    if run is not None:
         metadata.update(run_metadata(run))
         spent = run.get("cost_eur")
         metadata["spend_eur"] = MetadataValue.float(float(spent)) if isinstance(spent, (int, float)) else "unknown"
@@ -111,7 +109,7 @@ def commercial_measurements(context: AssetExecutionContext, archive: ArchiveReso
     paths = archive.paths()
     model = active_model(paths, subject.models_config())
     folder_path = paths.run_dir(sweep_run_id(f"{month}-01", protocol_id, model))
-    if not (folder_path / "run.json").exists():
+    if not store.has_run(folder_path):
         skips = [s for s in records.read(paths, "skip")
                  if s.get("protocol_id") == protocol_id and str(s.get("date", ""))[:7] == month]
         last = skips[-1] if skips else None

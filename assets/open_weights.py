@@ -9,7 +9,7 @@ from assets.reporting import gate_check_results, gate_check_specs, measurement_t
 from assets.resources import ArchiveResource, ReferenceModelResource
 from llmarchive import open_weights as ow
 from llmarchive.instrument.verdict import suspect_value
-from llmarchive.runs import load_run
+from llmarchive.store import load_run
 from measure.verify import recompute
 
 

@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from llmarchive.jsonio import write_json  # noqa: E402
 from llmarchive.paths import ArchivePaths  # noqa: E402
-from llmarchive.runs import measurement_run  # noqa: E402
+from llmarchive.store import measurement_run  # noqa: E402
 from measure import chain  # noqa: E402
 from measure.measurement import build  # noqa: E402
 from measure.rng import Stream, seed_from_text  # noqa: E402

@@ -3,20 +3,16 @@
 method §7.4: an alarm marks the measurements of its day ``instrument_suspect``,
 and a run that was calling the model when an alarm was raised is marked as
 well.  The runner asks :func:`alarm_since` after it has written its
-measurement and marks itself with :func:`flag_run_folder`; the instrument
-(:mod:`llmarchive.instrument.verdict`) uses the same :func:`flag_run_folder`
-for the runs of an alarm's day.  This module sits below both because the
+measurement and marks itself with :func:`llmarchive.store.mark_suspect`; the
+instrument (:mod:`llmarchive.instrument.verdict`) uses the same
+:func:`~llmarchive.store.mark_suspect` for the runs of an alarm's day.  This module sits below both because the
 instrument runs protocols through the runner: the runner may not import the
 instrument.
 """
-from pathlib import Path
 from typing import Optional
 
 from llmarchive import records
-from llmarchive.jsonio import write_json
 from llmarchive.paths import ArchivePaths
-from llmarchive.runs import load_run, measurement_run
-from measure.measurement import MeasurementError, build
 
 ALARM_KIND = "instrument_alarm"
 
@@ -40,31 +36,3 @@ def alarm_since(paths: ArchivePaths, since: str) -> Optional[str]:
     return (f"instrument: instrument_alarm from {first.get('source')}: {first.get('reason')} (raised on "
             f"{first.get('date')} while this run was calling the model)")
 
-
-def flag_run_folder(folder: Path, reason: str) -> bool:
-    """Add ``instrument_suspect`` (with ``reason``) to a run folder; the caller holds the folder's lock.
-
-    The run record gets the reason (a reason it already has is kept); a
-    measurement, if there is one, is rebuilt by the frozen estimator with the
-    flag set.  A run already flagged is left as it is.  Returns whether
-    anything changed.
-    """
-    loaded = load_run(folder)
-    already = bool(loaded.run.get("instrument_suspect"))
-    if loaded.measurement is not None:
-        already = already and "instrument_suspect" in (loaded.measurement.get("flags") or [])
-    if already:
-        return False
-    run = dict(loaded.run)
-    run["instrument_suspect"] = run.get("instrument_suspect") or reason
-    measurement = None
-    if loaded.measurement is not None:
-        try:
-            measurement = build(loaded.protocol_header, sorted(loaded.trials, key=lambda t: t["trial_index"]),
-                                measurement_run(run))
-        except MeasurementError:
-            return False
-    write_json(folder / "run.json", run)
-    if measurement is not None:
-        write_json(folder / "measurement.json", measurement)
-    return True

@@ -51,9 +51,8 @@ from typing import Any, Callable, Optional
 from measure.errors import ArchiveError
 from llmarchive import budget as budget_mod
 from llmarchive import records
-from llmarchive.coverage import sweep_protocols
+from llmarchive import store
 from llmarchive.skips import record_skip
-from llmarchive.jsonio import RecordFileError, read_json
 from llmarchive.paths import ArchivePaths
 from llmarchive.subject_models import SubjectModels
 
@@ -67,6 +66,8 @@ class BridgeError(ArchiveError, RuntimeError):
 
 def bridge_protocols(paths: ArchivePaths, config: SubjectModels, count: int = 4) -> list[str]:
     """One admitted protocol per rewording type of the configured series (the budget's selection rule)."""
+    from llmarchive.registry import sweep_protocols
+
     headers = sweep_protocols(paths, config.protocol_series)
     chosen = budget_mod.select_protocols(headers, count, None)
     by_id = {h["protocol_id"]: h for h in headers}
@@ -136,24 +137,18 @@ def bridge_runs(paths: ArchivePaths, bridge: dict) -> dict[tuple[str, str], dict
     out = {}
     for pid in bridge.get("protocol_ids") or []:
         for role in ("old", "new"):
-            run_file = run_folder(paths, bridge, pid, role) / "run.json"
-            if run_file.exists():
-                try:
-                    out[(pid, role)] = read_json(run_file)
-                except RecordFileError:
-                    continue
+            record = store.read_run_if_any(run_folder(paths, bridge, pid, role))
+            if record is not None:
+                out[(pid, role)] = record
     return out
 
 
 def run_complete(paths: ArchivePaths, bridge: dict, protocol_id: str, role: str) -> bool:
     """Is this bridge run complete (``status: complete`` and its measurement written)?"""
     folder = run_folder(paths, bridge, protocol_id, role)
-    if not (folder / "measurement.json").exists():
+    if not store.is_complete(folder):
         return False
-    try:
-        return read_json(folder / "run.json").get("status") == "complete"
-    except (RecordFileError, AttributeError):
-        return False
+    return (store.read_run_if_any(folder) or {}).get("status") == "complete"
 
 
 def half_complete(paths: ArchivePaths, bridge: dict, role: str) -> bool:

@@ -12,9 +12,12 @@ there must agree with the trials.
 
 What a trial needs: ``protocol_id``, ``item_id``, ``version``,
 ``replicate_index``, ``prompt_sha256`` (sha256 of the exact prompt sent),
-``outcome``, ``token``, ``response_text`` and ``returned_model_id``.  Other
-keys (timings, tokens, chain hashes) are kept and not judged, except that a
-file whose trials carry chain hashes must verify as a chain.
+``outcome``, ``token``, ``response_text`` and ``returned_model_id``.  Every
+field a trial carries that :data:`measure.schema.TRIAL_FIELDS` names
+(timings, token counts, chain hashes…) must have the schema's type, and may
+be null only where the schema allows it (never ``outcome``); keys the schema
+does not know are kept and not judged.  A file whose trials carry chain
+hashes must verify as a chain.
 
 What is checked — every failed condition is reported at once, and a rejected
 file stores nothing:
@@ -58,7 +61,7 @@ from llmarchive.jsonio import write_json
 from llmarchive.paths import ArchivePaths
 from measure import chain, extract
 from measure.measurement import MeasurementError, build
-from measure.schema import OUTCOMES, VERSIONS
+from measure.schema import OUTCOMES, VERSIONS, expected_words, json_type_words, trial_problems
 from llmarchive.records import utc_today
 
 HEADER_TYPE = "comparison_submission"
@@ -95,24 +98,12 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-# The types a trial's judged fields must have (None allowed where the runner writes null).
-TRIAL_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {
-    "protocol_id": ((str,), False), "item_id": ((str,), False), "version": ((str,), False),
-    "replicate_index": ((int,), False), "prompt_sha256": ((str,), True), "outcome": ((str,), True),
-    "token": ((str,), True), "response_text": ((str,), True), "returned_model_id": ((str,), True),
-    "started_at": ((str,), True), "record_sha256": ((str,), True), "prev_sha256": ((str,), True),
-}
 HEADER_TYPES: dict[str, tuple[type, ...]] = {
     "protocol_id": (str,), "panel_sha256": (str,), "grammar_version": (int,), "n": (int,), "model_id": (str,),
     "model_family": (str,), "run_date": (str,), "submitted_by": (str,), "note": (str,),
 }
 _TYPE_NAMES = {str: "a string", int: "an integer"}
 MAX_LINE_PROBLEMS = 3
-
-
-def _type_name(value: object) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
-            dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
 
 
 def _wrong_type(value: object, allowed: tuple[type, ...], nullable: bool) -> bool:
@@ -129,20 +120,14 @@ def field_types(header: dict, trials: list[tuple[int, dict]]) -> list[tuple[str,
     for key, allowed in HEADER_TYPES.items():
         if key in header and _wrong_type(header[key], allowed, True):
             problems.append(("format", f"the header's {key} must be {_TYPE_NAMES[allowed[0]]}, "
-                                       f"got {_type_name(header[key])}"))
+                                       f"got {json_type_words(header[key])}"))
     wrong: dict[str, list[str]] = {}
     for number, trial in trials:
-        for key, (allowed, nullable) in TRIAL_TYPES.items():
-            if key not in trial:
-                continue
-            value = trial[key]
-            if _wrong_type(value, allowed, nullable) or (key == "replicate_index" and value < 0):
-                wrong.setdefault(key, []).append(f"line {number}: {_type_name(value)}")
+        for problem in trial_problems(trial):    # the schema's types; a missing field is judged by its condition
+            wrong.setdefault(problem.field, []).append(f"line {number}: {json_type_words(trial[problem.field])}")
     for key, where in wrong.items():
-        allowed, nullable = TRIAL_TYPES[key]
-        expected = ("a non-negative integer" if key == "replicate_index"
-                    else _TYPE_NAMES[allowed[0]] + (" or null" if nullable else ""))
-        problems.append(("format", f"{len(where)} trial(s) carry {key} that is not {expected} ({_few(where, 3)})"))
+        problems.append(("format", f"{len(where)} trial(s) carry {key} that is not {expected_words(key)} "
+                                   f"({_few(where, 3)})"))
     return problems
 
 

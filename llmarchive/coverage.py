@@ -38,6 +38,10 @@ provider_refused_request          human_absent              the provider refused
 storage_write_failed              provider_outage           a run stopped because the archive could not write
                                                             what it received (a full disk, a failed write):
                                                             its own period, and the rest of the sweep it stopped
+run_record_unreadable             provider_outage           a sweep run folder of the period whose run record the
+                                                            store cannot read (torn, not a JSON object, missing
+                                                            beside its trials): the archive did not keep what it
+                                                            received (see :mod:`llmarchive.store`)
 instrument_unavailable            provider_outage           an instrument job ran but could not do its work (the
                                                             reference model would not load or answer): its
                                                             record says ``unavailable``, which is not a result
@@ -103,173 +107,27 @@ ended with neither is **unexplained**, and :func:`record_coverage` raises
 :class:`UnexplainedGap` naming each one (after writing every explained row:
 nothing already known is lost).  A period still running (today, this month)
 with no output and no condition is pending and gets no row yet.
+
+The job table, the facts and the observation of each condition are in
+:mod:`llmarchive.coverage_conditions`; the runs come from the store
+(:mod:`llmarchive.store`), which lists a run folder it cannot read instead
+of leaving it out.
 """
-from bisect import bisect_left
 from dataclasses import dataclass, field
-from datetime import date as Date, datetime, timedelta, timezone
-from typing import Collection, Iterable, Optional, Sequence
+from datetime import date as Date, datetime, timezone
+from typing import Iterable, Optional, Sequence
 
 from llmarchive import budget as budget_mod
 from llmarchive import jobs as job_table
 from llmarchive import records
-from llmarchive.cadence import Cadence, CadenceError, load_cadence
-from llmarchive.jsonio import RecordFileError, read_json
+from llmarchive import store
+from llmarchive.cadence import Cadence, load_cadence
+from llmarchive.coverage_conditions import (  # noqa: F401  (the job table and conditions, named here too)
+    AFTER_THE_FACT, GAP_RECORD_TYPE, INSTRUMENT_LOGS, JOB_NAMES, JOBS, LOG_KINDS, Facts, Job, _day, _days, _months,
+    _Observer, month_bounds, period_kind)
 from llmarchive.paths import ArchivePaths
-from llmarchive.skips import CONDITIONS, PRECEDENCE, UnexplainedGap, cause_for, skip_condition
-
-# Known only once the period is over (see the table): alone, they leave a running period pending.
-AFTER_THE_FACT = frozenset({"run_left_interrupted", "storage_write_failed", "run_abandoned", "no_daily_cycle",
-                            "cycle_step_missing", "paid_job_not_started"})
-# A stop of the sweep for one of these stops it for every protocol not yet run that month.
-SWEEP_STOPPING = ("provider_unreachable", "provider_refused_request")
-# An instrument job → (its log, the field that says ``unavailable`` when it could not run).
-INSTRUMENT_LOGS = {job_table.RUNTIME_FINGERPRINT: ("runtime_fingerprint", "status"),
-                   job_table.GUARD_MARGIN_ROTATION: ("guard_rotation", "verdict")}
-# method §10's record type of a coverage row that is a gap.
-GAP_RECORD_TYPE = "coverage_gap"
-
-
-# --------------------------------------------------------------------------
-# jobs and periods
-# --------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Job:
-    """A scheduled job coverage accounts for, by its one name (:mod:`llmarchive.jobs`: its cadence key)."""
-
-    name: str
-    series: Optional[str]
-    per_protocol: bool = False
-    needs_provider: bool = False
-    commercial: bool = False
-
-    @property
-    def cadence_key(self) -> str:
-        return self.name
-
-    @property
-    def skip_jobs(self) -> tuple[str, ...]:
-        """The job names a skip of this job may carry (older records used older names)."""
-        return job_table.stored_names(self.name)
-
-
-JOBS = (
-    Job(job_table.FULL_SWEEP, "commercial", per_protocol=True, needs_provider=True, commercial=True),
-    Job(job_table.SUBJECT_FINGERPRINT, "commercial", needs_provider=True, commercial=True),
-    Job(job_table.RUNTIME_FINGERPRINT, "open_weights"),
-    Job(job_table.GUARD_MARGIN_ROTATION, "open_weights"),
-    Job(job_table.REVALIDATION_DAILY, None),
-)
-JOB_NAMES = tuple(j.name for j in JOBS)
-
-
-def period_kind(cadence: Cadence, job: Job) -> str:
-    """``day`` or ``month``: a 1d cadence is a calendar day, the 30d sweep a calendar month."""
-    if job.cadence_key == "revalidation_daily":
-        return "day"   # a count per day: daily by its name
-    every = cadence.every(job.cadence_key)
-    if every == timedelta(days=1):
-        return "day"
-    if every == timedelta(days=30):
-        return "month"
-    raise CadenceError(f"{job.cadence_key}: no coverage period for a cadence of {every}")
-
-
-def _day(value: str) -> Date:
-    return Date.fromisoformat(value)
-
-
-def _days(start: Date, end: Date) -> list[Date]:
-    return [start + timedelta(days=i) for i in range((end - start).days + 1)]
-
-
-def _months(start: Date, end: Date) -> list[str]:
-    out, y, m = [], start.year, start.month
-    while (y, m) <= (end.year, end.month):
-        out.append(f"{y:04d}-{m:02d}")
-        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
-    return out
-
-
-def month_bounds(month: str) -> tuple[Date, Date]:
-    y, m = int(month[:4]), int(month[5:7])
-    first = Date(y, m, 1)
-    nxt = Date(y + 1, 1, 1) if m == 12 else Date(y, m + 1, 1)
-    return first, nxt - timedelta(days=1)
-
-
-# --------------------------------------------------------------------------
-# what the archive observed
-# --------------------------------------------------------------------------
-
-@dataclass
-class Facts:
-    """Everything :func:`compute` reads, gathered once."""
-
-    runs: list[dict]
-    logs: dict[str, list[dict]]
-    protocols: list[dict]
-    guard_order: list[str]
-    cadence: Cadence
-    heartbeats: list[datetime] = field(default_factory=list)
-    open_runs: list[dict] = field(default_factory=list)
-    budget_cuts: list[dict] = field(default_factory=list)
-    declared_models: Optional[set] = None     # models declared for the family (None: not known, not checked)
-    spend: list[dict] = field(default_factory=list)
-
-    def by_date(self, kind: str) -> dict[str, list[dict]]:
-        out: dict[str, list[dict]] = {}
-        for r in self.logs.get(kind, []):
-            out.setdefault(str(r.get("date")), []).append(r)
-        return out
-
-
-LOG_KINDS = ("runtime_fingerprint", "guard_rotation", "subject_fingerprint", "revalidation", "skip",
-             "generation_bridge", "series_closed", "subject_model", "model_observed", "lease")
-
-
-def _run_records(paths: ArchivePaths, measured: bool) -> list[dict]:
-    """``run.json`` of every dated run folder that has (``measured``) or lacks a measurement."""
-    out = []
-    if not paths.experiments.is_dir():
-        return out
-    for folder in sorted(p for p in paths.experiments.iterdir() if p.is_dir()):
-        if (folder / "measurement.json").exists() != measured or not (folder / "run.json").exists():
-            continue
-        try:
-            run = read_json(folder / "run.json")
-        except RecordFileError:
-            continue
-        if isinstance(run, dict) and run.get("run_date"):
-            out.append(run)
-    return out
-
-
-def complete_runs(paths: ArchivePaths) -> list[dict]:
-    """The ``experiment_run`` record of every complete run folder (a measurement exists)."""
-    return _run_records(paths, measured=True)
-
-
-def open_runs(paths: ArchivePaths) -> list[dict]:
-    """The ``run.json`` of every run folder without a measurement: slots still open, with the run's status."""
-    return _run_records(paths, measured=False)
-
-
-def is_sweep_run(run: dict, declared_models: Optional[Collection[str]] = None) -> bool:
-    """Whether ``run`` (a ``run.json``) is the sweep's own run: the only kind that is a month's ``full_sweep``.
-
-    Job ``full_sweep`` (or its older name), the commercial series, not
-    exploratory (a manual run of an unlisted protocol, a model nobody
-    declared, an override), and — when the family's declared models are
-    known — on one of them.  A manual run of the same protocol measures
-    something, but it is not the programme's sweep.
-    """
-    job = run.get("job")
-    if job is None:   # a run recorded before runs named their job: the sweep's run ids say whose it is
-        job = job_table.FULL_SWEEP if str(run.get("run_id", "")).startswith("sweep_") else None
-    return (run.get("series") == "commercial" and job in job_table.stored_names(job_table.FULL_SWEEP)
-            and not run.get("exploratory")
-            and (declared_models is None or run.get("subject_model_id") in declared_models))
+from llmarchive.store import UNREADABLE_CONDITION, Unreadable, complete_runs, is_sweep_run  # noqa: F401
+from llmarchive.skips import PRECEDENCE, UnexplainedGap, cause_for
 
 
 def declared_models(paths: ArchivePaths, config=None) -> Optional[set]:
@@ -288,34 +146,22 @@ def declared_models(paths: ArchivePaths, config=None) -> Optional[set]:
     return review.declared_models(paths, config)
 
 
-def sweep_protocols(paths: ArchivePaths, series: str = "v0") -> list[dict]:
-    """Headers of the protocols a sweep runs: admitted, not sealed, of the protocol series; with admission date."""
-    from llmarchive import lanes, registry
-
-    admitted_on: dict[str, str] = {}
-    for row in lanes.read_admissions(paths):
-        when = str(row.get("reviewed_at") or "")[:10]
-        if row.get("protocol_id") and when:
-            admitted_on.setdefault(row["protocol_id"], when)
-    out = []
-    for h in registry.list_protocols(paths):
-        if h.get("status") == "admitted" and h.get("lane") in ("open", "guard") and h.get("series") == series:
-            out.append({**h, "admitted_on": admitted_on.get(h["protocol_id"])})
-    return sorted(out, key=lambda h: h["protocol_id"])
-
-
 def gather(paths: ArchivePaths, protocols: Optional[list[dict]] = None, series: str = "v0",
            cadence: Optional[Cadence] = None) -> Facts:
     from llmarchive.instrument.rotation import rotation_order
 
     logs = {kind: records.read(paths, kind) for kind in LOG_KINDS}
     if protocols is None:
+        from llmarchive.registry import sweep_protocols
+
         protocols = sweep_protocols(paths, series)
     heartbeats = sorted(t for t in (records.parse_time(r.get("recorded_at")) for r in logs["runtime_fingerprint"]) if t)
-    return Facts(complete_runs(paths), logs, protocols, rotation_order(protocols, series),
-                 cadence or load_cadence(), heartbeats, open_runs(paths),
+    runs = store.archive_scan(paths)
+    return Facts([r.record for r in runs.complete if r.run_date], logs, protocols, rotation_order(protocols, series),
+                 cadence or load_cadence(), heartbeats, [r.record for r in runs.open if r.run_date],
                  budget_mod.budget_cuts(paths), declared_models(paths),
-                 [e for e in budget_mod.ledger_entries(paths) if e.get("job") == job_table.SUBJECT_FINGERPRINT])
+                 [e for e in budget_mod.ledger_entries(paths) if e.get("job") == job_table.SUBJECT_FINGERPRINT],
+                 [*runs.unreadable, *store.held_scan(paths).unreadable])   # held runs: no period claims them
 
 
 def archive_start(facts: Facts) -> Optional[Date]:
@@ -343,230 +189,7 @@ class Coverage:
     pending: list[tuple[str, str, Optional[str]]]
     start: Optional[str]
     through: str
-
-
-class _Observer:
-    """Conditions observed for one job and period (each with its reason)."""
-
-    def __init__(self, facts: Facts, start: Date, through: Date, now: datetime) -> None:
-        self.facts = facts
-        self.start = start
-        self.through = through
-        self.now = now
-        self.deadman = facts.cadence.every("deadman_alert")
-        self.dormant_after = facts.cadence.every("dormant_after")
-        self.run_dates = sorted(_day(str(r["run_date"])[:10]) for r in facts.runs)
-        self.skips = facts.logs.get("skip", [])
-        self.closures = sorted((str(r.get("date")), r) for r in facts.logs.get("series_closed", []))
-        self.switches = sorted(str(r.get("date")) for r in facts.logs.get("subject_model", []))
-        self.bridges = [b for b in facts.logs.get("generation_bridge", []) if b.get("status") == "pending"]
-        self.beat_days = {t.date() for t in facts.heartbeats}
-        self.sweep_open = [r for r in facts.open_runs if is_sweep_run(r, facts.declared_models)]
-        self.cuts = sorted((c for c in facts.budget_cuts if isinstance(c.get("date"), str)),
-                           key=lambda c: c["date"][:10])
-
-    # -- single conditions ---------------------------------------------------
-    def dormant(self, when: Date) -> Optional[str]:
-        """Dormant by ``when`` (the period's last day so far): ``dormant_after`` without a run."""
-        i = bisect_left(self.run_dates, when + timedelta(days=1))
-        last = self.run_dates[i - 1] if i else None
-        ref = last or self.start
-        if when - ref >= self.dormant_after:
-            what = f"the last run was on {last}" if last else f"no run since the archive began on {self.start}"
-            return (f"{(when - ref).days} days without a run by {when} ({what}); dormant after "
-                    f"{self.dormant_after.days} days")
-        return None
-
-    def series_closed(self, last: Date) -> Optional[str]:
-        for when, record in reversed(self.closures):
-            if when[:10] <= last.isoformat():
-                reopened = [s for s in self.switches if s > when and s[:10] <= last.isoformat()]
-                if reopened:
-                    return None
-                return f"series closed on {when}: {record.get('reason')}"
-        return None
-
-    def bridge(self, first: Date, last: Date) -> Optional[str]:
-        for b in self.bridges:
-            when = str(b.get("date"))[:10]
-            if first.isoformat() <= when <= last.isoformat():
-                return (f"generation bridge {b.get('old_model_id')} → {b.get('new_model_id')} raised on {when} "
-                        "takes this month's sweep")
-        return None
-
-    def budget_cut(self, first: Date, last: Date, protocol_id: Optional[str]) -> Optional[str]:
-        """The budget cut in force at the period's end (:func:`llmarchive.budget.budget_cuts`), when it leaves
-        this sweep period out: a tier drop stops the sweep, quarterly skips two months in three, and a
-        smaller programme keeps the protocols the budget's one selection rule keeps."""
-        in_force = [c for c in self.cuts if c["date"][:10] <= last.isoformat()]
-        if not in_force:
-            return None
-        cut = in_force[-1]
-        try:
-            level = budget_mod.LEVELS[cut["to_level"]]
-        except (KeyError, IndexError, TypeError):
-            return None
-        why = f"budget cut of {cut['date'][:10]} to {level.describe()}: {cut.get('reason') or cut.get('step')}"
-        if not budget_mod.sweep_due(level, first.isoformat()[:7]):
-            return f"{why} (no sweep is due in {first:%Y-%m})"
-        kept = budget_mod.kept_protocols(cut, self.facts.protocols)
-        if protocol_id not in kept:
-            return f"{why} ({protocol_id} is not among the {level.protocols} protocols kept)"
-        return None
-
-    def open_sweep_runs(self, first: Date, last: Date, protocol_id: Optional[str]) -> dict[str, str]:
-        """Conditions from sweep runs of the period left open: this protocol's own, and a stop that ends the sweep."""
-        found: dict[str, str] = {}
-        lo, hi = first.isoformat(), last.isoformat()
-        for run in self.sweep_open:
-            when = str(run.get("run_date"))[:10]
-            if not lo <= when <= hi:
-                continue
-            status = run.get("status")
-            slots = f"{run.get('n_trials_recorded')}/{run.get('n_trials_planned')} trials"
-            own = run.get("protocol_id") == protocol_id
-            stop = run.get("interruption") if isinstance(run.get("interruption"), dict) else {}
-            rest = "" if own else "; the sweep stopped there"
-            if status == "interrupted" and stop.get("condition") == "provider_unreachable":
-                # A call that never got an answer stops the run and the sweep: the rest of it is the same outage.
-                found.setdefault("run_left_interrupted",
-                                 f"run {run.get('run_id')} stopped interrupted with {slots} ({stop.get('detail')}) "
-                                 f"and the period ended with its slots open" + rest)
-            elif status == "interrupted" and (stop.get("condition") == "storage_write_failed"
-                                              or stop.get("cause") == "write_failed"):
-                # The archive could not keep what it received: the run and the sweep stopped there.
-                found.setdefault("storage_write_failed",
-                                 f"run {run.get('run_id')} stopped with {slots}: a write failed "
-                                 f"({stop.get('detail')}) and the period ended with its slots open" + rest)
-            elif status == "interrupted" and stop.get("condition") == "budget_refused":
-                found.setdefault("budget_refused", f"run {run.get('run_id')} stopped with {slots}: the next call's "
-                                                   f"worst case did not fit the pool ({stop.get('detail')})" + rest)
-            elif status in ("interrupted", "running") and own:
-                what = (f"stopped ({stop.get('cause')}: {stop.get('detail')})" if stop
-                        else "was interrupted" if status == "interrupted" else "was left running (its process died)")
-                found.setdefault("run_abandoned", f"run {run.get('run_id')} {what} with {slots} and nobody resumed "
-                                                  "it in the period")
-            elif status == "halted" and own:
-                found.setdefault("provider_refused_request",
-                                 f"run {run.get('run_id')} halted with {slots}: the provider refused it")
-        return found
-
-    def instrument_unavailable(self, job: Job, day: Date) -> Optional[str]:
-        """The instrument job's record of ``day`` says it could not run (``unavailable``)."""
-        kind, field_name = INSTRUMENT_LOGS[job.name]
-        for r in self.facts.logs.get(kind, []):
-            if str(r.get("date")) == day.isoformat() and r.get(field_name) == "unavailable":
-                return f"{job.name} on {day} could not run: {r.get('reason')}"
-        return None
-
-    def started(self, job: Job, first: Date, last: Date, protocol_id: Optional[str]) -> bool:
-        """Whether anything shows the paid job was started for this period (then "nobody started it" is false).
-
-        For the sweep: a run folder of the sweep's for the protocol dated in
-        the period, complete or not.  For the subject fingerprint: spend
-        reserved or charged for one of the day's items.
-        """
-        lo, hi = first.isoformat(), last.isoformat()
-        if job.name == job_table.FULL_SWEEP:
-            return any(run.get("protocol_id") == protocol_id and lo <= str(run.get("run_date"))[:10] <= hi
-                       for run in [*self.facts.runs, *self.facts.open_runs]
-                       if is_sweep_run(run, self.facts.declared_models))
-        if job.name == job_table.SUBJECT_FINGERPRINT:
-            prefix = f"{job_table.SUBJECT_FINGERPRINT}/{lo}/"
-            return any(str(e.get("call_key", "")).startswith(prefix) for e in self.facts.spend)
-        return False
-
-    def no_cycle_on(self, day: Date) -> Optional[str]:
-        """The day had no daily cycle (no heartbeat recorded on it), however short the silence around it."""
-        if day in self.beat_days:
-            return None
-        before, after = self._beats_around(day)
-        hours = (after - before).total_seconds() / 3600
-        return (f"no daily cycle ran on {day} (previous {before.isoformat()}, next {after.isoformat()}: "
-                f"{hours:.0f} h apart)")
-
-    def deadman_around(self, day: Date) -> Optional[str]:
-        """No daily cycle for ``deadman_alert`` (36 h) around ``day``: the absence that explains a month."""
-        if day in self.beat_days:
-            return None
-        before, after = self._beats_around(day)
-        if after - before >= self.deadman:
-            hours = (after - before).total_seconds() / 3600
-            return (f"no daily cycle completed between {before.isoformat()} and {after.isoformat()} "
-                    f"({hours:.0f} h; dead-man alert after {self.deadman.total_seconds() / 3600:.0f} h)")
-        return None
-
-    def _beats_around(self, day: Date) -> tuple[datetime, datetime]:
-        beats = self.facts.heartbeats
-        day_start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
-        i = bisect_left(beats, day_start)
-        before = beats[i - 1] if i else datetime(self.start.year, self.start.month, self.start.day,
-                                                    tzinfo=timezone.utc)
-        j = bisect_left(beats, day_start + timedelta(days=1))
-        after = beats[j] if j < len(beats) else max(self.now, day_start + timedelta(days=1))
-        return before, after
-
-    # -- all conditions for a job and period --------------------------------
-    def conditions(self, job: Job, first: Date, last: Date, protocol_id: Optional[str],
-                   kind: str = "month") -> dict[str, str]:
-        found: dict[str, str] = {}
-        if last < self.start:
-            found["period_before_archive_start"] = f"the archive began on {self.start}"
-            return found
-        reason = self.dormant(min(last, self.through))
-        if reason:
-            found["archive_dormant"] = reason
-        if job.commercial:
-            reason = self.series_closed(last)
-            if reason:
-                found["series_closed_without_successor"] = reason
-        if job.name == job_table.FULL_SWEEP:
-            reason = self.bridge(first, last)
-            if reason:
-                found["bridge_preempts_sweep"] = reason
-            reason = self.budget_cut(first, last, protocol_id)
-            if reason:
-                found["budget_cut"] = reason
-            for condition, why in self.open_sweep_runs(first, last, protocol_id).items():
-                found.setdefault(condition, why)
-        lo, hi = first.isoformat(), last.isoformat()
-        for skip in self.skips:
-            when = str(skip.get("date"))[:10]
-            if not lo <= when <= hi:
-                continue
-            condition = skip_condition(skip)
-            if condition is None:
-                continue
-            mine = skip.get("job") in job.skip_jobs and (skip.get("protocol_id") in (None, protocol_id)
-                                                          or not job.per_protocol)
-            provider_wide = job.needs_provider and condition == "provider_unreachable"
-            # A sweep that stopped at one protocol stopped for all it had not reached yet.
-            sweep_stop = (job.name == job_table.FULL_SWEEP and skip.get("job") in job.skip_jobs
-                          and condition in SWEEP_STOPPING)
-            if mine or provider_wide or sweep_stop:
-                found.setdefault(condition, f"{skip.get('job')} on {when}: {skip.get('reason')}"
-                                 + ("" if mine or provider_wide else "; the sweep stopped there"))
-        days = _days(first, min(last, self.through))
-        if kind == "day":
-            absent = [r for r in (self.no_cycle_on(d) for d in days) if r]
-        else:
-            absent = [r for r in (self.deadman_around(d) for d in days) if r]
-        if kind == "day" and job.name in INSTRUMENT_LOGS:
-            reason = self.instrument_unavailable(job, first)
-            if reason:
-                found["instrument_unavailable"] = reason
-        if absent:
-            found["no_daily_cycle"] = absent[0]
-        elif (kind == "day" and not job.commercial and last < self.through
-              and "instrument_unavailable" not in found):
-            found["cycle_step_missing"] = (f"the daily cycle ran on {first} but {job.name} recorded nothing: its "
-                                           "step failed or was not run, and nobody re-ran it that day")
-        if job.commercial and not self.started(job, first, last, protocol_id):
-            schedule = "monthly_sweep_schedule" if job.name == job_table.FULL_SWEEP else "daily_subject_fingerprint_schedule"
-            found["paid_job_not_started"] = (f"{job.name} is paid and manual: nobody started it for "
-                                             f"{first if kind == 'day' else f'{first:%Y-%m}'} ({schedule} is "
-                                             "created stopped; the owner starts it)")
-        return found
+    unreadable: list[Unreadable] = field(default_factory=list)   # unreadable run folders no period could claim
 
 
 def _output(facts: Facts, job: Job, first: Date, last: Date, protocol_id: Optional[str],
@@ -665,7 +288,11 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
                 winner = next(c for c in PRECEDENCE if c in found)
                 rows.append({"record_type": GAP_RECORD_TYPE, **base, "status": "gap", "cause": cause,
                              "run_id": None, "detail": f"{winner}: {found[winner]}"})
-    return Coverage(rows, unexplained, pending, start.isoformat(), through)
+    # Named by a gap row (its condition won the period); any other unreadable folder is reported apart.
+    placed = {bad.run_id for bad in facts.unreadable for row in rows
+              if row["status"] == "gap" and row["detail"].startswith(f"{UNREADABLE_CONDITION}: run folder {bad.run_id} ")}
+    unplaced = [bad for bad in facts.unreadable if bad.run_id not in placed]
+    return Coverage(rows, unexplained, pending, start.isoformat(), through, unplaced)
 
 
 def _latest(paths: ArchivePaths) -> dict[tuple, dict]:
@@ -698,6 +325,12 @@ def record_coverage(paths: ArchivePaths, through: str, since: Optional[str] = No
     """Compute, write the explained rows, then raise :class:`UnexplainedGap` if any period has no cause."""
     result = compute(paths, through, since, **kwargs)
     write_rows(paths, result.rows)
+    if result.unreadable and "periods" not in kwargs and "jobs" not in kwargs:
+        # A run folder no period could claim is still never skipped: a person has to repair or remove it.
+        shown = "; ".join(f"{bad.run_id} ({bad.problem})" for bad in result.unreadable[:20])
+        raise UnexplainedGap(f"{len(result.unreadable)} run folder(s) cannot be read and belong to no scheduled "
+                             f"period by their run id: {shown}. Repair or remove them; nothing is skipped.",
+                             [(UNREADABLE_CONDITION, bad.run_id, None) for bad in result.unreadable])
     if result.unexplained:
         shown = "; ".join(f"{job} {period}{' ' + pid if pid else ''}" for job, period, pid in result.unexplained[:20])
         more = len(result.unexplained) - 20

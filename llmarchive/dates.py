@@ -20,9 +20,9 @@ from typing import Optional
 
 from measure.errors import ArchiveError
 
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-_MONTH = re.compile(r"\d{4}-\d{2}")
-_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+_MONTH = re.compile(r"\d{4}-\d{2}", re.ASCII)
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", re.ASCII)
 
 
 class DateError(ArchiveError, ValueError):

@@ -9,7 +9,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from measure.errors import ArchiveError
 from llmarchive.locks import file_lock
@@ -77,10 +77,6 @@ def read_jsonl(path: Path, tolerate_torn_tail: bool = True) -> list[dict]:
         return chain.parse_lines(body, str(path))
     except ValueError as exc:
         raise RecordFileError(str(exc)) from None
-
-
-def iter_jsonl(path: Path) -> Iterator[dict]:
-    yield from read_jsonl(path)
 
 
 _TAIL_CHUNK = 64 * 1024

@@ -26,7 +26,8 @@ from typing import Optional
 
 from llmarchive import records
 from llmarchive.cadence import Cadence, load_cadence
-from llmarchive.coverage import CONDITIONS, complete_runs
+from llmarchive.skips import CONDITIONS
+from llmarchive.store import complete_runs
 from llmarchive.paths import ArchivePaths
 
 # Run-clock states, from the longest absence down.

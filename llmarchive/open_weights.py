@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from measure.errors import ArchiveError
 from llmarchive import progress as progress_bar
-from llmarchive import review
-from llmarchive.jsonio import RecordFileError, read_json
+from llmarchive import review, store
+from llmarchive.jsonio import RecordFileError
 from llmarchive.paths import ArchivePaths, check_id
 from llmarchive.runner import RunResult, RunSettings, preregistration, run_protocol
 from llmarchive.records import utc_today
@@ -89,14 +89,11 @@ def first_date(paths: ArchivePaths, generation_id: str, protocol_series: str = "
     for protocol in registry.list_protocols(paths):
         if protocol.get("lane") != "open" or protocol.get("series") != protocol_series:
             continue
-        run_file = paths.run_dir(run_id(generation_id, protocol["protocol_id"])) / "run.json"
-        if not run_file.exists():
-            continue
         try:
-            run = read_json(run_file)
+            run = store.run_record(paths, run_id(generation_id, protocol["protocol_id"]))
         except RecordFileError as exc:
             raise OpenWeightsError(str(exc)) from None
-        if isinstance(run, dict) and run.get("generation_id") == generation_id and run.get("run_date"):
+        if run is not None and run.get("generation_id") == generation_id and run.get("run_date"):
             dates.append(str(run["run_date"]))
     return min(dates) if dates else None
 

@@ -145,6 +145,24 @@ def list_protocols(paths: ArchivePaths) -> list[dict]:
     return [header(p) for p in load_all(paths)] + [header(r) for r in sealed_records(paths)]
 
 
+def sweep_protocols(paths: ArchivePaths, series: str = "v0") -> list[dict]:
+    """Headers of the protocols a sweep runs: admitted, not sealed, of the protocol series; with admission date.
+
+    The sweep and the bridge choose their work from it and coverage audits the same list, so it lives
+    with the protocols rather than with either.
+    """
+    admitted_on: dict[str, str] = {}
+    for row in lanes.read_admissions(paths):
+        when = str(row.get("reviewed_at") or "")[:10]
+        if row.get("protocol_id") and when:
+            admitted_on.setdefault(row["protocol_id"], when)
+    out = []
+    for h in list_protocols(paths):
+        if h.get("status") == "admitted" and h.get("lane") in ("open", "guard") and h.get("series") == series:
+            out.append({**h, "admitted_on": admitted_on.get(h["protocol_id"])})
+    return sorted(out, key=lambda h: h["protocol_id"])
+
+
 def open_protocol_ids(paths: ArchivePaths) -> list[str]:
     """Protocols whose current lane is ``open``."""
     return [h["protocol_id"] for h in list_protocols(paths) if h["lane"] == "open"]

@@ -24,7 +24,7 @@ from llmarchive import records
 from llmarchive.cadence import load_cadence
 from llmarchive.jsonio import RecordFileError
 from llmarchive.paths import ArchivePaths
-from llmarchive.runs import load_run
+from llmarchive.store import MEASUREMENT_FILE, load_run
 from measure.verify import recompute
 from measure.errors import ArchiveError
 
@@ -52,7 +52,7 @@ class RevalidationOutcome:
 
 def historical_runs(paths: ArchivePaths, before: str) -> list[str]:
     """Run ids of complete run folders dated before ``before``, sorted."""
-    from llmarchive.coverage import complete_runs
+    from llmarchive.store import complete_runs
 
     return sorted(r["run_id"] for r in complete_runs(paths) if str(r["run_date"]) < before)
 
@@ -74,7 +74,7 @@ def revalidate_run(paths: ArchivePaths, run_id: str) -> list[dict]:
     except RecordFileError as exc:
         return [{"field": "run folder", "recorded": run_id, "recomputed": f"unreadable: {exc}"}]
     if folder.measurement is None:
-        return [{"field": "measurement", "recorded": None, "recomputed": "missing measurement.json"}]
+        return [{"field": "measurement", "recorded": None, "recomputed": f"missing {MEASUREMENT_FILE}"}]
     try:
         header = folder.protocol_header
     except RecordFileError as exc:

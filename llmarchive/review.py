@@ -35,17 +35,16 @@ resolves a pending review the same way, with the declaration as reviewer.
 Every step is idempotent (:func:`settle` finishes whatever a crash or a busy
 run left undone), and every decision is a dated, chained record.
 """
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
 
 from measure.errors import ArchiveError
-from llmarchive import records
-from llmarchive.jsonio import RecordFileError, read_json
+from llmarchive import records, store
+from llmarchive.jsonio import RecordFileError
 from llmarchive.locks import lock_file
 from llmarchive.paths import ArchivePaths
-from llmarchive.runs import measurement_run
+from llmarchive.store import measurement_run
 
 RESOLUTIONS = ("successor", "not_successor")
 HOLD_NOTE = ("bridge run of {model}, which no provider declared the successor of {old}: a comparison point, "
@@ -63,7 +62,7 @@ class ReviewPaths(ArchivePaths):
 
     @property
     def experiments(self) -> Path:
-        return self.private / "review" / "runs"
+        return store.held_root(self)
 
 
 def held_paths(paths: ArchivePaths) -> ReviewPaths:
@@ -112,18 +111,8 @@ def is_resolution(record: dict) -> bool:
 
 def _held_runs(paths: ArchivePaths) -> dict[str, dict]:
     """``run_id → run.json`` of every held run folder."""
-    root = held_paths(paths).experiments
-    out = {}
-    if not root.is_dir():
-        return out
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        try:
-            run = read_json(folder / "run.json")
-        except RecordFileError:
-            continue
-        if isinstance(run, dict):
-            out[folder.name] = run
-    return out
+    # A held folder the store cannot read is not a run of any review; the runner refuses to resume it.
+    return {run.run_id: run.record for run in store.held_scan(paths).runs()}
 
 
 def withdrawn_points(needs_review_records: list[dict]) -> set[str]:
@@ -261,11 +250,9 @@ def _comparison_measurement(folder: Path, run: dict, note: str) -> Optional[dict
     """The held run's measurement rebuilt with the ``exploratory`` flag (so it is never on a curve)."""
     from measure.measurement import MeasurementError, build
 
-    if not (folder / "measurement.json").exists():
+    if not store.is_complete(folder):
         return None
-    from llmarchive.runs import load_run
-
-    loaded = load_run(folder)
+    loaded = store.load_run(folder)
     fields = measurement_run(run)
     fields["exploratory"] = note
     try:
@@ -284,9 +271,9 @@ def file_comparison_points(paths: ArchivePaths, review: Review, day: str) -> lis
             continue
         folder = root / run_id
         try:
-            run = read_json(folder / "run.json")
+            run = store.read_run(folder)
         except RecordFileError:
-            continue
+            continue   # listed by held_scan as unreadable: no point can be filed from it
         bridge = run.get("bridge") if isinstance(run.get("bridge"), dict) else {}
         note = HOLD_NOTE.format(model=review.model_id, old=bridge.get("old_model_id") or "the active model",
                                 review=review.review_id[:12])
@@ -314,9 +301,7 @@ def _join_curve(paths: ArchivePaths, review: Review) -> tuple[list[str], list[st
             raise ReviewError(f"{target} already exists; the held run {source} cannot join the curve under the "
                               "same run id — resolve by hand")
         try:
-            with lock_file(source / ".lock", busy=ReviewError(f"run {run_id} is being worked on")):
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.rename(source, target)
+            store.move_run(source, target, busy=ReviewError(f"run {run_id} is being worked on"))
         except ReviewError:
             busy.append(run_id)
             continue

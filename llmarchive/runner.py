@@ -40,18 +40,12 @@ each item in a rotating (Latin-square) order.  With ``concurrency`` > 1,
 calls start in schedule order and are recorded as they finish; the
 ``trial_index`` keeps the schedule position.
 
-What a trial record carries: ``record_type`` "trial", ``schema_version``,
-``run_id``, ``protocol_id``, ``item_id``, ``n_items``, ``version``,
-``replicate_index``, ``trial_index``, ``prompt_sha256`` (sha256 of the prompt,
-UTF-8 — never the prompt itself, so no guard wording travels in a trial),
-``outcome``, ``token``, ``reason`` (why the outcome: the grammar's reason or
-the outcome table's), and the transport: ``response_text`` (the full trace,
-for every lane — method §10), ``stop_reason``, ``returned_model_id``,
-``input_tokens``, ``output_tokens``, ``latency_ms``, ``attempts``,
-``retry_causes``, ``unknown_attempts`` (attempts that may have been billed
-without an answer arriving), ``answered`` (did the provider answer, i.e.
-could it bill), ``session`` (which session made the call: its ledger
-reservations), ``started_at``, ``finished_at``.  Never a key.
+What a trial record carries is :data:`measure.schema.TRIAL_FIELDS` (each
+field's type, whether it may be null and what it means), written in that
+order and checked against it before it is appended: ``prompt_sha256`` and
+never the prompt itself (so no guard wording travels in a trial), the
+outcome, token and reason, and the transport, ``response_text`` (the full
+trace, for every lane — method §10) included.  Never a key.
 """
 import asyncio
 import contextlib
@@ -59,203 +53,32 @@ import dataclasses
 import hashlib
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Mapping, Optional
 
-from llmarchive.budget import Authorization, Budget, BudgetHalted, SpendMeter, append_many
-from llmarchive.alarms import alarm_since, flag_run_folder
-from llmarchive.jsonio import ChainedLog, RecordFileError, read_json, read_jsonl, write_json
-from llmarchive.locks import lock_file
+from llmarchive.budget import Authorization, Budget, BudgetHalted, SpendMeter
+from llmarchive import store
+from llmarchive.alarms import alarm_since
+from llmarchive.jsonio import RecordFileError
 from llmarchive.paths import ArchivePaths, check_id
 from llmarchive.records import utc_now, utc_today
-from llmarchive.runs import measurement_run
+from llmarchive.store import measurement_run
+from llmarchive.run_calls import CallLoop
+# What a run is made of lives in llmarchive.run_plan; its names are the runner's too (callers import them here).
+from llmarchive.run_plan import (  # noqa: F401
+    INTERRUPTION_CONDITIONS, PlannedTrial, Progress, RunError, RunHalted, RunInterrupted, RunResult, RunSettings,
+    default_model_family, protocol_header, schedule, trial_key, validate_protocol)
 from llmarchive.subjects.base import CallResult, SubjectError, classify
-from measure.measurement import MeasurementError, build, extractor_sha, option_roles
+from measure.measurement import MeasurementError, build, extractor_sha
 from measure.chain import ChainError
-from measure.schema import OUTCOMES, PROTOCOL_HEADER_FIELDS, SCHEMA_VERSION, SERIES, VERSIONS
-from measure.errors import ArchiveError
+from measure.schema import OUTCOMES, SCHEMA_VERSION, SERIES, TRIAL_WRITTEN_FIELDS, VERSIONS, check_trial
 
 MAX_CONCURRENCY = 64
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-class RunError(ArchiveError, ValueError):
-    """A protocol or run folder the runner cannot use; the message says which and why."""
-
-
-class RunHalted(ArchiveError, RuntimeError):
-    """The subject failed in a way no retry fixes; the trials recorded so far are kept."""
-
-
-class RunInterrupted(RunHalted):
-    """The run stopped with slots open for a passing reason (no answer, the pool's cap, a failed write).
-
-    ``interruption`` is what ``run.json`` records: ``cause`` (``provider_outage``,
-    ``budget_halted`` or ``write_failed``), ``condition`` (the coverage condition
-    it maps from, or None), ``at``, ``detail`` and ``slot``.  Running the same
-    run again resumes it.
-    """
-
-    def __init__(self, message: str, interruption: dict) -> None:
-        super().__init__(message)
-        self.interruption = interruption
-
-
-# cause → the coverage condition that names it (llmarchive.coverage.CONDITIONS)
-INTERRUPTION_CONDITIONS = {"provider_outage": "provider_unreachable", "budget_halted": "budget_refused",
-                           "write_failed": "storage_write_failed"}
-
-
-# --------------------------------------------------------------------------
-# the protocol and the schedule
-# --------------------------------------------------------------------------
-
-def validate_protocol(protocol: Mapping) -> None:
-    """Refuse a protocol the runner cannot run, naming the field."""
-    pid = protocol.get("protocol_id", "<no protocol_id>")
-    where = f"protocol {pid}"
-
-    def need(cond: bool, message: str) -> None:
-        if not cond:
-            raise RunError(f"{where}: {message}")
-
-    need(isinstance(protocol.get("protocol_id"), str), "'protocol_id' must be a string")
-    for key in ("n", "n_per_scenario", "n_items", "grammar_version"):
-        value = protocol.get(key)
-        need(isinstance(value, int) and not isinstance(value, bool) and value >= 1,
-             f"'{key}' must be a positive integer")
-    options = protocol.get("options")
-    need(isinstance(options, list) and len(options) >= 2 and all(isinstance(o, str) for o in options),
-         "'options' must be a list of at least two strings")
-    generation = protocol.get("generation")
-    need(isinstance(generation, dict), "'generation' must be an object")
-    max_tokens = generation.get("max_tokens")
-    need(isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens >= 1,
-         "'generation.max_tokens' must be a positive integer")
-    panel = protocol.get("panel")
-    need(isinstance(panel, list) and panel, "'panel' must be a non-empty list (a text-free header cannot be run)")
-    need(len(panel) == protocol["n_items"], f"'panel' has {len(panel)} items but 'n_items' is {protocol['n_items']}")
-    need(protocol["n"] == protocol["n_items"] * protocol["n_per_scenario"],
-         f"'n' ({protocol['n']}) must equal n_items × n_per_scenario")
-    seen = set()
-    for index, item in enumerate(panel):
-        at = f"panel[{index}]"
-        need(isinstance(item, dict) and isinstance(item.get("item_id"), str), f"{at} needs an 'item_id' string")
-        need(item["item_id"] not in seen, f"{at}: item_id {item['item_id']!r} appears twice")
-        seen.add(item["item_id"])
-        versions = item.get("versions")
-        need(isinstance(versions, dict), f"{at} ({item['item_id']}) needs a 'versions' object")
-        for version in VERSIONS:
-            text = versions.get(version)
-            need(isinstance(text, str) and text.strip() != "",
-                 f"{at} ({item['item_id']}): version {version} must be a non-empty prompt")
-
-
-def protocol_header(protocol: Mapping) -> dict:
-    """The text-free header (``measure.schema.PROTOCOL_HEADER_FIELDS``)."""
-    header = {k: protocol.get(k) for k in PROTOCOL_HEADER_FIELDS}
-    if header.get("item_ids") is None and isinstance(protocol.get("panel"), list):
-        header["item_ids"] = [item.get("item_id") for item in protocol["panel"]]
-    # Which role each option letter plays per scenario (text-free; gap_role_ab_pct reads it).
-    header["option_roles"] = option_roles(protocol)
-    return header
-
-
-@dataclass(frozen=True)
-class PlannedTrial:
-    """One slot of the schedule."""
-
-    trial_index: int
-    item_id: str
-    version: str
-    replicate_index: int
-
-    @property
-    def identity(self) -> tuple[str, str, int]:
-        return (self.item_id, self.version, self.replicate_index)
-
-    @property
-    def key(self) -> str:
-        return f"{self.item_id}/{self.version}/{self.replicate_index}"
-
-
-def schedule(protocol: Mapping) -> list[PlannedTrial]:
-    """Every trial of a run, in the order they are sent.
-
-    Blocks of four calls, one block per (replicate, item) — replicate by
-    replicate, items in panel order.  Block ``b`` sends the item's versions
-    in the order ``VERSIONS[(b + j) mod 4]`` for ``j = 0..3``: every version
-    takes every position as often as the others (±1), each version is
-    spread over the whole run, and no two consecutive calls share a version.
-    """
-    items = [item["item_id"] for item in protocol["panel"]]
-    out: list[PlannedTrial] = []
-    block = 0
-    for r in range(protocol["n_per_scenario"]):
-        for item in items:
-            for j in range(len(VERSIONS)):
-                out.append(PlannedTrial(len(out), item, VERSIONS[(block + j) % len(VERSIONS)], r))
-            block += 1
-    return out
-
-
-def trial_key(trial: Mapping) -> str:
-    """The ledger/call key of a recorded trial (``item/version/replicate``)."""
-    return f"{trial.get('item_id')}/{trial.get('version')}/{trial.get('replicate_index')}"
-
-
-def default_model_family(model_id: str) -> str:
-    """A family name from a model id: version numbers and date stamps removed.
-
-    ``claude-sonnet-5-5-20270101`` → ``claude-sonnet``.  A curve never crosses
-    families (method §4.1); pass ``model_family`` explicitly when this guess
-    is not the family you track.
-    """
-    parts = [p for p in re.split(r"[-_]", model_id.lower()) if p]
-    kept = [p for p in parts if not re.fullmatch(r"v?\d+(\.\d+)*|\d{8}|latest", p)]
-    return "-".join(kept) or model_id
-
-
-# --------------------------------------------------------------------------
-# the run
-# --------------------------------------------------------------------------
-
-@dataclass
-class RunSettings:
-    """What a caller decides about a run (everything else comes from protocol and subject)."""
-
-    run_id: str
-    run_date: Optional[str] = None          # YYYY-MM-DD; default: stored on resume, else today (UTC)
-    series: Optional[str] = None            # commercial | open_weights; default: the subject's
-    model_family: Optional[str] = None
-    concurrency: int = 1
-    replicate_index: int = 0
-    exploratory: Union[bool, str] = False
-    instrument_suspect: Union[bool, str] = False
-    allow_generation_override: bool = False  # subject's max_tokens may differ from the protocol's (→ exploratory)
-    extra: Mapping[str, Any] = field(default_factory=dict)   # more fields for run.json (e.g. preregistration)
-
-
-@dataclass
-class RunResult:
-    run_dir: Path
-    run: dict
-    trials: list[dict]
-    measurement: Optional[dict]
-    called: int
-    already_recorded: int
-
-    @property
-    def complete(self) -> bool:
-        return self.measurement is not None
-
-
-Progress = Callable[[int, int, dict], None]
-
-
 def _run_lock(folder: Path) -> contextlib.AbstractContextManager:
-    return lock_file(folder / ".lock", busy=RunError(f"run {folder.name} is being worked on by another process"))
+    return store.lock_run(folder, busy=RunError(f"run {folder.name} is being worked on by another process"))
 
 
 def run_protocol(paths: ArchivePaths, protocol: Mapping, subject: Any, settings: RunSettings, *,
@@ -295,7 +118,9 @@ def run_protocol(paths: ArchivePaths, protocol: Mapping, subject: Any, settings:
         return run.execute()
 
 
-class _Run:
+class _Run(CallLoop):
+    STOP_ERRORS = (SubjectError, BudgetHalted)
+
     def __init__(self, paths: ArchivePaths, folder: Path, protocol: Mapping, subject: Any, settings: RunSettings,
                  authorization: Optional[Authorization], budget: Optional[Budget],
                  progress: Optional[Progress]) -> None:
@@ -304,13 +129,12 @@ class _Run:
         self.header = protocol_header(protocol)
         self.prompts = {item["item_id"]: item["versions"] for item in protocol["panel"]}
         self.plan = schedule(protocol)
-        self.run_file = folder / "run.json"
         self.previous = self._previous_run()
         self.run_date = self._run_date()
         try:
-            self.log = ChainedLog(folder / "trials.jsonl")
+            self.log = store.open_trial_log(folder)
         except (ChainError, RecordFileError) as exc:
-            raise RunError(f"{folder / 'trials.jsonl'}: the trial log does not verify ({exc}); "
+            raise RunError(f"{store.trial_log(folder)}: the trial log does not verify ({exc}); "
                            "refusing to add to it") from None
         self.done = self._recorded_trials()
         self.meter = None
@@ -323,10 +147,10 @@ class _Run:
 
     # -- checks on an existing folder ------------------------------------
     def _previous_run(self) -> Optional[dict]:
-        if not self.run_file.exists():
-            return None
         try:
-            previous = read_json(self.run_file)
+            previous = store.read_run_if_any(self.folder)
+            if previous is None:
+                return None
         except RecordFileError as exc:
             raise RunError(str(exc)) from None
         mine = {
@@ -373,7 +197,7 @@ class _Run:
     # -- recording ------------------------------------------------------------
     def _record(self, batch: list[tuple[PlannedTrial, CallResult]]) -> list[dict]:
         """Make trials durable (one fsync for the whole batch) and report them."""
-        written = append_many(self.log, [self._trial(planned, result) for planned, result in batch])
+        written = self.log.extend([self._trial(planned, result) for planned, result in batch])
         for (planned, _), trial in zip(batch, written):
             self.done[planned.identity] = trial
         self.called += len(written)
@@ -388,9 +212,9 @@ class _Run:
         return {"prompt_bytes": len(prompt.encode("utf-8")), "max_tokens": self.subject.max_tokens}
 
     def _charge(self, written: list[dict]) -> None:
-        """Ledger charges for recorded trials (derivable from the trial log, see reconcile)."""
+        """Ledger charges for recorded trials (derivable from the trial log: a resumed run charges what is missing)."""
         if self.meter is not None:
-            self.meter.record_many([(trial_key(trial), {**trial, **self._cost_facts(trial)}) for trial in written])
+            self.meter.charge([(trial_key(trial), {**trial, **self._cost_facts(trial)}) for trial in written])
 
     def _trial(self, planned: PlannedTrial, result: CallResult) -> dict:
         decided = classify(result, self.protocol["options"], self.protocol["grammar_version"])
@@ -423,6 +247,8 @@ class _Run:
             "started_at": result.started_at,
             "finished_at": result.finished_at,
         }
+        # The schema's trial, exactly: a value of the wrong type is refused here, before it is made durable.
+        check_trial(trial, f"run {self.settings.run_id}, trial {planned.key}", needs=TRIAL_WRITTEN_FIELDS, closed=True)
         return trial
 
     def _prompt(self, planned: PlannedTrial) -> str:
@@ -468,127 +294,16 @@ class _Run:
         return ("interrupted", self._interruption("provider_outage", planned,
                                                   f"{result.failure}: {result.detail or 'no answer'}"))
 
-    def _execute_sync(self, remaining: list[PlannedTrial]) -> Optional[tuple]:
-        for planned in remaining:
-            try:
-                result = self.subject.call(self._prompt(planned), self._call_key(planned))
-            except (SubjectError, BudgetHalted) as exc:
-                return self._call_failed(planned, exc)
-            if result.failure is not None:
-                return self._unanswered(planned, result)
-            try:
-                self._charge(self._record([(planned, result)]))
-            except OSError as exc:
-                return ("interrupted", self._interruption("write_failed", planned, f"{type(exc).__name__}: {exc}"))
-        return None
-
-    async def _execute_async(self, remaining: list[PlannedTrial]) -> Optional[tuple]:
-        """Workers make the calls; one writer makes their trials durable.
-
-        A worker hands its result to the writer and waits until the trial is
-        fsynced before it takes the next trial, so at most ``concurrency``
-        calls are ever unrecorded.  The writer takes every result waiting
-        at that moment and writes them with one fsync (group commit), in a
-        thread, so the event loop keeps the other calls moving meanwhile.
-        Ledger charges follow off the critical path: the trial log is the
-        record of what was called, and a missing charge is added from it by
-        the next reconcile, so they never delay a call.
-
-        The first stop (no answer, the pool's cap, a failed write, a subject
-        error) ends the taking of new slots; the calls already in flight
-        finish and are recorded.  Returns that stop, or None.
-        """
-        pending = iter(remaining)
-        stops: list[tuple] = []
-        queue: asyncio.Queue = asyncio.Queue()
-        loop = asyncio.get_running_loop()
-
-        async def charge(written: list[dict]) -> None:
-            try:
-                await asyncio.to_thread(self._charge, written)
-            except OSError as exc:
-                stops.append(("interrupted", self._interruption("write_failed", None,
-                                                                f"spend ledger: {type(exc).__name__}: {exc}")))
-
-        async def writer() -> None:
-            charging: Optional[asyncio.Future] = None
-            try:
-                while True:
-                    batch = [await queue.get()]
-                    while not queue.empty():
-                        batch.append(queue.get_nowait())
-                    stop = any(item is None for item in batch)
-                    batch = [item for item in batch if item is not None]
-                    if batch:
-                        try:
-                            written = await asyncio.to_thread(self._record, [(p, r) for p, r, _ in batch])
-                        except Exception as exc:  # relayed, not handled: the waiting worker re-raises all but OSError
-                            for *_, done in batch:
-                                done.set_exception(exc)
-                            if stop:
-                                return
-                            continue
-                        for *_, done in batch:
-                            done.set_result(None)
-                        if charging is not None:
-                            await charging
-                        charging = asyncio.ensure_future(charge(written))
-                    if stop:
-                        return
-            finally:
-                if charging is not None:
-                    await charging
-
-        async def worker() -> None:
-            for planned in pending:          # one shared iterator: calls start in schedule order
-                if stops:
-                    return
-                try:
-                    hook = self._before_send(planned)
-                    if hook is None:
-                        result = await self.subject.acall(self._prompt(planned), self._call_key(planned))
-                    else:
-                        result = await self.subject.acall(self._prompt(planned), self._call_key(planned), hook)
-                except (SubjectError, BudgetHalted) as exc:
-                    stops.append(await asyncio.to_thread(self._call_failed, planned, exc))
-                    return
-                except OSError as exc:       # the reservation could not be written: nothing was sent
-                    stops.append(("interrupted", self._interruption("write_failed", planned,
-                                                                    f"spend ledger: {type(exc).__name__}: {exc}")))
-                    return
-                if result.failure is not None:
-                    stops.append(await asyncio.to_thread(self._unanswered, planned, result))
-                    return
-                durable = loop.create_future()
-                queue.put_nowait((planned, result, durable))
-                try:
-                    await durable
-                except OSError as exc:
-                    stops.append(("interrupted", self._interruption("write_failed", planned,
-                                                                    f"trial log: {type(exc).__name__}: {exc}")))
-                    return
-
-        workers = min(self.settings.concurrency, len(remaining))
-        writing = asyncio.create_task(writer())
-        try:
-            async with self.subject.connect(workers):
-                await asyncio.gather(*(worker() for _ in range(workers)))
-        finally:
-            queue.put_nowait(None)
-            await writing
-        halted = [s for s in stops if s[0] == "halted"]
-        return (halted or stops or [None])[0]
-
     # -- the whole run -----------------------------------------------------------
     def execute(self) -> RunResult:
         already = len(self.done)
         if self.meter is not None:
-            self.meter.reconcile(self.done.values(), trial_key, self._cost_facts)
-        finished = self.folder / "measurement.json"
+            self._charge(list(self.done.values()))   # what a killed run recorded but never charged
         if (already == len(self.plan) and self.previous and self.previous.get("status") == "complete"
-                and finished.exists()):
+                and store.is_complete(self.folder)):
             # Nothing to do: a complete run is returned as it stands, nothing rewritten.
-            return RunResult(self.folder, self.previous, self._ordered_trials(), read_json(finished), 0, already)
+            return RunResult(self.folder, self.previous, self._ordered_trials(), store.read_measurement(self.folder),
+                             0, already)
         session = {"started_at": utc_now(), "ended_at": None, "recorded_before": already, "called": 0,
                    "outcome": "running"}
         sessions = list((self.previous or {}).get("sessions", [])) + [session]
@@ -628,7 +343,7 @@ class _Run:
                 if interruption is None or interruption["cause"] != "write_failed":
                     raise
                 run = dict(self.previous or {}, status=status, interruption=interruption)
-                interruption["detail"] += f"; run.json could not be updated either ({type(exc).__name__})"
+                interruption["detail"] += f"; {store.RUN_FILE} could not be updated either ({type(exc).__name__})"
         measurement = None
         if status == "complete":
             measurement = self._measure(run)
@@ -656,11 +371,10 @@ class _Run:
                          ) -> tuple[dict, Optional[dict]]:
         """Mark this run ``instrument_suspect`` when an alarm was recorded since ``started_at`` (lock held)."""
         reason = alarm_since(self.paths, started_at)
-        if reason is None or not flag_run_folder(self.folder, reason):
+        if reason is None or not store.mark_suspect(self.folder, reason):
             return run, measurement
-        self.previous = read_json(self.run_file)
-        finished = self.folder / "measurement.json"
-        return self.previous, (read_json(finished) if measurement is not None else None)
+        self.previous = store.read_run(self.folder)
+        return self.previous, (store.read_measurement(self.folder) if measurement is not None else None)
 
     def _ordered_trials(self) -> list[dict]:
         return sorted(self.done.values(), key=lambda t: t["trial_index"])
@@ -670,7 +384,7 @@ class _Run:
             record = build(self.header, self._ordered_trials(), measurement_run(run))
         except MeasurementError as exc:
             raise RunError(f"run {self.settings.run_id} is complete but cannot be measured: {exc}") from None
-        write_json(self.folder / "measurement.json", record)
+        store.write_measurement(self.folder, record)
         return record
 
     def _write_run(self, status: str, sessions: list[dict], interruption: Optional[dict] = None) -> dict:
@@ -738,16 +452,15 @@ class _Run:
         if previous.get("status") == "complete" and previous.get("finished_at"):
             run["finished_at"] = previous["finished_at"]
         run.update(self.settings.extra)
-        write_json(self.run_file, run)
+        store.write_run(self.folder, run)
         self.previous = run
         return run
 
 
 def recorded_trials(paths: ArchivePaths, run_id: str) -> int:
     """How many trials a run folder already holds (0 for a new run)."""
-    log = paths.run_dir(run_id) / "trials.jsonl"
     try:
-        return sum(1 for t in read_jsonl(log) if t.get("record_type") == "trial")
+        return len(store.read_trials(paths.run_dir(run_id)))
     except RecordFileError as exc:
         raise RunError(str(exc)) from None
 

@@ -36,6 +36,7 @@ CONDITIONS: dict[str, str] = {
     "provider_unreachable": "provider_outage",
     "run_left_interrupted": "provider_outage",
     "storage_write_failed": "provider_outage",
+    "run_record_unreadable": "provider_outage",
     "instrument_unavailable": "provider_outage",
     "provider_refused_request": "human_absent",
     "run_abandoned": "human_absent",
@@ -44,7 +45,8 @@ CONDITIONS: dict[str, str] = {
     "paid_job_not_started": "human_absent",
 }
 PRECEDENCE = tuple(CONDITIONS)
-# For skip records written before conditions were recorded (the budget module's): the cause's first condition.
+# For skip records written before conditions were recorded (the budget's, before it used record_skip):
+# the cause's first condition.
 DEFAULT_CONDITION = {cause: next(c for c in PRECEDENCE if CONDITIONS[c] == cause) for cause in GAP_CAUSES}
 
 

@@ -22,8 +22,8 @@ from datetime import date as Date, timedelta
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from llmarchive import records
-from llmarchive.jsonio import RecordFileError, read_json
+from llmarchive import records, store
+from llmarchive.jsonio import read_json
 from llmarchive.paths import ArchivePaths
 from llmarchive.records import parse_time, utc_today
 from measure.errors import ArchiveError
@@ -131,6 +131,9 @@ def coverage_part(paths: ArchivePaths, today: str) -> dict:
         "gaps": gaps,
         "unexplained": [{"job": j, "period": p, "protocol_id": pid} for j, p, pid in result.unexplained],
         "pending": [{"job": j, "period": p, "protocol_id": pid} for j, p, pid in result.pending],
+        # Run folders the store cannot read that no period claims (those a period claims are gaps above).
+        **({"unreadable_runs": [{"run_id": u.run_id, "problem": u.problem} for u in result.unreadable]}
+           if result.unreadable else {}),
     }
 
 
@@ -160,13 +163,10 @@ def newest_input(paths: ArchivePaths) -> Optional[dict]:
     if paths.records.is_dir():
         for log in sorted(paths.records.glob("*.jsonl")):
             candidates.append((_last_line_time(log), f"record log {log.stem}"))
-    if paths.experiments.is_dir():
-        for run_file in sorted(paths.experiments.glob("*/run.json")):
-            try:
-                finished = read_json(run_file).get("finished_at")
-            except (RecordFileError, AttributeError):
-                continue
-            candidates.append((finished, f"run {run_file.parent.name}"))
+    # An unreadable run folder has no time to offer; coverage_part names it (store policy: never skipped).
+    found = store.archive_scan(paths)
+    for run in sorted([*found.complete, *found.open], key=lambda r: r.run_id):
+        candidates.append((run.record.get("finished_at"), f"run {run.run_id}"))
     for stamp, what in candidates:
         when = parse_time(stamp)
         if when is not None and (newest is None or when > newest[0]):

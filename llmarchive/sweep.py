@@ -23,7 +23,7 @@ paid call — what may not run and why, recording each decision:
 6. the budget ladder (:func:`llmarchive.budget.allowed_protocols`) → the
    protocols it leaves out are recorded by the budget module (``budget_halted``);
 7. a protocol the sweep already measured this month is not run again (a
-   manual or exploratory run of it is not the sweep's, :func:`llmarchive.coverage.is_sweep_run`).
+   manual or exploratory run of it is not the sweep's, :func:`llmarchive.store.is_sweep_run`).
 
 Everything allowed then starts through :func:`llmarchive.paid_run.start_paid_run`,
 the one path of every paid run (resumable: a sweep killed mid-way continues
@@ -35,8 +35,10 @@ left ``interrupted`` with its slots open), the pool's cap, or a request the
 provider refuses — the sweep stops too, and that protocol and every one it
 did not reach get a ``skip`` naming the condition (``provider_unreachable``,
 ``budget_refused``, ``provider_refused_request``), so a month that ends
-with slots open has its cause.  The next sweep that month resumes.  Finally
-the month's ``full_sweep`` coverage rows are written.
+with slots open has its cause.  The next sweep that month resumes.  The
+month's ``full_sweep`` coverage rows are the auditor's, written after a
+whole-month pass by :func:`llmarchive.month_sweep.sweep_month`: a producer of
+runs never imports coverage.
 """
 import dataclasses
 import re
@@ -46,7 +48,7 @@ from typing import Any, Callable, Collection, Optional
 from llmarchive import budget as budget_mod
 from llmarchive.bridge import bridge_in_month
 from llmarchive import jobs as job_table
-from llmarchive.coverage import complete_runs, compute, is_sweep_run, sweep_protocols, write_rows
+from llmarchive.store import complete_runs, has_run, is_sweep_run
 from llmarchive.skips import record_skip
 from llmarchive.paths import ArchivePaths
 from llmarchive.subject_models import SubjectModels, active_model
@@ -61,7 +63,7 @@ class SweepOutcome:
     already: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str, str]] = field(default_factory=list)   # (protocol_id, condition, reason)
     halted: Optional[str] = None
-    coverage_rows: list[dict] = field(default_factory=list)
+    coverage_rows: list[dict] = field(default_factory=list)   # filled by llmarchive.month_sweep.sweep_month
 
 
 def _slug(text: str) -> str:
@@ -107,7 +109,7 @@ def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
     subject_factory(model, 1)
     out = SweepOutcome(day, model)
     month = day[:7]
-    headers = sweep_protocols(paths, config.protocol_series)
+    headers = registry.sweep_protocols(paths, config.protocol_series)
     # Only the sweep's own runs are the month's sweep (a manual or exploratory run of a protocol is not).
     done_this_month = {r["protocol_id"]: r["run_id"] for r in complete_runs(paths)
                        if is_sweep_run(r) and str(r.get("run_date"))[:7] == month
@@ -124,10 +126,6 @@ def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
             out.skipped.append((h["protocol_id"], condition, reason))
 
     def finish() -> SweepOutcome:
-        if only is not None:
-            return out
-        rows = compute(paths, day, jobs=("full_sweep",), periods=(month,)).rows
-        out.coverage_rows = write_rows(paths, rows)
         return out
 
     closed = _series_closed(paths, config)
@@ -181,7 +179,7 @@ def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
     for position, pid in enumerate(queue):
         protocol = registry.load_protocol(paths, pid)
         run_id = sweep_run_id(day, pid, model)
-        resuming = (paths.run_dir(run_id) / "run.json").exists()
+        resuming = has_run(paths.run_dir(run_id))
         request = PaidRun(job=job_table.FULL_SWEEP, run_id=run_id, day=day, run_date=None if resuming else day,
                           series="commercial", model_family=config.model_family, concurrency=concurrency)
         try:

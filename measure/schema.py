@@ -10,7 +10,8 @@ Type labels
 ``pct``            a number on 0–100 (every such field's name contains ``_pct``)
 ``unit_interval``  a number on 0–1
 ``int``            an integer identifier or setting
-``count``          a non-negative number of responses
+``count``          a non-negative integer: a number of responses, calls or tokens,
+                   or a position counted from 0 (a trial's ``trial_index``)
 ``bool``           true / false
 ``text``           a string
 ``json``           a structured value, one JSON cell in the CSV
@@ -19,12 +20,22 @@ Additive evolution, three rules: a field is only ever *added* (never renamed,
 retyped or removed); an added field is appended at the end of its list;
 every addition bumps ``SCHEMA_VERSION``.  (Version 2 added ``twin_id``.)
 
+The trial — the instrument's basic datum — is described the same way, once:
+``TRIAL_FIELDS`` gives each field's name, type label, whether it may be
+null and what it means, in the order the runner writes them; every writer
+and reader of a trial derives from it and checks a record with
+:func:`check_trial`.  ``SCHEMA_SHA256`` does not cover the trial fields (it
+predates them and every measurement already carries it).
+
 Two words mean two things here and are kept apart: a measurement's
 ``series`` is method §4's track (``commercial`` or ``open_weights``); a
 protocol's ``series`` is its protocol series (``v0`` or ``v1``), which is
 also the suffix of its ``protocol_id``.
 """
+from typing import Iterable, Mapping, NamedTuple
+
 from measure.canonical import canonical_sha256
+from measure.errors import ArchiveError
 
 SCHEMA_VERSION = 2
 
@@ -248,3 +259,143 @@ OUTCOME_FIELD_DESCRIPTIONS = {
     "outcome": "valid, unparseable, refused, blocked_upstream, truncated, empty or off_format.",
     "count": "Number of calls of that version with that outcome.",
 }
+
+
+# --------------------------------------------------------------------------
+# the trial
+# --------------------------------------------------------------------------
+
+# (name, type label, nullable, description), in the order the runner writes a trial; the chain
+# appends prev_sha256 and record_sha256 when the record is logged.  What may be null is what a real
+# trial can lack: only a valid outcome carries a token (and no reason), a response may have no text,
+# stop reason, model id or token counts.  The outcome never is: every recorded call has one.
+TRIAL_FIELDS = (
+    ("record_type", "text", False, "Always 'trial'."),
+    ("schema_version", "int", False, "Version of the record schema the trial was written under."),
+    ("run_id", "text", False, "The experiment run the trial belongs to; each run's lines form one hash chain."),
+    ("protocol_id", "text", False, "The open protocol the prompt came from."),
+    ("item_id", "text", False, "The panel scenario (s01 ... s15) the prompt was built from."),
+    ("n_items", "count", False, "Number of scenarios in the panel."),
+    ("version", "text", False, "Which version was sent: A, A_prime, B or C."),
+    ("replicate_index", "count", False, "Which repetition of this scenario and version the call was."),
+    ("trial_index", "count", False, "Position of the call in the run's schedule."),
+    ("prompt_sha256", "text", False, "SHA-256 of the exact prompt text sent (the text itself is not published)."),
+    ("outcome", "text", False, "valid, unparseable, refused, blocked_upstream, truncated, empty or off_format."),
+    ("token", "text", True, "The extracted decision for a valid outcome, otherwise empty."),
+    ("reason", "text", True, "Why the outcome: the grammar's reason or the outcome table's (empty when valid)."),
+    ("response_text", "text", True, "The model's full response, as received."),
+    ("stop_reason", "text", True, "The provider's own stop reason, unchanged."),
+    ("returned_model_id", "text", True, "Model id the provider reported back for this call."),
+    ("input_tokens", "count", True, "Prompt tokens the provider reported."),
+    ("output_tokens", "count", True, "Response tokens the provider reported."),
+    ("latency_ms", "count", False, "Milliseconds from the first attempt's start to the answer, back-off included."),
+    ("attempts", "count", False, "Attempts the call took, the answered one included."),
+    ("retry_causes", "json", False, "Why each failed attempt failed (JSON list)."),
+    ("unknown_attempts", "count", False, "Attempts that may have been billed without an answer arriving."),
+    ("answered", "bool", False, "True when the provider returned a response (so the call could be billed)."),
+    ("session", "text", False, "Which session of the run made the call (its ledger reservations)."),
+    ("started_at", "text", False, "When the call's first attempt started (UTC)."),
+    ("finished_at", "text", False, "When the answer arrived (UTC)."),
+    ("prev_sha256", "text", False, "record_sha256 of the previous trial of the same run (zeros for the first)."),
+    ("record_sha256", "text", False, "SHA-256 of this trial's canonical JSON without this field."),
+)
+TRIAL_FIELD_NAMES = tuple(name for name, _, _, _ in TRIAL_FIELDS)
+TRIAL_FIELD_LABELS = {name: label for name, label, _, _ in TRIAL_FIELDS}
+TRIAL_NULLABLE = frozenset(name for name, _, nullable, _ in TRIAL_FIELDS if nullable)
+TRIAL_DESCRIPTIONS = {name: description for name, _, _, description in TRIAL_FIELDS}
+# Added by the hash chain when the record is logged (measure.chain), never by the runner.
+TRIAL_CHAIN_FIELDS = ("prev_sha256", "record_sha256")
+# What the runner writes, in its order: every field but the chain's.
+TRIAL_WRITTEN_FIELDS = tuple(n for n in TRIAL_FIELD_NAMES if n not in TRIAL_CHAIN_FIELDS)
+# What the estimator reads of a trial (measure.measurement.build): a reader that recomputes needs these.
+TRIAL_ESTIMATOR_FIELDS = ("item_id", "version", "replicate_index", "outcome", "token", "response_text")
+
+_LABEL_WORDS = {"text": "a string", "int": "an integer", "count": "a non-negative integer",
+                "bool": "true or false", "json": "a list or an object"}
+
+
+class TrialError(ArchiveError, ValueError):
+    """A trial record that breaks :data:`TRIAL_FIELDS`; the message names where, the field and the problem."""
+
+
+class TrialProblem(NamedTuple):
+    """One field of one trial that breaks the schema: ``expected`` and ``got`` are words for a person."""
+
+    field: str
+    expected: str
+    got: str
+
+    def sentence(self) -> str:
+        if self.got == "missing":
+            return f"the trial has no {self.field!r}"
+        if self.got == "unknown":
+            return f"the trial has a field {self.field!r} that no trial has (not in TRIAL_FIELDS)"
+        return f"field {self.field!r} should be {self.expected}, got {self.got}"
+
+
+def expected_words(name: str) -> str:
+    """What a value of trial field ``name`` must be, in words ("a string or null")."""
+    return _LABEL_WORDS[TRIAL_FIELD_LABELS[name]] + (" or null" if name in TRIAL_NULLABLE else "")
+
+
+def json_type_words(value: object) -> str:
+    """The JSON type of ``value`` in words ("a string", "null"), for messages about a wrong type."""
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
+            dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _fits(value: object, label: str) -> bool:
+    if label == "bool":
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    if label == "text":
+        return isinstance(value, str)
+    if label == "int":
+        return isinstance(value, int)
+    if label == "count":
+        return isinstance(value, int) and value >= 0
+    return isinstance(value, (list, dict))
+
+
+def trial_problems(trial: Mapping, needs: Iterable[str] = (), closed: bool = False) -> list[TrialProblem]:
+    """Every way ``trial`` breaks the schema, in schema order; ``[]`` when it keeps it.
+
+    Every schema field the record carries is judged by its label and
+    nullability.  A field in ``needs`` that may not be null must also be
+    present (a reader names what it reads; the runner names every field it
+    writes).  ``closed`` refuses a key the schema does not know, which only a
+    writer can promise; a reader keeps other keys and does not judge them.
+    """
+    needed = set(needs)
+    problems = []
+    for name, label, nullable, _ in TRIAL_FIELDS:
+        if name not in trial:
+            if name in needed and not nullable:
+                problems.append(TrialProblem(name, expected_words(name), "missing"))
+            continue
+        value = trial[name]
+        if (value is None and not nullable) or (value is not None and not _fits(value, label)):
+            shown = repr(value)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            got = "null" if value is None else f"{json_type_words(value)} {shown}"
+            problems.append(TrialProblem(name, expected_words(name), got))
+    if closed:
+        problems += [TrialProblem(str(key), "absent", "unknown")
+                     for key in trial if key not in TRIAL_FIELD_LABELS]
+    return problems
+
+
+def check_trial(trial: Mapping, where: str, needs: Iterable[str] = (), closed: bool = False) -> None:
+    """Raise :class:`TrialError` naming ``where``, the field and the problem for the first thing wrong.
+
+    The one validator of a trial record: the runner calls it before appending,
+    the comparison intake and ``llmarchive verify`` (run folder and
+    ``--public``) before anything is computed from a trial.
+    """
+    if not isinstance(trial, Mapping):
+        raise TrialError(f"{where}: a trial must be a JSON object, got {json_type_words(trial)}")
+    problems = trial_problems(trial, needs, closed)
+    if problems:
+        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        raise TrialError(f"{where}: {problems[0].sentence()}{more}")

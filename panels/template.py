@@ -151,6 +151,7 @@ def _render_nodes(
     path: tuple,
     avoid: Optional[Mapping[tuple, int]],
     record: Optional[dict],
+    chosen: Optional[Mapping[tuple, int]] = None,
 ) -> None:
     for position, node in enumerate(nodes):
         if isinstance(node, str):
@@ -167,6 +168,11 @@ def _render_nodes(
             count = len(alternatives)
             if count == 1:
                 index = 0
+            elif chosen is not None:
+                picked = chosen.get(key)
+                if picked is None or not 0 <= picked < count:
+                    raise TemplateError(f"{where}: no recorded choice for the group at {key}")
+                index = picked
             elif avoid is not None and key in avoid:
                 # Draw among the alternatives the reference rendering did not take.
                 index = stream.below(count - 1)
@@ -176,7 +182,7 @@ def _render_nodes(
                 index = stream.below(count)
             if record is not None:
                 record[key] = index
-            _render_nodes(alternatives[index], stream, values, where, out, key + (index,), avoid, record)
+            _render_nodes(alternatives[index], stream, values, where, out, key + (index,), avoid, record, chosen)
 
 
 def tidy(text: str) -> str:
@@ -237,25 +243,8 @@ def render_choices(template: str, values: Mapping[str, Value], choices: Mapping[
     the record does not cover is an error naming the template.
     """
     out: list[str] = []
-
-    def walk(nodes: list, path: tuple) -> None:
-        for position, node in enumerate(nodes):
-            if isinstance(node, str):
-                out.append(node)
-            elif node[0] == "var":
-                if node[1] not in values:
-                    raise TemplateError(f"{where}: no value named {node[1]!r}")
-                out.append(format_value(values[node[1]]))
-            elif node[0] == "mark":
-                raise TemplateError(f"{where}: marker [[{node[1]}]] was not replaced")
-            else:
-                key = path + (position,)
-                index = 0 if len(node[1]) == 1 else choices.get(key)
-                if index is None or not 0 <= index < len(node[1]):
-                    raise TemplateError(f"{where}: no recorded choice for the group at {key}")
-                walk(node[1][index], key + (index,))
-
-    walk(parse(template, where), ())
+    _render_nodes(parse(template, where), _FirstChoice(), values, where, out, (), None, None,  # type: ignore[arg-type]
+                  chosen=choices)
     return tidy("".join(out))
 
 
@@ -300,17 +289,6 @@ def replace_marks(template: str, replacements: Mapping[str, str]) -> str:
 def stream_for(seed_text: str, *parts: str) -> Stream:
     """A stream keyed by a seed and a path (protocol key, item id, purpose)."""
     return Stream(seed_from_text("|".join((seed_text,) + parts)))
-
-
-def count_alternatives(template: str) -> int:
-    """How many distinct renderings the choice groups allow (a size check)."""
-    def count(nodes: list) -> int:
-        total = 1
-        for node in nodes:
-            if isinstance(node, tuple) and node[0] == "choice":
-                total *= sum(count(alt) for alt in node[1])
-        return total
-    return count(parse(template))
 
 
 def longest_fixed_run(template: str) -> int:

@@ -115,11 +115,11 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
     guard = leak_guard(inputs)
 
     files: dict[str, bytes] = {}
-    files["stability.csv"] = csvs.stability_csv(inputs.measurements)
-    files["outcomes.csv"] = csvs.outcomes_csv(inputs.measurements)
+    files[csvs.STABILITY_FILE] = csvs.stability_csv(inputs.measurements)
+    files[csvs.OUTCOMES_FILE] = csvs.outcomes_csv(inputs.measurements)
     coverage_rows = csvs.coverage_rows(inputs.by_kind("coverage"))
-    files["coverage.csv"] = csvs.coverage_csv(coverage_rows)
-    files["changes.csv"] = csvs.changes_csv(changes.change_rows(inputs.measurements, inputs.cells))
+    files[csvs.COVERAGE_FILE] = csvs.coverage_csv(coverage_rows)
+    files[csvs.CHANGES_FILE] = csvs.changes_csv(changes.change_rows(inputs.measurements, inputs.cells))
     files.update(open_lane.files(inputs.open_runs))
     latest = max((m["run_date"] for m in inputs.measurements), default=None)
     files["croissant.json"] = _pretty(croissant.build(files, inputs.open_runs, latest, build_time[:10]))

@@ -17,7 +17,7 @@ asset reports each as an asset check, so both read the same verdict.
 from pathlib import Path
 from typing import Optional
 
-from llmarchive import records
+from llmarchive import records, store
 from llmarchive.jsonio import RecordFileError, read_json, read_jsonl
 from llmarchive.paths import ArchivePaths
 from measure import chain
@@ -30,9 +30,7 @@ BLOCKING = CHECKS[:3]
 
 
 def _run_folders(paths: ArchivePaths) -> list[Path]:
-    if not paths.experiments.is_dir():
-        return []
-    return sorted(p for p in paths.experiments.iterdir() if p.is_dir())
+    return store.run_folders(paths.experiments)
 
 
 def _log_problem(log: str) -> Optional[str]:
@@ -53,7 +51,7 @@ def chain_problems(paths: ArchivePaths) -> list[str]:
     — clean ones (:mod:`publish.workers`), never forked from the caller,
     which may be a Dagster step or a server with threads of its own.
     """
-    logs = [str(folder / "trials.jsonl") for folder in _run_folders(paths)]
+    logs = [str(store.trial_log(folder)) for folder in _run_folders(paths)]
     if len(logs) < 64:
         found = [_log_problem(log) for log in logs]
     else:
@@ -72,7 +70,7 @@ def chain_problems(paths: ArchivePaths) -> list[str]:
 def flagged_on_curve(paths: ArchivePaths) -> list[str]:
     problems = []
     for folder in _run_folders(paths):
-        file = folder / "measurement.json"
+        file = store.measurement_file(folder)
         if not file.exists():
             continue
         try:

@@ -15,6 +15,13 @@ from llmarchive.records import KINDS
 from measure.canonical import canonical_json
 from measure.schema import MEASUREMENT_FIELDS, OUTCOME_FIELD_NAMES, OUTCOMES, VERSIONS
 
+STABILITY_FILE = "stability.csv"
+OUTCOMES_FILE = "outcomes.csv"
+COVERAGE_FILE = "coverage.csv"
+CHANGES_FILE = "changes.csv"
+"""The published names of the four CSV files: :func:`publish.publish_all` writes them under these names and
+:mod:`publish.reader` (``llmarchive verify --public``) reads them back by the same ones."""
+
 COVERAGE_FIELDS = KINDS["coverage"] + ("recorded_at",)
 COVERAGE_DESCRIPTIONS = {
     "period": "The scheduled period of the job (a date for daily jobs, a month for the monthly sweep).",

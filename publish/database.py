@@ -32,6 +32,7 @@ from measure.schema import (
     OUTCOME_FIELDS,
     PROTOCOL_DERIVED_FIELDS,
     PROTOCOL_HEADER_FIELDS,
+    TRIAL_FIELD_LABELS,
 )
 from publish import changes, csvs, human_gap
 from publish.errors import PublishError
@@ -125,19 +126,25 @@ RUN_COLUMN_SPEC = (
     ("finished_at", "text", "When the run completed (UTC)."),
 )
 
-TRIAL_COLUMN_SPEC = (
-    ("record_sha256", "text", "SHA-256 of the trial record; unique."),
-    ("run_id", "text", "The run the trial belongs to."),
-    ("protocol_id", "text", "The open protocol the prompt came from."),
-    ("item_id", "text", "The scenario (s01 ... s15)."),
-    ("version", "text", "A, A_prime, B or C."),
-    ("replicate_index", "int", "Repetition of this scenario and version."),
-    ("trial_index", "int", "Position of the call in the run's schedule."),
-    ("outcome", "text", "valid, unparseable, refused, blocked_upstream, truncated, empty or off_format."),
-    ("token", "text", "The extracted decision when valid."),
-    ("prompt_sha256", "text", "SHA-256 of the prompt sent (the text itself is not published)."),
-    ("response_text", "text", "The model's full response."),
-    ("prev_sha256", "text", "Hash of the previous trial in the same run's chain."),
+# The open_lane_trials columns: schema trial fields (names and type labels from measure.schema.TRIAL_FIELDS),
+# in this order, then one JSON column for every other field.  The descriptions are this table's own shorter
+# wording (what metadata.yml shows); the schema's are the open-lane file's (croissant.json).
+TRIAL_COLUMN_DESCRIPTIONS = {
+    "record_sha256": "SHA-256 of the trial record; unique.",
+    "run_id": "The run the trial belongs to.",
+    "protocol_id": "The open protocol the prompt came from.",
+    "item_id": "The scenario (s01 ... s15).",
+    "version": "A, A_prime, B or C.",
+    "replicate_index": "Repetition of this scenario and version.",
+    "trial_index": "Position of the call in the run's schedule.",
+    "outcome": "valid, unparseable, refused, blocked_upstream, truncated, empty or off_format.",
+    "token": "The extracted decision when valid.",
+    "prompt_sha256": "SHA-256 of the prompt sent (the text itself is not published).",
+    "response_text": "The model's full response.",
+    "prev_sha256": "Hash of the previous trial in the same run's chain.",
+}
+TRIAL_COLUMN_SPEC = tuple((name, TRIAL_FIELD_LABELS[name], description)
+                          for name, description in TRIAL_COLUMN_DESCRIPTIONS.items()) + (
     ("transport", "json", "Every other field of the trial record (provider stop reason, token counts...), JSON."),
 )
 TRIAL_COMMON = {"record_type", "schema_version"}
@@ -294,10 +301,6 @@ def _value(value: Any, label: str) -> Any:
     if label == "bool":
         return 1 if value else 0
     return value
-
-
-def _row(table: Table, values: dict) -> dict:
-    return {c.name: _value(values.get(c.name), c.label) for c in table.columns}
 
 
 def protocol_rows(inputs: Inputs) -> list[dict]:

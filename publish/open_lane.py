@@ -16,23 +16,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable
 
-TRIAL_DESCRIPTIONS = {
-    "record_type": "Always 'trial'.",
-    "schema_version": "Version of the record schema the trial was written under.",
-    "run_id": "The experiment run the trial belongs to; each run's lines form one hash chain.",
-    "protocol_id": "The open protocol the prompt came from.",
-    "item_id": "The panel scenario (s01 ... s15) the prompt was built from.",
-    "n_items": "Number of scenarios in the panel.",
-    "version": "Which version was sent: A, A_prime, B or C.",
-    "replicate_index": "Which repetition of this scenario and version the call was.",
-    "trial_index": "Position of the call in the run's schedule.",
-    "prompt_sha256": "SHA-256 of the exact prompt text sent (the text itself is not published).",
-    "outcome": "valid, unparseable, refused, blocked_upstream, truncated, empty or off_format.",
-    "token": "The extracted decision for a valid outcome, otherwise empty.",
-    "response_text": "The model's full response, as received.",
-    "prev_sha256": "record_sha256 of the previous trial of the same run (zeros for the first).",
-    "record_sha256": "SHA-256 of this trial's canonical JSON without this field.",
-}
+from measure.schema import TRIAL_DESCRIPTIONS
+
+# The fields croissant.json describes one by one, each with the schema's description
+# (measure.schema.TRIAL_FIELDS); the call's transport detail is described as one kind.
+DESCRIBED_FIELDS = ("record_type", "schema_version", "run_id", "protocol_id", "item_id", "n_items", "version",
+                    "replicate_index", "trial_index", "prompt_sha256", "outcome", "token", "response_text",
+                    "prev_sha256", "record_sha256")
 GENERIC_DESCRIPTION = "Transport detail of the call as the runner logged it."
 
 
@@ -62,11 +52,16 @@ def verify_command(run_id: str = "RUN_ID", public_dir: str = "public") -> str:
     return f"llmarchive verify --public {public_dir} {run_id}"
 
 
+def file_name(year: str) -> str:
+    """The published path of one year's open-lane trials; :mod:`publish.reader` reads it back by this name."""
+    return f"open-lane/{year}.jsonl"
+
+
 def files(open_runs: Iterable[OpenRun]) -> dict[str, bytes]:
     """``{"open-lane/<year>.jsonl": bytes}`` for every year with an open-lane run."""
     out: dict[str, list[bytes]] = {}
     for run in open_runs:
-        out.setdefault(f"open-lane/{run.year}.jsonl", []).extend(run.lines)
+        out.setdefault(file_name(run.year), []).extend(run.lines)
     return {name: b"".join(lines) for name, lines in sorted(out.items())}
 
 
@@ -132,4 +127,5 @@ def trial_fields(open_runs: Iterable[OpenRun]) -> list[tuple[str, str]]:
 
 
 def describe(name: str) -> str:
-    return TRIAL_DESCRIPTIONS.get(name, GENERIC_DESCRIPTION)
+    """Croissant's description of trial field ``name``: the schema's, or the transport's one sentence."""
+    return TRIAL_DESCRIPTIONS[name] if name in DESCRIBED_FIELDS else GENERIC_DESCRIPTION

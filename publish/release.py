@@ -45,7 +45,7 @@ CODE_FILES = ("definitions.py", "Makefile", "pyproject.toml", "README.md", "meta
               "subject_models.yaml", "LICENSE", "docs/method.md", "panels/__init__.py", "panels/instruction.py")
 # Kept private with its data (method §10, point 2): the budget mechanism is not a secret, but its files carry
 # the project's real figures, so code and data stay private together.
-PRIVATE_NAMES = re.compile(r"(^|/)[^/]*(budget|spend)[^/]*$")
+PRIVATE_NAMES = re.compile(r"(^|/)[^/]*(budget|spend)[^/]*(/|$)")   # a file or a folder (llmarchive/budget/)
 SKIP = re.compile(r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache)(/|$)|\.pyc$|(^|/)\.")
 
 CHECKLIST = """\

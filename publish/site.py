@@ -10,9 +10,14 @@ external request, no relative time: every date in the markup is absolute.
 The document must be usable 400 px wide.
 
 This module prepares plain values for the templates (which rows, in which
-order, what the change rule says); the templates decide how they look.
+order, what the change rule says); the templates decide how they look.  Three
+modules by concern: this one (the pages' values, the drawers, :func:`render`),
+:mod:`publish.site_templates` (the Jinja2 environment, its filters and the
+shared formatting) and :mod:`publish.site_rules` (assembly into one document
+and the rules re-checked on it); their names are re-exported here, so callers
+use ``publish.site`` alone.
 
-Rules enforced here, each refusing the build (:class:`SiteError`):
+Rules enforced, each refusing the build (:class:`SiteError`):
 
 * the homepage carries the coverage/status bar (:func:`assemble`);
 * the page set is exactly the closed list;
@@ -38,33 +43,35 @@ and, on Design, each protocol's simulated-reader figures
 (``design_readers``) when the protocol has them.
 """
 import json
-import re
 from dataclasses import dataclass
-from functools import lru_cache
-from html import escape
-from importlib.resources import files
 from typing import Optional
 
-import jinja2
 from markupsafe import Markup
 
 from measure import stats
 from measure.schema import FIELD_DESCRIPTIONS, MEASUREMENT_FIELDS, VERSIONS
 from panels.instruction import INSTRUCTION
-from publish import changes, human_gap, pages, svg, wording
+from publish import changes, human_gap, pages, svg
 from publish import status as status_file
-from publish.datasette_meta import CANNED_QUERIES, DATABASE, DB_FILE
+from publish.datasette_meta import CANNED_QUERIES, DB_FILE
 from publish.errors import SiteError
 from publish.open_lane import verify_command
+from publish.site_rules import EXTERNAL_LOAD, FLAGGED_INLINE, RELATIVE_TIME, assemble, check_site
+from publish.site_templates import (UNREADABLE_SHARE, VERSION_LABEL, breakable, environment, pct, render_template,
+                                    repeats_reading, rounded_reason, static_text, unit, unreadable)
 from publish.sources import Inputs
 from publish.status import coverage_summary, instrument_summary
 
-VERSION_LABEL = {"A": "A", "A_prime": "A′", "B": "B", "C": "C"}
-RELATIVE_TIME = re.compile(r"\b(\d+\s+(seconds?|minutes?|hours?|days?|weeks?|months?|years?)\s+ago|just now|"
-                           r"yesterday|today|tomorrow|last (week|month|year)|this (week|month|year)|"
-                           r"timeago|fromNow)\b", re.I)
-EXTERNAL_LOAD = re.compile(r"""(<(script|img|iframe|link|source|video|audio|embed|object)\b[^>]*\b(src|href|data)\s*=\s*["']?(https?:)?//)"""
-                           r"""|(url\(\s*["']?(https?:)?//)|(@import)|(\bfetch\s*\()|(XMLHttpRequest)""", re.I)
+__all__ = [  # the names callers reach through publish.site, wherever they are defined
+    "SiteContext", "render", "home", "results", "data_page", "design_page", "glossary_page", "methodology_page",
+    "drawer_data", "sample_responses", "latest_per_curve", "biggest_move", "curves", "flagged", "generations",
+    "examples", "status_bar", "latched_alarm", "DRAWER_FIELDS", "DRAWER_RESPONSES", "RESPONSE_CHARS",
+    "SCAN_HEADERS", "FLAGGED_HEADERS", "COMPARISON_HEADERS", "DESIGN_FIGURES",
+    "EXTERNAL_LOAD", "FLAGGED_INLINE", "RELATIVE_TIME", "assemble", "check_site",
+    "UNREADABLE_SHARE", "VERSION_LABEL", "breakable", "environment", "pct", "render_template", "repeats_reading",
+    "rounded_reason", "static_text", "unit", "unreadable",
+]
+
 DRAWER_FIELDS = ("run_id", "run_date", "protocol_id", "rewording_type", "series", "lane", "twin_id", "model_family",
                  "subject_model_id", "returned_model_id", "stability_pct", "ci_low_pct", "ci_high_pct", "gap_pct",
                  "gap_null_pct", "gap_positive_pct", "null_floor_pct", "at_noise_floor", "entropy_a", "entropy_b",
@@ -74,10 +81,6 @@ DRAWER_FIELDS = ("run_id", "run_date", "protocol_id", "rewording_type", "series"
                  "protocol_sha256", "extractor_sha", "analysis_code_sha", "schema_sha256", "grammar_version",
                  "condition_profile", "bootstrap_seed", "replicate_agreement_pct", "ci_stratified_low_pct",
                  "ci_stratified_high_pct", "gap_role_ab_pct")
-FLAGGED_INLINE = 50
-"""Off-curve measurements listed inline, newest first; the rest are one click away (Datasette, stability.csv)."""
-UNREADABLE_SHARE = 0.5
-"""Above this share of unreadable answers in A or in B, no stability figure is shown: there is too little to read."""
 DRAWER_RESPONSES = ("A", "B", "C")
 """An open-lane run's drawer quotes one response of each of these versions, with the decision read from it."""
 RESPONSE_CHARS = 700
@@ -89,131 +92,6 @@ class SiteContext:
     coverage_rows: list[dict]
     build_time: str
     data_files: list[tuple[str, int, str]]  # (name, bytes, sha256)
-
-
-# --------------------------------------------------------------------------
-# templates
-# --------------------------------------------------------------------------
-
-def pct(value) -> str:
-    return "—" if value is None else f"{value:.1f}"
-
-
-def unit(value) -> str:
-    return "—" if value is None else f"{value:.2f}"
-
-
-def _sort_value(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return str(value)
-
-
-NUMBER = re.compile(r"-?\d+\.\d{3,}")
-
-
-def rounded_reason(text: str) -> str:
-    """A flag reason with its long numbers rounded as the tables round them.
-
-    The estimator writes reasons with up to ten decimals ("drop_asymmetry_pct_ab
-    = 6.666666667 exceeds 1.0"); a reader gets one decimal for points and two
-    for entropy, as in every table.  Short numbers (thresholds) are kept.
-    """
-    out, last = [], 0
-    for match in NUMBER.finditer(text):
-        before = text[last:match.start()]
-        name = before[before.rfind(",") + 1:]
-        decimals = 2 if "entropy" in name else 1
-        out.append(before + f"{float(match.group(0)):.{decimals}f}")
-        last = match.end()
-    return "".join(out) + text[last:]
-
-
-def breakable(identifier) -> Markup:
-    """An identifier that may wrap after its ``__`` separators (a long protocol id must not widen a table)."""
-    return Markup(escape("" if identifier is None else str(identifier)).replace("__", "__<wbr>"))
-
-
-def unreadable(m: dict) -> Optional[dict]:
-    """``{"readable": n, "total": N}`` for A and B together when too few answers were readable, else ``None``.
-
-    With more than half of A's or of B's answers unreadable, the stability
-    figure is dominated by which answers happened to be readable (its loss
-    bound is wider than the scale), so the site shows the count instead.
-    """
-    u_a, u_b = m.get("u_a"), m.get("u_b")
-    if u_a is None or u_b is None or max(u_a, u_b) <= UNREADABLE_SHARE:
-        return None
-    n_valid = m.get("n_valid") or {}
-    n = m.get("n") or 0
-    return {"readable": int(n_valid.get("A", 0)) + int(n_valid.get("B", 0)), "total": 2 * int(n)}
-
-
-_NUMBER_WORDS = {15: "fifteen"}
-
-
-def repeats_reading(m: dict) -> Optional[str]:
-    """What the interval of a measurement can be read as, given how its repeats behaved (method §6.7).
-
-    The frozen interval resamples every response as if it were a fresh draw.
-    When each prompt's repeats came back the same (a greedy subject, or a
-    model that answers one prompt identically) those "draws" are copies, and
-    the interval then describes how the scenarios differ from one another,
-    not sampling noise; the within-panel interval (``ci_stratified_*``),
-    which resamples only the repeats of each scenario, is the one that
-    speaks to noise.  ``None`` when the measurement has no repeats to read.
-    """
-    agreement = m.get("replicate_agreement_pct")
-    if agreement is None:
-        return None
-    n_items = m.get("n_items")
-    scenarios = f"the {_NUMBER_WORDS.get(n_items, n_items)} scenarios" if n_items else "the scenarios"
-    low, high = m.get("ci_stratified_low_pct"), m.get("ci_stratified_high_pct")
-    if agreement >= 100:
-        return (f"every repeat of a prompt came back the same: the interval shows how {scenarios} differ, "
-                f"not sampling noise; resampling only the repeats gives zero width")
-    within = ("no within-panel interval (a version has no valid answer)" if low is None else
-              f"the within-panel interval, which resamples only the repeats and never the scenarios, is "
-              f"{pct(low)}–{pct(high)}")
-    return f"the repeats of a prompt came back the same in {pct(agreement)}% of scenario × version cells; {within}"
-
-
-def _finalize(value):
-    """Escape every template output the way :func:`html.escape` does, unless it is already markup.
-
-    Jinja's own autoescape (markupsafe) writes ``'`` as ``&#39;``; the
-    published page has always used ``html.escape`` (``&#x27;``), and tests
-    and the leak guard compare against that form, so the escaping is done
-    here and autoescape then passes the result through unchanged.
-    """
-    if value is None or isinstance(value, jinja2.Undefined):
-        return Markup("")
-    if hasattr(value, "__html__"):
-        return value
-    return Markup(escape(str(value)))
-
-
-@lru_cache(maxsize=1)
-def environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("publish", "templates"), autoescape=True,
-                             finalize=_finalize, trim_blocks=True, lstrip_blocks=True,
-                             undefined=jinja2.StrictUndefined)
-    env.filters.update(pct=pct, unit=unit, sortv=_sort_value, reason=rounded_reason, breakable=breakable)
-    env.globals.update(wording=wording, VERSION_LABEL=VERSION_LABEL, unreadable=unreadable,
-                       datasette=f"../{DATABASE}")
-    return env
-
-
-def render_template(name: str, **values) -> str:
-    """Render one template; the caller wraps the result in ``Markup`` where it is placed inside another."""
-    return str(environment().get_template(name).render(**values))
-
-
-def static_text(name: str) -> str:
-    """A stylesheet or script from ``publish/static/``, to be inlined (the page loads nothing else)."""
-    return (files("publish") / "static" / name).read_text(encoding="utf-8")
 
 
 # --------------------------------------------------------------------------
@@ -434,7 +312,7 @@ def methodology_page() -> str:
 
 
 # --------------------------------------------------------------------------
-# assembly and checks
+# the drawers
 # --------------------------------------------------------------------------
 
 def drawer_data(measurements: list[dict], open_runs: Optional[list] = None) -> dict:
@@ -485,55 +363,6 @@ def sample_responses(lines: list[bytes]) -> list[dict]:
             if len(picked) == len(DRAWER_RESPONSES):
                 break
     return [picked[v] for v in DRAWER_RESPONSES if v in picked]
-
-
-def _json_text(value) -> Markup:
-    """JSON for a ``<script type="application/json">`` element: nothing in it can close the element."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return Markup(text.replace("</", "<\\/").replace("<!--", "<\\!--"))
-
-
-def assemble(page_html: dict[str, str], build_time: str, data: dict, human: dict) -> str:
-    """The whole document; refuses a page set other than the closed list or a homepage without the status bar."""
-    expected = [pid for pid, _ in pages.PAGES]
-    if sorted(page_html) != sorted(expected):
-        raise SiteError(f"the site's pages are a closed list {expected}; got {sorted(page_html)}")
-    if 'id="status-bar"' not in page_html["home"]:
-        raise SiteError("the homepage has no coverage/status bar; refusing to build the site")
-    return render_template(
-        "document.html", pages=pages.PAGES, page_html={k: Markup(v) for k, v in page_html.items()},
-        build_time=build_time, css=Markup(static_text("site.css")), js=Markup(static_text("site.js")),
-        json_scripts=[("drawer-data", _json_text(data)), ("human-data", _json_text(human))]) + "\n"
-
-
-def check_site(document: str) -> None:
-    """Re-check the rules on the finished markup (so no later edit can slip past them)."""
-    home_match = re.search(r'<section id="home".*?</section>', document, re.S)
-    if not home_match or 'id="status-bar"' not in home_match.group(0):
-        raise SiteError("the homepage has no coverage/status bar")
-    ids = re.findall(r'<section id="([^"]+)" class="page"', document)
-    if ids != [pid for pid, _ in pages.PAGES]:
-        raise SiteError(f"the site's pages must be exactly {[p for p, _ in pages.PAGES]}, got {ids}")
-    for chart in re.findall(r'<svg class="chart[^"]*" data-chart="(?:stability|generations)".*?</svg>', document, re.S):
-        if 'data-panel="entropy"' not in chart:
-            raise SiteError("a stability chart without its entropy panel")
-    for chart in re.findall(r'<svg class="chart[^"]*"[^>]*>', document):
-        if 'data-series="' not in chart or 'data-model-family="' not in chart:
-            raise SiteError("a chart that does not declare its one series and model family")
-    if EXTERNAL_LOAD.search(document):
-        raise SiteError(f"the page would load something from outside itself: {EXTERNAL_LOAD.search(document).group(0)!r}")
-    # quoted scenario wording (fiction: "last month, the board...") is content, not a time stamp of ours
-    visible = re.sub(r"<script\b.*?</script>|<pre class=\"scenario\">.*?</pre>", " ", document, flags=re.S)
-    found = RELATIVE_TIME.search(re.sub(r"<[^>]+>", " ", visible))
-    if found:
-        raise SiteError(f"relative time in the markup: {found.group(0)!r}")
-    inline = len(re.findall(r'<tr data-run="[^"]*" class="flagged">', document))
-    if inline > FLAGGED_INLINE:
-        raise SiteError(f"the Results page lists {inline} off-curve measurements inline; at most {FLAGGED_INLINE} "
-                        "(the rest are linked), or the page grows without bound")
-    comparison = re.search(r'<div class="comparison">.*?</div>', document, re.S)
-    if not comparison or 'id="no-one-may-conclude"' not in comparison.group(0):
-        raise SiteError("the comparison points are not beside the 'what nobody may conclude' sentence")
 
 
 def render(ctx: SiteContext) -> str:

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Optional
 
 from llmarchive import records as record_logs
-from llmarchive.jsonio import RecordFileError, read_json
+from llmarchive import store
+from llmarchive.jsonio import RecordFileError
 from llmarchive.paths import ArchivePaths
 from measure import chain
 from measure.schema import LATER_MEASUREMENT_FIELDS, MEASUREMENT_FIELD_NAMES, SERIES
@@ -75,7 +76,7 @@ def measurement_sort_key(m: dict) -> tuple:
 
 
 def _check_measurement(m: object, folder: Path) -> dict:
-    where = folder / "measurement.json"
+    where = store.measurement_file(folder)
     if not isinstance(m, dict):
         raise PublishError(f"{where}: not a JSON object")
     # A measurement written before the later fields were appended has them as null.
@@ -106,7 +107,7 @@ def _read_trial_lines(path: Path) -> tuple[list[bytes], dict[str, set[str]]]:
     (:func:`publish.open_lane.label_of`), for Croissant.
     """
     if not path.exists():
-        raise PublishError(f"{path}: no trials.jsonl in a complete open-lane run")
+        raise PublishError(f"{path}: no trial log in a complete open-lane run")
     raw = path.read_bytes()
     lines = raw.split(b"\n")
     lines.pop()  # empty after the final newline, or a torn last line that was never reported written
@@ -142,9 +143,9 @@ def _read_open_run(path: str) -> tuple[list[bytes], dict[str, set[str]]]:
 def _read_open_runs(folders: list[Path]) -> list[tuple[list[bytes], dict[str, set[str]]]]:
     """Read and verify the open runs' logs, in two processes when there are many (a ten-year archive)."""
     if len(folders) < 64:
-        return [_read_trial_lines(f / "trials.jsonl") for f in folders]
+        return [_read_trial_lines(store.trial_log(f)) for f in folders]
     with pool(2) as workers:   # clean workers, never forked from the caller (publish.workers)
-        return list(workers.map(_read_open_run, [str(f / "trials.jsonl") for f in folders], chunksize=8))
+        return list(workers.map(_read_open_run, [str(store.trial_log(f)) for f in folders], chunksize=8))
 
 
 def _count_trials(path: Path) -> int:
@@ -183,17 +184,15 @@ def gather(paths: ArchivePaths) -> Inputs:
     measurements: list[dict] = []
     runs: list[RunInfo] = []
     open_folders: list[tuple[Path, RunInfo]] = []
-    folders = sorted(p for p in paths.experiments.iterdir() if p.is_dir()) if paths.experiments.is_dir() else []
-    for folder in folders:
-        if not (folder / "measurement.json").exists():
-            continue  # not complete yet: published once it is
+    # Open runs are published once complete; a run folder the store cannot read refuses the build, a held one
+    # (review) as well: the archive's state is unknown while any record of it cannot be read.
+    store.held_scan(paths).refuse(PublishError)
+    for found in store.archive_scan(paths).refuse(PublishError).complete:
+        folder, run = found.folder, found.record
         try:
-            run = read_json(folder / "run.json")
-            m = _check_measurement(read_json(folder / "measurement.json"), folder)
+            m = _check_measurement(store.read_measurement(folder), folder)
         except RecordFileError as exc:
             raise PublishError(str(exc)) from None
-        if not isinstance(run, dict):
-            raise PublishError(f"{folder / 'run.json'}: not a JSON object")
         current_lane = lanes.get(m["protocol_id"], m.get("lane"))
         if "sealed" in (current_lane, m.get("lane")):
             continue
@@ -203,7 +202,7 @@ def gather(paths: ArchivePaths) -> Inputs:
         if current_lane == "open":
             open_folders.append((folder, info))
         else:
-            info.n_trials = _count_trials(folder / "trials.jsonl")
+            info.n_trials = _count_trials(store.trial_log(folder))
     open_runs: list[OpenRun] = []
     cells: dict[str, dict] = {}
     for (folder, info), (lines, labels) in zip(open_folders, _read_open_runs([f for f, _ in open_folders])):
@@ -215,7 +214,7 @@ def gather(paths: ArchivePaths) -> Inputs:
         run_id = info.measurement["run_id"]
         if info.measurement.get("on_curve") and run_id not in cells:
             try:
-                cells[run_id] = modal_cells_of_log(paths.run_dir(run_id) / "trials.jsonl")
+                cells[run_id] = modal_cells_of_log(store.trial_log(paths.run_dir(run_id)))
             except (OSError, ValueError):
                 pass  # the changes row leaves its cell counts empty rather than guessing them
 

@@ -18,7 +18,7 @@ from typing import Mapping, Optional
 from llmarchive import records as record_logs
 from llmarchive.jsonio import write_json
 from llmarchive.paths import ArchivePaths
-from llmarchive.runs import measurement_run
+from llmarchive.store import measurement_run
 from measure import chain
 from measure.measurement import build
 from measure.schema import VERSIONS

@@ -12,10 +12,10 @@ from llmarchive.bridge import (BridgeError, bridge_calls, bridge_runs, half_comp
                                run_id_for)
 from llmarchive.cli import main
 from llmarchive.runner import RunHalted
-from llmarchive.runs import load_run
+from llmarchive.store import load_run
 from llmarchive.subject_models import load_subject_models
 from llmarchive.subjects import list_models, make_subject
-from llmarchive.sweep import sweep
+from llmarchive.month_sweep import sweep_month
 from llmarchive.watch import watch
 from tests.fake_provider import Fault, decide_by_hash
 from tests.instrument_helpers import paid_archive
@@ -54,7 +54,7 @@ def exhaust_general_pool(paths):
     meter = budget_mod.SpendMeter(paths, budget_mod.Authorization("manual", "scenario", "general", 0.5),
                                   "filler", "anthropic", "m")
     for i in range(25):                 # 12.5 € of a 12.5 € general pool
-        meter.record(f"c{i}", {"answered": True})
+        meter.charge([(f"c{i}", {"answered": True})])
 
 
 def test_the_plan_is_one_admitted_protocol_per_type_960_calls_for_v0(paths, fake):
@@ -84,7 +84,7 @@ def test_the_bridge_runs_old_then_new_from_the_reserve_only_and_takes_the_months
     assert after.alarms == [], "the alarm stops once both models' runs exist"
 
     calls_before = len(fake.chat_requests)
-    swept = sweep(paths, "2026-11-05", CONFIG, subject_factory=factory(fake))
+    swept = sweep_month(paths, "2026-11-05", CONFIG, subject_factory=factory(fake))
     assert len(fake.chat_requests) == calls_before, "the bridge month's sweep sends nothing"
     assert {c for _, c, _ in swept.skipped} == {"bridge_preempts_sweep"} and len(swept.skipped) == 12
     assert {r["cause"] for r in swept.coverage_rows} == {"generation_bridge"}

@@ -1,12 +1,17 @@
 """The budget: the file, the ledger, the ladder, the pools, and the CLI gate."""
 import json
+import re
+from pathlib import Path
 
 import pytest
 
+import llmarchive
 from llmarchive import budget as B
 from llmarchive import records
 from llmarchive.cli import main
 from llmarchive.paths import ArchivePaths
+from llmarchive.skips import cause_for, skip_condition
+from measure.schema import GAP_CAUSES
 from panels.build import all_protocol_ids
 from panels.lanes import planned_lane
 from tests.protocol_fixtures import header_for, make_protocol
@@ -28,7 +33,7 @@ def spend(paths, euros: float, job: str = "manual", run_id: str = "filler") -> N
     meter = B.SpendMeter(paths, B.Authorization(job, category, pool, 1.0), run_id, "anthropic", "m")
     start = len(meter.keys)
     for i in range(int(euros)):
-        meter.record(f"call-{start + i}", {"answered": True})
+        meter.charge([(f"call-{start + i}", {"answered": True})])
 
 
 def v0_headers() -> list[dict]:
@@ -126,6 +131,32 @@ def test_a_scenario_run_never_reaches_into_the_reserves(paths):
     assert (auth.pool, auth.category, auth.rate_eur_per_call) == ("general", "scenario", 0.001)
 
 
+def test_a_budget_refusal_records_its_condition_and_takes_its_cause_from_skips(paths):
+    """Both ways the budget refuses work — the month's plan and one run's permission — write the skip through
+    llmarchive.skips, so the skip names the condition coverage reads and its cause is the mapping's."""
+    spend(paths, 96)  # past the 95 % rung: no scenario protocol may run
+    B.allowed_protocols(paths, v0_headers(), month=B.current_month(), date="2026-11-02")
+    header = header_for("risky_choice_framing__wording__v0", "open", "risky_choice_framing__anchoring__v0")
+    with pytest.raises(B.BudgetHalted):
+        B.authorize_run(paths, BUDGET, header, "manual", 120, date="2026-11-02")
+    written = records.read(paths, "skip")
+    assert len(written) == 13
+    assert {(s["condition"], s["cause"]) for s in written} == {("budget_refused", cause_for(["budget_refused"]))}
+    assert {skip_condition(s) for s in written} == {"budget_refused"}
+
+
+def test_no_library_module_writes_a_skip_or_its_cause_by_hand():
+    """llmarchive.skips says a cause is never written by hand: only it appends a skip record."""
+    root = Path(llmarchive.__file__).parent.parent
+    appends_a_skip = re.compile(r"""append(?:_many)?\(\s*\w+\s*,\s*["']skip["']""")
+    literal_cause = re.compile(r"""["']cause["']\s*:\s*["'](?:%s)["']""" % "|".join(GAP_CAUSES))
+    sources = [*(root / "llmarchive").rglob("*.py"), *(root / "assets").rglob("*.py")]
+    by_hand = sorted(str(path.relative_to(root)) for path in sources
+                     if path != root / "llmarchive" / "skips.py"
+                     and (appends_a_skip.search(path.read_text()) or literal_cause.search(path.read_text())))
+    assert by_hand == [], "record skips with llmarchive.skips.record_skip"
+
+
 def test_the_bridge_draws_only_on_its_reserve(paths):
     spend(paths, 99)  # the general pool is exhausted: the sweep is cut to nothing
     header = header_for("risky_choice_framing__wording__v0", "open")
@@ -145,7 +176,7 @@ def test_subject_fingerprint_is_never_gated_and_falls_back_on_the_heartbeat_rese
     assert auth.category == "fingerprint" and auth.rate_eur_per_call == 0.0001
     meter = B.SpendMeter(paths, B.Authorization("subject_fingerprint", "fingerprint", "general", 0.6),
                          "fp-1", "anthropic", "m", budget=BUDGET)
-    pools = [meter.record(f"item-{i}", {"answered": True})["pool"] for i in range(3)]
+    pools = [meter.charge([(f"item-{i}", {"answered": True})])[0]["pool"] for i in range(3)]
     assert pools == ["general", "heartbeat", "heartbeat"]
 
 
@@ -153,10 +184,10 @@ def test_a_call_is_charged_once_even_across_meters_and_only_when_answered(paths)
     auth = B.Authorization("manual", "scenario", "general", 0.5)
     first = B.SpendMeter(paths, auth, "run-x", "anthropic", "m")
     second = B.SpendMeter(paths, auth, "run-x", "anthropic", "m")   # e.g. another process
-    assert first.record("s01/A/0", {"answered": True}) is not None
-    assert second.record("s01/A/0", {"answered": True}) is None
-    assert second.record("s01/B/0", {"answered": False})["cost_eur"] == 0.0
-    assert first.record("s01/B/0", {"answered": True}) is None
+    assert first.charge([("s01/A/0", {"answered": True})]) != []
+    assert second.charge([("s01/A/0", {"answered": True})]) == []
+    assert second.charge([("s01/B/0", {"answered": False})])[0]["cost_eur"] == 0.0
+    assert first.charge([("s01/B/0", {"answered": True})]) == []
     assert first.run_cost() == 0.5 and len(B.ledger(paths)) == 2
 
 
@@ -240,8 +271,8 @@ def test_an_unsettled_reservation_counts_at_its_worst_case_until_a_charge_settle
     assert state.charged_eur["general"] == 0 and state.worst_case_eur["general"] == pytest.approx(worst)
     assert state.spent_eur["general"] == pytest.approx(worst), "the ladder counts what may have been billed"
 
-    [charge] = meter.record_many([("s01/A/0", {"answered": True, "input_tokens": 900, "output_tokens": 40,
-                                              "attempts": 1, "session": "s1"})])
+    [charge] = meter.charge([("s01/A/0", {"answered": True, "input_tokens": 900, "output_tokens": 40,
+                                         "attempts": 1, "session": "s1"})])
     assert charge["settles"] == [reservation["reservation_id"]] and charge["basis"] == "usage"
     assert charge["cost_eur"] == pytest.approx((900 * 2.0 + 40 * 10.0) / 1e6)
     state = B.ladder_state(paths, PRICED)
@@ -255,9 +286,9 @@ def test_an_attempt_of_unknown_fate_is_charged_at_its_worst_case_and_an_error_an
         meter.reserve("s02/B/0", "s1", attempt, prompt_bytes=100, max_tokens=50)
     per_attempt = ((100 + B.PROMPT_FRAMING_TOKENS) * 2.0 + 50 * 10.0) / 1e6
     # attempt 1 timed out (unknown), attempt 2 was a 503 (not billed), attempt 3 was answered
-    [charge] = meter.record_many([("s02/B/0", {"answered": True, "input_tokens": 120, "output_tokens": 7,
-                                              "attempts": 3, "unknown_attempts": 1, "session": "s1",
-                                              "prompt_bytes": 100, "max_tokens": 50})])
+    [charge] = meter.charge([("s02/B/0", {"answered": True, "input_tokens": 120, "output_tokens": 7,
+                                         "attempts": 3, "unknown_attempts": 1, "session": "s1",
+                                         "prompt_bytes": 100, "max_tokens": 50})])
     assert charge["cost_eur"] == pytest.approx((120 * 2.0 + 7 * 10.0) / 1e6 + per_attempt)
     assert B.open_reservations(B.ledger_entries(paths)) == []
     settled = meter.charge_unanswered("s03/C/0", "s1", {"attempts": 2, "unknown_attempts": 0,
@@ -282,7 +313,7 @@ def test_budget_show_splits_charged_worst_case_and_the_reserves(paths, capsys):
     meter = B.SpendMeter(paths, B.Authorization("manual", "scenario", "general", 0.001), "run-s", "anthropic", "m",
                          PRICED)
     meter.reserve("s01/A/0", "s1", 1, prompt_bytes=968, max_tokens=1000)          # €0.012 worst case, open
-    meter.record_many([("s01/B/0", {"answered": True, "input_tokens": 1000, "output_tokens": 100})])  # €0.003
+    meter.charge([("s01/B/0", {"answered": True, "input_tokens": 1000, "output_tokens": 100})])  # €0.003
     assert main(["budget", "show"]) == 0
     out = capsys.readouterr().out
     assert "charging: reported usage" in out

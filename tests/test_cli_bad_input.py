@@ -17,7 +17,7 @@ from llmarchive import budget as budget_mod
 from llmarchive import records
 from llmarchive.cli import main
 from llmarchive.coverage import compute
-from llmarchive.runs import load_run
+from llmarchive.store import load_run
 
 OPEN = "risky_choice_framing__wording__v0"
 DAY = "2026-11-03"

@@ -261,11 +261,11 @@ def test_many_lines_that_are_not_json_are_summarised_in_the_one_line(paths, tmp_
     ("trial", "replicate_index", True, "replicate_index that is not a non-negative integer (line 2: a boolean"),
     ("trial", "version", ["A"], "version that is not a string (line 2: a list"),
     ("trial", "item_id", 7, "item_id that is not a string (line 2: an integer"),
-    ("trial", "outcome", {"valid": 1}, "outcome that is not a string or null (line 2: an object"),
+    ("trial", "outcome", {"valid": 1}, "outcome that is not a string (line 2: an object"),
     ("trial", "token", 5, "token that is not a string or null (line 2: an integer"),
     ("trial", "response_text", 3.5, "response_text that is not a string or null (line 2: a number"),
     ("trial", "returned_model_id", ["m"], "returned_model_id that is not a string or null (line 2: a list"),
-    ("trial", "prompt_sha256", 0, "prompt_sha256 that is not a string or null"),
+    ("trial", "prompt_sha256", 0, "prompt_sha256 that is not a string (line 2: an integer"),
     ("header", "n", "30", "the header's n must be an integer, got a string"),
     ("header", "grammar_version", "1", "the header's grammar_version must be an integer, got a string"),
     ("header", "protocol_id", [OPEN], "the header's protocol_id must be a string, got a list"),
@@ -280,13 +280,38 @@ def test_a_field_of_the_wrong_type_is_named_in_one_line(paths, tmp_path, capsys,
     refused_in_one_line(paths, write(tmp_path, [header] + trials), capsys, expected)
 
 
+def test_a_null_outcome_is_a_format_problem_because_every_real_trial_has_one(paths, tmp_path):
+    """The schema's reconciled nullability: a trial's outcome is never null (the old intake let null through)."""
+    trials = unchained(trials_of(paths, "open-run"))
+    trials[2]["outcome"] = None
+    with pytest.raises(SubmissionRejected) as info:
+        submit(paths, write(tmp_path, trials), submitted_by="a test lab")
+    assert ("format", "1 trial(s) carry outcome that is not a string (line 3: null)") in info.value.reasons
+    nothing_stored(paths)
+
+
+@pytest.mark.parametrize("key,value,words", [
+    ("latency_ms", "12", "latency_ms that is not a non-negative integer (line 1: a string)"),
+    ("answered", 1, "answered that is not true or false (line 1: an integer)"),
+    ("retry_causes", "timeout", "retry_causes that is not a list or an object (line 1: a string)"),
+])
+def test_every_schema_field_a_submission_carries_is_judged_by_the_schema_type(paths, tmp_path, key, value, words):
+    trials = unchained(trials_of(paths, "open-run"))
+    trials[0][key] = value
+    with pytest.raises(SubmissionRejected) as info:
+        submit(paths, write(tmp_path, trials), submitted_by="a test lab")
+    assert ("format", f"1 trial(s) carry {words}") in info.value.reasons
+    nothing_stored(paths)
+
+
 def test_no_field_of_any_json_type_makes_a_traceback(paths, tmp_path):
     """Every judged field of a trial and of the header, set to each JSON type: accepted or refused, nothing else."""
-    from llmarchive.comparison import HEADER_TYPES, TRIAL_TYPES
+    from llmarchive.comparison import HEADER_TYPES
+    from measure.schema import TRIAL_FIELD_NAMES
 
     base = unchained(trials_of(paths, "open-run"))
     values = [None, True, -3, 2.5, "x", [], ["A"], {}, {"a": 1}]
-    for where, keys in (("trial", TRIAL_TYPES), ("header", HEADER_TYPES)):
+    for where, keys in (("trial", TRIAL_FIELD_NAMES), ("header", HEADER_TYPES)):
         for key in keys:
             for value in values:
                 trials = [dict(t) for t in base]

@@ -583,7 +583,7 @@ def test_a_subject_fingerprint_day_that_spent_money_but_left_nothing_is_an_unexp
     meter = budget_mod.SpendMeter(paths, budget_mod.Authorization("subject_fingerprint", "fingerprint", "general",
                                                                   0.001),
                                   "subject_fingerprint_2026-11-02_claude-sonnet-5@s1", "anthropic", "claude-sonnet-5")
-    meter.record("subject_fingerprint/2026-11-02/sf01", {"answered": True})
+    meter.charge([("subject_fingerprint/2026-11-02/sf01", {"answered": True})])
     facts = lambda: gather(paths, protocols=PROTOCOLS[:1])  # noqa: E731
     with pytest.raises(UnexplainedGap) as info:
         record_coverage(paths, "2026-11-04", facts=facts(), jobs=("subject_fingerprint",), now=NOW)

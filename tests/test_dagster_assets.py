@@ -13,7 +13,7 @@ from dagster import MultiPartitionKey
 from llmarchive import budget as budget_mod
 from llmarchive import records
 from llmarchive import registry
-from llmarchive.runs import load_run
+from llmarchive.store import load_run
 from llmarchive.sweep import sweep_run_id
 from measure.canonical import canonical_sha256
 from panels.build import protocol_hash

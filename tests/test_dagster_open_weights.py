@@ -4,7 +4,7 @@ from dagster import BoolMetadataValue, DagsterInstance, FloatMetadataValue
 
 from llmarchive import open_weights as ow
 from llmarchive.models import EMBEDDED_SHA256
-from llmarchive.runs import load_run
+from llmarchive.store import load_run
 from tests.dagster_helpers import materialization_metadata, resources, run
 from tests.instrument_helpers import admitted_archive
 

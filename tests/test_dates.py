@@ -19,6 +19,7 @@ def test_a_calendar_day_is_returned_unchanged(value):
     ("2026-1-01", "YYYY-MM-DD"),
     ("2026-11-03T00:00:00Z", "YYYY-MM-DD"),
     ("2026-11-03\n", "YYYY-MM-DD"),
+    ("\uff12\uff10\uff12\uff16-11-03", "YYYY-MM-DD"),   # fullwidth digits: a regex digit, not an ASCII one
     ("", "YYYY-MM-DD"),
     (20261103, "YYYY-MM-DD"),
 ])

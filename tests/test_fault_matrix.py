@@ -16,7 +16,7 @@ import pytest
 from llmarchive import budget as budget_mod
 from llmarchive.jsonio import read_jsonl
 from llmarchive.runner import RunInterrupted, RunSettings, run_protocol, schedule
-from llmarchive.runs import load_run
+from llmarchive.store import load_run
 from llmarchive.subjects.anthropic import AnthropicSubject
 from llmarchive.subjects.http import RetryPolicy
 from llmarchive.subjects.openai_compat import OpenAICompatSubject

@@ -19,7 +19,7 @@ from llmarchive.instrument.fingerprint import RUNTIME_KEY_FIELDS, expectations_d
 from llmarchive.instrument.prompts import (FINGERPRINT_PROMPTS, PROMPTS_SHA256, SUBJECT_ITEMS, SUBJECT_ITEMS_SHA256,
                                            SUBJECT_OPTIONS, subject_prompt)
 from llmarchive.runner import RunSettings, run_protocol
-from llmarchive.runs import load_run
+from llmarchive.store import load_run
 from llmarchive.subjects.openai_compat import OpenAICompatSubject
 from measure import extract
 from measure.verify import recompute

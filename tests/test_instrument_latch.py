@@ -21,7 +21,7 @@ from llmarchive.instrument.fingerprint import candidates_dir, expectations_dir, 
 from llmarchive.instrument.rotation import due_protocol, guard_rotation
 from llmarchive.instrument.verdict import latched_alarm, read_core_changes
 from llmarchive.paths import ArchivePaths
-from llmarchive.runs import load_run
+from llmarchive.store import load_run
 from measure import chain
 from tests.fake_provider import FakeProvider, decide_by_hash
 from tests.instrument_helpers import ScriptedSubject
@@ -352,11 +352,11 @@ def test_an_alarm_landing_beside_the_measurement_write_is_never_missed(admitted,
     """Either side of the write: the alarm's marking finds the measurement, or the run finds the alarm."""
     import threading
 
-    from llmarchive import runner
+    from llmarchive import runner, store
     from llmarchive.instrument.verdict import raise_alarm
 
     _clean_start(admitted)
-    real_write = runner.write_json
+    real_write = store.write_json   # the store writes every run-folder file (the runner's measurement too)
     raisers: list[threading.Thread] = []
 
     def alarm(): raise_alarm(admitted, "2026-11-02", "runtime_fingerprint", "a digest changed at noon")
@@ -373,7 +373,7 @@ def test_an_alarm_landing_beside_the_measurement_write_is_never_missed(admitted,
         raisers.append(raiser)
         raiser.start()
 
-    monkeypatch.setattr(runner, "write_json", write_json)
+    monkeypatch.setattr(store, "write_json", write_json)
     protocol = registry.load_protocol(admitted, OPEN_PROTOCOL)
     subject = ScriptedSubject(lambda prompt: "DECISION: A", protocol["generation"]["max_tokens"])
     result = runner.run_protocol(admitted, protocol, subject,

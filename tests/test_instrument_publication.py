@@ -26,7 +26,8 @@ from llmarchive.instrument.rotation import guard_rotation
 from llmarchive.instrument.subject import subject_fingerprint
 from llmarchive.subject_models import load_subject_models
 from llmarchive.subjects import list_models, make_subject
-from llmarchive.sweep import sweep, sweep_run_id
+from llmarchive.sweep import sweep_run_id
+from llmarchive.month_sweep import sweep_month
 from llmarchive.watch import watch
 from publish import publish_all
 from tests.fake_provider import FakeProvider, Reply, decide_by_hash
@@ -58,8 +59,8 @@ def test_a_day_of_the_cycle_is_published_from_its_records(archive_home, monkeypa
         watch(paths, "2026-11-01", CONFIG, base_url=fake.base_url)
         factory = lambda model, mt: make_subject("anthropic", max_tokens=mt, model=model,  # noqa: E731
                                                  base_url=fake.base_url)
-        swept = sweep(paths, "2026-11-02", CONFIG, subject_factory=factory, concurrency=8,
-                      provider_check=lambda: list_models("anthropic", fake.base_url))
+        swept = sweep_month(paths, "2026-11-02", CONFIG, subject_factory=factory, concurrency=8,
+                            provider_check=lambda: list_models("anthropic", fake.base_url))
         assert swept.ran == [OPEN]
         subject_fingerprint(paths, "2026-11-02", factory("claude-sonnet-5", SUBJECT_MAX_TOKENS))
         fake.set_models(["claude-sonnet-5", "claude-sonnet-5-5"])

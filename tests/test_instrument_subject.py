@@ -191,7 +191,7 @@ def test_a_fingerprint_attempt_past_the_heartbeat_reserve_is_refused_before_it_l
     small = budget_mod.Budget(1.0, 0.5, 0.1, {"scenario": 0.01, "fingerprint": 0.01})   # general €0.40
     auth = budget_mod.Authorization("subject_fingerprint", "fingerprint", "general", 0.01)
     meter = budget_mod.SpendMeter(paths, auth, "fp-cap", "anthropic", "m", small)
-    meter.record_many([(f"item-{i}", {"answered": True}) for i in range(49)])   # €0.40 general + €0.09 heartbeat
+    meter.charge([(f"item-{i}", {"answered": True}) for i in range(49)])   # €0.40 general + €0.09 heartbeat
     assert meter.reserve("item-49", "1", 1, 40, SUBJECT_MAX_TOKENS)["pool"] == "heartbeat"
     with pytest.raises(budget_mod.BudgetHalted, match="heartbeat pool"):
         meter.reserve("item-50", "1", 1, 40, SUBJECT_MAX_TOKENS)

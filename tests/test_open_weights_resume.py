@@ -3,7 +3,7 @@ import pytest
 
 from llmarchive import open_weights as ow
 from llmarchive.runner import RunHalted
-from llmarchive.runs import load_run
+from llmarchive.store import load_run
 from llmarchive.subjects.base import SubjectError
 from tests.instrument_helpers import ScriptedSubject
 

@@ -11,7 +11,7 @@ from llmarchive import records, registry
 from llmarchive.cli import main
 from llmarchive.paid_run import PaidRun, PaidRunError, start_paid_run
 from llmarchive.records import utc_today
-from llmarchive.runs import load_run
+from llmarchive.store import load_run
 from llmarchive.subject_models import load_subject_models
 from llmarchive.subjects import make_subject
 from llmarchive.sweep import sweep, sweep_run_id
@@ -53,7 +53,7 @@ def spend_general(paths, euros: float) -> None:
     meter = budget_mod.SpendMeter(paths, budget_mod.Authorization("manual", "scenario", "general", 0.5),
                                   "filler", "anthropic", "m")
     for i in range(int(euros * 2)):
-        meter.record(f"c{i}", {"answered": True})
+        meter.charge([(f"c{i}", {"answered": True})])
 
 
 def test_an_unregistered_protocol_is_refused_and_recorded_alike_by_the_sweep_and_by_run_job_sweep(

@@ -286,9 +286,9 @@ def test_a_run_by_hand_of_an_undeclared_model_is_held_off_every_curve(paths):
 
 def test_a_held_run_measured_by_hand_is_not_on_the_curve(paths):
     from llmarchive.review import mark_held
-    from llmarchive.runs import measurement_run
+    from llmarchive.store import measurement_run
     from measure.measurement import build
-    from llmarchive.runs import load_run
+    from llmarchive.store import load_run
 
     folder = held_paths(paths).run_dir(the_review(paths).held[0])
     loaded = load_run(folder)
@@ -393,7 +393,7 @@ def test_a_run_moved_onto_the_curve_is_published_once_not_also_as_a_comparison_p
 def test_held_bridge_runs_of_an_alarm_day_are_flagged_and_stay_flagged_when_they_join_the_curve(paths, capsys):
     """Every run folder is covered by a suspect day, the held ones under private/review/runs too (issue 17 §2)."""
     from llmarchive.instrument.verdict import raise_alarm
-    from llmarchive.runs import load_run
+    from llmarchive.store import load_run
 
     review = the_review(paths)
     raise_alarm(paths, "2026-11-03", "guard_rotation", "a guard protocol moved past its margin")

@@ -9,7 +9,7 @@ from llmarchive import budget as budget_mod
 from llmarchive.jsonio import read_jsonl
 from llmarchive.runner import (RunError, RunHalted, RunSettings, default_model_family, run_protocol, schedule,
                                validate_protocol)
-from llmarchive.runs import load_run, measurement_run
+from llmarchive.store import load_run, measurement_run
 from llmarchive.subjects.anthropic import AnthropicSubject
 from llmarchive.subjects.http import RetryPolicy
 from llmarchive.subjects.openai_compat import OpenAICompatSubject

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.jsonio import read_jsonl
+from llmarchive.jsonio import read_json, read_jsonl
 from llmarchive.paths import ArchivePaths
 from measure import chain
 from tests.fake_provider import FakeProvider, decide_by_hash
@@ -88,6 +88,6 @@ def test_a_killed_run_resumes_to_the_same_trials_as_an_uninterrupted_one(tmp_pat
 
     run = (paths.run_dir("killed") / "run.json").read_text()
     assert '"status": "complete"' in run and KEY not in run
-    sessions = budget_mod.read_json(paths.run_dir("killed") / "run.json")["sessions"]
+    sessions = read_json(paths.run_dir("killed") / "run.json")["sessions"]
     assert sessions[0]["ended_at"] is None and sessions[1]["outcome"] == "complete"
     assert sessions[1]["recorded_before"] == recorded_at_kill

@@ -18,7 +18,7 @@ from llmarchive import registry
 from llmarchive.cli import main
 from llmarchive.jsonio import read_jsonl
 from llmarchive.paths import ArchivePaths
-from llmarchive.runs import load_run, measurement_run
+from llmarchive.store import load_run, measurement_run
 from llmarchive.subjects.reference import EMBEDDED_SHA256
 from measure import chain
 from measure.measurement import build
@@ -40,7 +40,7 @@ def test_an_open_v0_protocol_runs_end_to_end_on_the_embedded_model(archive_home,
     meter = budget_mod.SpendMeter(paths, budget_mod.Authorization("manual", "scenario", "general", 0.1),
                                   "filler", "anthropic", "m")
     for i in range(124):   # 12.4 € of 12.5 €: the ladder allows only subject_fingerprint
-        meter.record(f"c{i}", {"answered": True})
+        meter.charge([(f"c{i}", {"answered": True})])
     assert budget_mod.ladder_state(paths, budget).rung.max_protocols == 0
     ledger_before = len(budget_mod.ledger(paths))
 

@@ -10,10 +10,11 @@ from llmarchive import budget as budget_mod
 from llmarchive import records
 from llmarchive import registry
 from llmarchive.cli import main
-from llmarchive.runs import load_run
+from llmarchive.store import load_run
 from llmarchive.subject_models import load_subject_models
 from llmarchive.subjects import list_models, make_subject
 from llmarchive.sweep import sweep, sweep_run_id
+from llmarchive.month_sweep import sweep_month
 from measure import chain
 from tests.fake_provider import Fault, decide_by_hash
 from tests.instrument_helpers import PAID_BUDGET, preregister
@@ -43,13 +44,13 @@ def spend_general(paths, euros):
     meter = budget_mod.SpendMeter(paths, budget_mod.Authorization("manual", "scenario", "general", 0.5),
                                   "filler", "anthropic", "m")
     for i in range(int(euros * 2)):
-        meter.record(f"c{i}", {"answered": True})
+        meter.charge([(f"c{i}", {"answered": True})])
 
 
 def test_a_protocol_not_preregistered_is_skipped_as_protocol_confounded_and_costs_nothing(paid_paths, fake):
     preregister(paid_paths, [OPEN])
-    out = sweep(paid_paths, "2026-11-02", CONFIG, subject_factory=factory(fake), provider_check=check(fake),
-                concurrency=8)
+    out = sweep_month(paid_paths, "2026-11-02", CONFIG, subject_factory=factory(fake), provider_check=check(fake),
+                      concurrency=8)
     assert out.ran == [OPEN] and out.model_id == "claude-sonnet-5"
     assert len(out.skipped) == 11 and {c for _, c, _ in out.skipped} == {"not_preregistered"}
     open_prompts = {item["versions"][v] for item in registry.load_protocol(paid_paths, OPEN)["panel"]
@@ -72,8 +73,8 @@ def test_a_protocol_not_preregistered_is_skipped_as_protocol_confounded_and_cost
 def test_the_ladder_at_80_percent_lets_only_four_guard_protocols_run(paid_paths, fake):
     preregister(paid_paths, v0_ids(paid_paths))
     spend_general(paid_paths, 0.8 * BUDGET.general_pool_eur)
-    out = sweep(paid_paths, "2026-11-02", CONFIG, subject_factory=factory(fake), provider_check=check(fake),
-                concurrency=8)
+    out = sweep_month(paid_paths, "2026-11-02", CONFIG, subject_factory=factory(fake), provider_check=check(fake),
+                      concurrency=8)
     lanes = {h["protocol_id"]: h["lane"] for h in registry.list_protocols(paid_paths)}
     types = {h["protocol_id"]: h["rewording_type"] for h in registry.list_protocols(paid_paths)}
     assert len(out.ran) == 4 and {lanes[p] for p in out.ran} == {"guard"}
@@ -87,21 +88,21 @@ def test_the_ladder_at_80_percent_lets_only_four_guard_protocols_run(paid_paths,
 def test_at_95_percent_the_sweep_sends_nothing(paid_paths, fake):
     preregister(paid_paths, v0_ids(paid_paths))
     spend_general(paid_paths, 0.96 * BUDGET.general_pool_eur)
-    out = sweep(paid_paths, "2026-11-02", CONFIG, subject_factory=factory(fake), provider_check=check(fake))
+    out = sweep_month(paid_paths, "2026-11-02", CONFIG, subject_factory=factory(fake), provider_check=check(fake))
     assert out.ran == [] and fake.chat_requests == [] and len(out.skipped) == 12
 
 
 def test_a_second_sweep_in_the_same_month_runs_nothing_again(paid_paths, fake):
     preregister(paid_paths, [OPEN])
-    sweep(paid_paths, "2026-11-02", CONFIG, subject_factory=factory(fake), concurrency=8)
-    again = sweep(paid_paths, "2026-11-20", CONFIG, subject_factory=factory(fake), concurrency=8)
+    sweep_month(paid_paths, "2026-11-02", CONFIG, subject_factory=factory(fake), concurrency=8)
+    again = sweep_month(paid_paths, "2026-11-20", CONFIG, subject_factory=factory(fake), concurrency=8)
     assert again.already == [OPEN] and again.ran == [] and len(fake.chat_requests) == 120
 
 
 def test_a_closed_series_skips_the_sweep_as_generation_retired_early(paid_paths, fake):
     records.append(paid_paths, "series_closed", {"date": "2026-11-01", "model_family": "claude-sonnet",
                                             "model_id": "claude-sonnet-5", "reason": "gone, no successor"})
-    out = sweep(paid_paths, "2026-11-02", CONFIG, subject_factory=factory(fake), provider_check=check(fake))
+    out = sweep_month(paid_paths, "2026-11-02", CONFIG, subject_factory=factory(fake), provider_check=check(fake))
     assert fake.chat_requests == [] and {c for _, c, _ in out.skipped} == {"series_closed_without_successor"}
     assert {r["cause"] for r in out.coverage_rows} == {"generation_retired_early"}
 
@@ -109,7 +110,7 @@ def test_a_closed_series_skips_the_sweep_as_generation_retired_early(paid_paths,
 def test_an_unreachable_provider_skips_the_sweep_as_provider_outage(paid_paths, fake):
     preregister(paid_paths, v0_ids(paid_paths))
     fake.models_script.append(Fault.status(503))
-    out = sweep(paid_paths, "2026-11-02", CONFIG, subject_factory=factory(fake), provider_check=check(fake))
+    out = sweep_month(paid_paths, "2026-11-02", CONFIG, subject_factory=factory(fake), provider_check=check(fake))
     assert fake.chat_requests == [] and {c for _, c, _ in out.skipped} == {"provider_unreachable"}
     assert {r["cause"] for r in out.coverage_rows} == {"provider_outage"}
 
@@ -141,7 +142,7 @@ def test_an_outage_mid_sweep_leaves_the_run_interrupted_names_the_cause_and_the_
         return Fault.status(503) if answered["n"] > 50 else respond(request)
 
     fake.responder = outage_after_50
-    out = sweep(paid_paths, "2026-11-02", CONFIG, subject_factory=no_sleep_factory(fake), concurrency=1)
+    out = sweep_month(paid_paths, "2026-11-02", CONFIG, subject_factory=no_sleep_factory(fake), concurrency=1)
     assert out.ran == [] and out.halted and "provider_outage" in out.halted
     folders = [paid_paths.run_dir(sweep_run_id("2026-11-02", p, "claude-sonnet-5")) for p in (OPEN, second)]
     stopped = [load_run(f) for f in folders if f.exists()]
@@ -153,7 +154,7 @@ def test_an_outage_mid_sweep_leaves_the_run_interrupted_names_the_cause_and_the_
     assert {s["cause"] for s in outage} == {"provider_outage"}
 
     fake.responder = respond                                     # the provider is back
-    again = sweep(paid_paths, "2026-11-09", CONFIG, subject_factory=no_sleep_factory(fake), concurrency=4)
+    again = sweep_month(paid_paths, "2026-11-09", CONFIG, subject_factory=no_sleep_factory(fake), concurrency=4)
     assert sorted(again.ran) == sorted([OPEN, second]) and again.halted is None
     for folder in folders:
         run = load_run(folder)
@@ -168,8 +169,8 @@ def seed_measured_calls(paths, budget, calls, eur_each):
                                   "measured", "anthropic", "m", budget)
     start = len(meter.keys)
     tokens = round(eur_each * 1e6 / budget.prices_eur_per_mtok["input"])
-    meter.record_many([(f"c{start + i}", {"answered": True, "input_tokens": tokens, "output_tokens": 0})
-                       for i in range(calls)])
+    meter.charge([(f"c{start + i}", {"answered": True, "input_tokens": tokens, "output_tokens": 0})
+                  for i in range(calls)])
 
 
 PRICED = budget_mod.Budget(12.5, 6.5, 1.0, {"scenario": 0.0001, "fingerprint": 0.001},

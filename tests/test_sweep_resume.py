@@ -11,7 +11,7 @@ from llmarchive import registry
 from llmarchive.coverage import complete_runs
 from llmarchive.subject_models import load_subject_models
 from llmarchive.subjects import make_subject
-from llmarchive.sweep import sweep
+from llmarchive.month_sweep import sweep_month
 from tests.fake_provider import Fault, decide_by_hash
 from tests.instrument_helpers import preregister
 
@@ -30,8 +30,8 @@ def seed_measured_calls(paths, calls: int, eur_each: float) -> None:
     meter = budget_mod.SpendMeter(paths, budget_mod.Authorization("full_sweep", "scenario", "general", 0.0001),
                                   "measured", "anthropic", "m", PRICED)
     tokens = round(eur_each * 1e6 / PRICED.prices_eur_per_mtok["input"])
-    meter.record_many([(f"c{i}", {"answered": True, "input_tokens": tokens, "output_tokens": 0})
-                       for i in range(calls)])
+    meter.charge([(f"c{i}", {"answered": True, "input_tokens": tokens, "output_tokens": 0})
+                  for i in range(calls)])
 
 
 def factory(fake):
@@ -60,7 +60,7 @@ def test_a_budget_cut_to_8_protocols_holds_when_an_interrupted_sweep_is_resumed(
         return Fault.status(503) if answered["n"] > 300 else respond(request)
 
     fake.responder = outage_after_300
-    first = sweep(paid_paths, DAY, CONFIG, subject_factory=factory(fake), concurrency=8)
+    first = sweep_month(paid_paths, DAY, CONFIG, subject_factory=factory(fake), concurrency=8)
     [cut] = budget_mod.budget_cuts(paid_paths)
     assert (cut["to_level"], cut["protocols"]) == (1, 8)
     kept = cut["kept_protocols"]
@@ -68,7 +68,7 @@ def test_a_budget_cut_to_8_protocols_holds_when_an_interrupted_sweep_is_resumed(
     assert first.halted and 0 < len(sweep_runs_of_the_month(paid_paths)) < 8
 
     fake.responder = respond             # the provider is back: the next sweep this month resumes
-    second = sweep(paid_paths, DAY, CONFIG, subject_factory=factory(fake), concurrency=8)
+    second = sweep_month(paid_paths, DAY, CONFIG, subject_factory=factory(fake), concurrency=8)
     assert second.halted is None
     ran = sweep_runs_of_the_month(paid_paths)
     assert ran == set(kept), f"{len(ran)} protocols ran under a cut to 8"

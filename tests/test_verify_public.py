@@ -140,7 +140,7 @@ def test_a_trial_field_of_the_wrong_type_is_one_line_naming_file_line_and_field(
 
     _break(tmp_path, public_copy, retype)
     one_line_error(verify(tmp_path, "--public", "public", OPEN_RUN), "open-lane/2026.jsonl, line",
-                   "'replicate_index' should be an integer")
+                   "'replicate_index' should be a non-negative integer")
 
 
 def test_a_measurement_cell_of_the_wrong_type_is_one_line_naming_the_file(public_copy, tmp_path):
@@ -171,3 +171,39 @@ def test_a_database_that_is_not_sqlite_is_one_line(public_copy, tmp_path):
     shutil.copytree(public_copy / "public", tmp_path / "public")
     (tmp_path / "public" / "archive.db").write_bytes(b"not a database at all" * 100)
     one_line_error(verify(tmp_path, "--public", "public", OPEN_RUN), "archive.db", "not a readable SQLite")
+
+
+def test_the_reader_finds_the_files_under_the_names_the_publisher_gives_them(public_copy, tmp_path, monkeypatch):
+    """A rename in the publisher cannot drift: the reader asks the publisher's modules for every name."""
+    from publish import csvs, open_lane
+    from publish.reader import public_inputs
+
+    public = tmp_path / "public"
+    shutil.copytree(public_copy / "public", public)
+    (public / "stability.csv").rename(public / "measurements.csv")
+    (public / "open-lane").rename(public / "trials")
+    monkeypatch.setattr(csvs, "STABILITY_FILE", "measurements.csv")
+    monkeypatch.setattr(open_lane, "file_name", lambda year: f"trials/{year}.jsonl")
+    # The row read is the renamed CSV's (the database's copy of it is left as published).
+    text = (public / "measurements.csv").read_text(encoding="utf-8")
+    header = text.splitlines()[0].split(",")
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if f",{OPEN_RUN}," in line:
+            cells = line.rstrip("\n").split(",")
+            cells[header.index("stability_pct")] = "99.5"
+            lines[i] = ",".join(cells) + "\n"
+    (public / "measurements.csv").write_text("".join(lines), encoding="utf-8")
+    found = public_inputs(public, OPEN_RUN)
+    assert found.measurement["stability_pct"] == 99.5
+    assert found.trials_file == public / "trials" / "2026.jsonl" and len(found.trials) == 120
+
+
+def test_the_reader_refuses_bad_published_files_with_a_publish_error(public_copy, tmp_path):
+    from publish import PublishError
+    from publish.reader import public_inputs
+
+    shutil.copytree(public_copy / "public", tmp_path / "public")
+    (tmp_path / "public" / "archive.db").unlink()
+    with pytest.raises(PublishError, match=r"archive\.db: no such file$"):
+        public_inputs(tmp_path / "public", OPEN_RUN)

@@ -115,7 +115,7 @@ def do_show(args: argparse.Namespace) -> int:
 
 def do_plan(args: argparse.Namespace) -> int:
     from llmarchive import registry
-    from llmarchive.coverage import sweep_protocols
+    from llmarchive.registry import sweep_protocols
 
     paths = archive(args)
     budget = _budget(paths)

@@ -3,6 +3,7 @@ import argparse
 
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import add_date, day
+from llmarchive.store import TRIALS_FILE
 from measure.errors import ArchiveError
 
 ORDER = 65
@@ -23,7 +24,7 @@ def register(subparsers) -> None:
     submit = sub.add_parser(
         "submit", help="check a submission file and store it, or list every reason it is refused",
         description=(
-            "FILE is JSON Lines: trial records exactly as `llmarchive run` writes them to trials.jsonl (the "
+            f"FILE is JSON Lines: trial records exactly as `llmarchive run` writes them to {TRIALS_FILE} (the "
             "trial log of one of our own open runs is accepted as it is), optionally preceded by one header "
             "line {\"record_type\": \"comparison_submission\", \"model_id\": …, \"run_date\": …, "
             "\"submitted_by\": …}. Accepted only with the same panel_sha256 (every prompt_sha256 must be the "

@@ -3,9 +3,9 @@ import argparse
 import json
 from pathlib import Path
 
+from llmarchive import store
 from llmarchive.cli import CommandError
-from llmarchive.jsonio import write_json
-from llmarchive.runs import load_run, measurement_run
+from llmarchive.store import load_run, measurement_run
 from measure.measurement import build
 
 ORDER = 70
@@ -17,14 +17,14 @@ def register(subparsers) -> None:
         "measure",
         help="build the measurement record of a completed run folder and print it",
         description=(
-            "Build the measurement record of a run folder (run.json + trials.jsonl) with the frozen "
+            f"Build the measurement record of a run folder ({store.RUN_FILE} + {store.TRIALS_FILE}) with the frozen "
             "estimator and print it as JSON. --sample measures the bundled sample trial set "
             "(synthetic responses, for trying the estimator without a model)."
         ),
     )
     p.add_argument("run_dir", nargs="?", help="a run folder (private/experiments/<run_id>)")
     p.add_argument("--sample", action="store_true", help="measure the bundled sample trial set")
-    p.add_argument("--write", action="store_true", help="also write measurement.json into the run folder")
+    p.add_argument("--write", action="store_true", help=f"also write {store.MEASUREMENT_FILE} into the run folder")
     p.set_defaults(func=run)
 
 
@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if args.write:
         if args.sample:
             raise CommandError("--write is not allowed on the bundled sample")
-        write_json(path / "measurement.json", record)
+        # A rebuild from the same trials on purpose (a person asked for it): it replaces the one written.
+        store.write_measurement(path, record, replace=True)
     print(json.dumps(record, indent=1, ensure_ascii=False))
     return 0

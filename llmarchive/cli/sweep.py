@@ -34,7 +34,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from llmarchive.subjects import check_api_settings
-    from llmarchive.sweep import sweep
+    from llmarchive.month_sweep import sweep_month
 
     when = day(args)
     config = subject_models(args)
@@ -47,9 +47,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"[{done}/{total}] {trial['protocol_id']} {trial['item_id']} {trial['version']}: {trial['outcome']}",
               file=sys.stderr, flush=True)
 
-    outcome = sweep(paths, when, config, subject_factory=api_subject_factory(args, provider),
-                    provider_check=lister(args, provider), concurrency=concurrency(args),
-                    progress=None if args.quiet else progress)
+    outcome = sweep_month(paths, when, config, subject_factory=api_subject_factory(args, provider),
+                          provider_check=lister(args, provider), concurrency=concurrency(args),
+                          progress=None if args.quiet else progress)
     print(f"sweep {when[:7]} on {outcome.model_id}: {len(outcome.ran)} ran, {len(outcome.already)} already done "
           f"this month, {len(outcome.skipped)} skipped")
     for pid in outcome.ran:

@@ -130,7 +130,7 @@ def baseline_slots(paths: ArchivePaths, previous: Mapping) -> dict[str, str]:
     it the exact check cannot be made, and a rotation that could not look
     has not vouched for anything.
     """
-    from llmarchive.runs import load_run
+    from llmarchive.store import load_run
 
     folder = instrument_paths(paths).run_dir(str(previous.get("run_id")))
     try:

@@ -136,7 +136,7 @@ def _meter(meter: budget_mod.SpendMeter, session: str, calls: list[tuple[str, st
                                                    "unknown_attempts": getattr(answer, "unknown_attempts", 0) or 0,
                                                    **facts})
         # anything else raised before or while sending: its reservations stay open, charged at their worst case
-    meter.record_many(answered)
+    meter.charge(answered)
 
 
 def _hook_factory(meter: budget_mod.SpendMeter, session: str) -> BeforeSendFor:

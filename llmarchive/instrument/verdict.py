@@ -43,7 +43,7 @@ make sure one side always sees the other: :func:`raise_alarm` appends the
 alarm *first* and only then looks for measurements; the runner writes its
 measurement *first* and only then asks :func:`llmarchive.alarms.alarm_since` whether an
 alarm was recorded since its session started (marking itself with
-:func:`flag_run_folder` under the run lock it already holds).  Whichever
+:func:`llmarchive.store.mark_suspect` under the run lock it already holds).  Whichever
 looks second sees what the other wrote: either the runner finds the alarm,
 or the alarm's marking finds the measurement and waits for the run's lock.
 """
@@ -51,10 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
-from llmarchive import records
-from llmarchive.alarms import flag_run_folder
-from llmarchive.jsonio import RecordFileError, append_record, read_json, read_jsonl
-from llmarchive.locks import lock_file
+from llmarchive import records, store
+from llmarchive.jsonio import RecordFileError, append_record, read_jsonl
 from llmarchive.paths import ArchivePaths
 from llmarchive.records import utc_today
 from measure.schema import SCHEMA_VERSION
@@ -225,23 +223,18 @@ def mark_day_suspect(paths: ArchivePaths, date: str, reason: str) -> list[str]:
     """
     changed: list[str] = []
     for root in run_roots(paths):
-        if not root.is_dir():
-            continue
-        for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-            run_file = folder / "run.json"
-            if not (folder / "measurement.json").exists() or not run_file.exists():
+        # A folder the store cannot read is not marked here: coverage names it and publication refuses it
+        # (llmarchive.store).  One that moved away meanwhile (a held run joining the curve) is met again later.
+        for run in store.scan(root).complete:
+            folder = run.folder
+            if run.run_date != date:
                 continue
-            try:
-                if read_json(run_file).get("run_date") != date:
-                    continue
-            except RecordFileError:
-                continue   # moved away meanwhile (a held run joining the curve): met again in experiments/
             flagged, moved = False, False
-            with lock_file(folder / ".lock"):
-                moved = not run_file.exists()
+            with store.lock_run(folder):
+                moved = not store.has_run(folder)
                 if not moved:
                     try:
-                        flagged = flag_run_folder(folder, reason)
+                        flagged = store.mark_suspect(folder, reason)
                     except RecordFileError:
                         pass
             if moved:   # it moved while we waited for its lock (met again in experiments/): leave no empty folder
@@ -254,8 +247,8 @@ def mark_day_suspect(paths: ArchivePaths, date: str, reason: str) -> list[str]:
 def _remove_stray(folder: Path) -> None:
     """Remove a folder that holds nothing but the lock file taking the lock re-created."""
     try:
-        if [p.name for p in folder.iterdir()] == [".lock"]:
-            (folder / ".lock").unlink()
+        if [p.name for p in folder.iterdir()] == [store.LOCK_FILE]:
+            (folder / store.LOCK_FILE).unlink()
             folder.rmdir()
     except OSError:
         pass
@@ -272,12 +265,10 @@ def suspect_value(paths: ArchivePaths, date: Optional[str], run_id: Optional[str
 
     day = date or utc_today()
     if run_id is not None:
-        run_file = paths.run_dir(run_id) / "run.json"
-        if run_file.exists():
-            try:
-                day = read_json(run_file).get("run_date") or day
-            except RecordFileError:
-                pass
+        try:
+            day = (store.run_record(paths, run_id) or {}).get("run_date") or day
+        except RecordFileError:
+            pass   # the runner refuses to resume an unreadable run folder and says why
     verdict = day_verdict(paths, day)
     if not verdict.latched:
         now = latched_alarm(paths)

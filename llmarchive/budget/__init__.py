@@ -1,0 +1,66 @@
+"""The monthly budget, the spend ledger and the degradation ladder (method §9).
+
+Everything here is private (``private/budget.json``, ``private/spend.jsonl``):
+the mechanism is ordinary, the euro figures are the owner's.
+
+Three pools, never mixed:
+
+* **general** = ceiling − bridge reserve − heartbeat reserve.  Scenario work
+  (the sweep, a manual run) is charged here and may never run past it, so
+  the two reserves are never consumed by the daily cycle.  "Spend used" on
+  the ladder is general spend ÷ general pool.
+* **bridge** — a generation bridge draws on ``bridge_reserve_eur`` and on
+  nothing else, and its spend never counts against the general pool.
+* **heartbeat** — ``subject_fingerprint`` is never gated by the ladder: it is
+  charged to the general pool while that has room, then to the heartbeat
+  reserve, and stops (``budget_halted``) when both are spent — the ceiling is
+  hard for it too.  No other job reaches the heartbeat reserve.
+
+One module per concern, each importing only those above it in this list:
+
+* :mod:`~llmarchive.budget.config` — ``budget.json``, the paid jobs and
+  their pools, the errors;
+* :mod:`~llmarchive.budget.ledger` — reading the ledger: charges,
+  reservations, a month's spend;
+* :mod:`~llmarchive.budget.ladder` — the ladder: the month's plan, one
+  run's permission, the protocol selection rule;
+* :mod:`~llmarchive.budget.degradation` — method §9's order of cuts;
+* :mod:`~llmarchive.budget.meter` — :class:`SpendMeter`, the one writer of
+  the ledger.
+
+Every name below is the one name of its operation, defined in one of those
+modules and only re-exported here, so ``from llmarchive import budget``
+reaches the whole API.  A skip the budget records gets its cause from
+:mod:`llmarchive.skips`, never by hand.
+"""
+from llmarchive.budget.config import (CATEGORIES, DEFAULT_LADDER, EPSILON_EUR, JOBS, POOLS, PRICE_KEYS,
+                                      PROMPT_FRAMING_TOKENS, Budget, BudgetError, BudgetHalted, Rung, job_name,
+                                      load_budget, parse_budget, write_budget)
+from llmarchive.budget.degradation import (CUT_KIND, FINGERPRINT_CALLS_PER_MONTH, LEVELS, MEASURED_MONTHS,
+                                           MIN_MEASURED_CALLS, QUARTER_START_MONTHS, Level, budget_cuts,
+                                           current_level, kept_protocols, measured_rate, projected_month_eur,
+                                           review_degradation, sweep_due)
+from llmarchive.budget.ladder import (TYPE_ORDER, Authorization, LadderState, Plan, allowed_protocols,
+                                      authorize_run, ladder_state, pool_shortfall, protocol_calls,
+                                      record_plan_skips, rung_selection, select_protocols, unbudgeted)
+from llmarchive.budget.ledger import (CHARGE, RESERVATION, MonthTotals, current_month, ledger, ledger_entries,
+                                      month_totals, open_reservations)
+from llmarchive.budget.meter import SpendMeter
+
+__all__ = [
+    # config
+    "CATEGORIES", "DEFAULT_LADDER", "EPSILON_EUR", "JOBS", "POOLS", "PRICE_KEYS", "PROMPT_FRAMING_TOKENS",
+    "Budget", "BudgetError", "BudgetHalted", "Rung", "job_name", "load_budget", "parse_budget", "write_budget",
+    # ledger
+    "CHARGE", "RESERVATION", "MonthTotals", "current_month", "ledger", "ledger_entries", "month_totals",
+    "open_reservations",
+    # ladder
+    "TYPE_ORDER", "Authorization", "LadderState", "Plan", "allowed_protocols", "authorize_run", "ladder_state",
+    "pool_shortfall", "protocol_calls", "record_plan_skips", "rung_selection", "select_protocols", "unbudgeted",
+    # degradation
+    "CUT_KIND", "FINGERPRINT_CALLS_PER_MONTH", "LEVELS", "MEASURED_MONTHS", "MIN_MEASURED_CALLS",
+    "QUARTER_START_MONTHS", "Level", "budget_cuts", "current_level", "kept_protocols", "measured_rate",
+    "projected_month_eur", "review_degradation", "sweep_due",
+    # meter
+    "SpendMeter",
+]

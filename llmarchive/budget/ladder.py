@@ -1,0 +1,280 @@
+"""The ladder: what may run this month, and each run's permission (method §9).
+
+The ladder, evaluated at the start of every run on the current month's
+spend: from 60 % the sweep drops to 6 protocols, from 80 % only 4 guard
+protocols run, from 95 % only ``subject_fingerprint``.  ``n`` and the checks
+are never reduced — a protocol runs whole or not at all — and every
+protocol left out is recorded as a ``skip`` with cause ``budget_halted``
+(through :func:`llmarchive.skips.record_skip`, condition ``budget_refused``).
+
+Which protocols survive a cut is decided by one disclosed rule
+(:func:`select_protocols`): first one protocol of each rewording type (in
+the order wording, anchoring, order, default), then the rest; within each
+step ``open`` protocols first, then the guard twins of open protocols
+(the contamination check needs both halves of a pair), then the others, by
+``protocol_id``.  At 6 that keeps both open protocols, both twins and one
+``order`` and one ``default`` protocol; at 4 guard protocols, one per type.
+
+The month's plan (:func:`allowed_protocols`) and one run's permission
+(:func:`authorize_run`, an :class:`Authorization` naming the pool that
+pays) ask the same two rules — :func:`rung_selection` and
+:func:`pool_shortfall` — so they can never disagree.
+"""
+from dataclasses import asdict, dataclass, field
+from typing import Iterable, Mapping, Optional, Sequence
+
+from llmarchive import jobs as job_table
+from llmarchive.budget.config import EPSILON_EUR, JOBS, Budget, BudgetError, BudgetHalted, Rung, job_name, load_budget
+from llmarchive.budget.ledger import current_month, month_totals
+from llmarchive.paths import ArchivePaths
+from llmarchive.records import utc_today
+from llmarchive.skips import record_skip
+
+TYPE_ORDER = ("wording", "anchoring", "order", "default")
+# The observed condition a budget refusal records (llmarchive.skips maps it to the cause budget_halted).
+REFUSED = "budget_refused"
+
+
+@dataclass(frozen=True)
+class LadderState:
+    """Where the month stands: spend per pool (charged + worst case), the used share, the rung in force."""
+
+    month: str
+    general_pool_eur: float
+    spent_eur: Mapping[str, float]
+    used_pct: float
+    rung: Optional[Rung]
+    bridge_left_eur: float
+    heartbeat_left_eur: float
+    charged_eur: Mapping[str, float] = field(default_factory=dict)
+    worst_case_eur: Mapping[str, float] = field(default_factory=dict)
+    priced: bool = False
+
+    @property
+    def general_left_eur(self) -> float:
+        return self.general_pool_eur - self.spent_eur["general"]
+
+    def describe(self) -> str:
+        return "no cut: every protocol may run" if self.rung is None else self.rung.describe()
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["rung"] = None if self.rung is None else self.describe()
+        out["general_left_eur"] = self.general_left_eur
+        out["charging"] = "usage" if self.priced else "flat_rate"
+        return out
+
+
+def ladder_state(paths: ArchivePaths, budget: Budget, month: Optional[str] = None) -> LadderState:
+    month = month or current_month()
+    totals = month_totals(paths, month)
+    spent = totals.spent_eur
+    used = 100.0 * spent["general"] / budget.general_pool_eur
+    rung = None
+    for candidate in budget.ladder:
+        if used >= candidate.at_pct:
+            rung = candidate
+    return LadderState(month, budget.general_pool_eur, spent, used, rung,
+                       budget.bridge_reserve_eur - spent["bridge"], budget.heartbeat_reserve_eur - spent["heartbeat"],
+                       dict(totals.charged_eur), dict(totals.worst_case_eur), budget.priced)
+
+
+
+# --------------------------------------------------------------------------
+# which protocols may run
+# --------------------------------------------------------------------------
+
+def _open_twins(protocols: Sequence[Mapping]) -> set[str]:
+    return {p.get("twin_id") for p in protocols if p.get("lane") == "open" and p.get("twin_id")}
+
+
+def select_protocols(protocols: Sequence[Mapping], limit: int, lanes: Optional[Iterable[str]] = None) -> list[str]:
+    """The ``limit`` protocols a cut keeps (the rule in the module docstring)."""
+    lane_set = None if lanes is None else set(lanes)
+    twins = _open_twins(protocols)
+    pool = [p for p in protocols if lane_set is None or p.get("lane") in lane_set]
+
+    def rank(p: Mapping) -> tuple:
+        lane_rank = 0 if p.get("lane") == "open" else 1 if p.get("protocol_id") in twins else 2
+        return (lane_rank, p.get("protocol_id"))
+
+    chosen: list[str] = []
+    for kind in TYPE_ORDER:
+        of_type = sorted((p for p in pool if p.get("rewording_type") == kind), key=rank)
+        if of_type and len(chosen) < limit:
+            chosen.append(of_type[0]["protocol_id"])
+    for p in sorted(pool, key=rank):
+        if len(chosen) >= limit:
+            break
+        if p["protocol_id"] not in chosen:
+            chosen.append(p["protocol_id"])
+    return chosen
+
+
+def protocol_calls(header: Mapping) -> int:
+    """Calls one run of a protocol makes: four versions × ``n``."""
+    n = header.get("n")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise BudgetError(f"protocol {header.get('protocol_id')!r} has no usable 'n' ({n!r})")
+    return 4 * n
+
+
+def rung_selection(state: LadderState, protocols: Sequence[Mapping]) -> tuple[list[str], Optional[str]]:
+    """The ladder rule, in one place: which of ``protocols`` the rung in force keeps, best first, and why not the rest.
+
+    No rung (below the first ``at_pct``): every protocol, by id, and no
+    reason.  A rung: :func:`select_protocols` with its limit and lanes, and
+    the reason the others are left out.  Both the month's plan
+    (:func:`allowed_protocols`) and each run's permission
+    (:func:`authorize_run`) ask this, so they can never disagree.
+    """
+    rung = state.rung
+    if rung is None:
+        return [p["protocol_id"] for p in sorted(protocols, key=lambda p: p["protocol_id"])], None
+    return (select_protocols(protocols, rung.max_protocols, rung.lanes),
+            f"{state.used_pct:.1f} % of the general pool used; {rung.describe()}")
+
+
+def pool_shortfall(calls: int, rate_eur: float, left_eur: float, job: str, month: str) -> Optional[str]:
+    """Why ``calls`` at ``rate_eur`` do not fit in what ``job``'s pool has left (None: they fit).
+
+    The pool rule of both the plan and each run's permission: a protocol
+    runs whole or not at all, so its whole remaining cost must fit.
+    """
+    cost = calls * rate_eur
+    if cost <= left_eur + EPSILON_EUR:
+        return None
+    pool = "bridge reserve" if job == "bridge" else "general pool"
+    return f"a run of {calls} calls costs about €{cost:.2f}; €{max(left_eur, 0):.2f} left in the {pool} for {month}"
+
+
+@dataclass
+class Plan:
+    """What the ladder lets run this month, and what it leaves out (with why)."""
+
+    job: str
+    state: LadderState
+    allowed: list[str]
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"job": self.job, "state": self.state.to_json(), "allowed": list(self.allowed),
+                "skipped": [{"protocol_id": p, "reason": r} for p, r in self.skipped]}
+
+
+def allowed_protocols(paths: ArchivePaths, protocols: Sequence[Mapping], job: str = job_table.FULL_SWEEP,
+                      month: Optional[str] = None, date: Optional[str] = None,
+                      record_skips: bool = True, budget: Optional[Budget] = None) -> Plan:
+    """Decide which of ``protocols`` (headers: id, type, lane, twin, n) may run this month.
+
+    This is the entry point of the sweep and of Dagster.  The ladder's rung
+    limits how many and which lanes; then protocols are admitted in rank
+    order while their whole cost (``4 × n`` calls at the scenario rate) fits
+    in what is left of the general pool.  For ``job="bridge"`` the bridge
+    reserve is the only limit.  Every protocol left out gets a ``skip``
+    record with cause ``budget_halted`` unless ``record_skips`` is false.
+    """
+    budget = budget or load_budget(paths)
+    if budget is None:
+        raise BudgetError(f"{paths.budget_file} does not exist: paid work needs a budget "
+                          "(create one with `llmarchive budget init`)")
+    job = job_name(job)
+    if job == job_table.SUBJECT_FINGERPRINT:
+        scenario_jobs = ", ".join(j for j in JOBS if j != "subject_fingerprint")
+        raise BudgetError(f"allowed_protocols plans scenario jobs ({scenario_jobs}); got {job!r}")
+    state = ladder_state(paths, budget, month)
+    rate = budget.rate("scenario")
+    ids = [p["protocol_id"] for p in protocols]
+    if job == "bridge":
+        ranked, left, why_rung = ids, state.bridge_left_eur, None
+    else:
+        ranked, why_rung = rung_selection(state, protocols)
+        left = state.general_left_eur
+    by_id = {p["protocol_id"]: p for p in protocols}
+    allowed: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    for pid in ranked:
+        calls = protocol_calls(by_id[pid])
+        short = pool_shortfall(calls, rate, left, job, state.month)
+        if short is None:
+            allowed.append(pid)
+            left -= calls * rate
+        else:
+            skipped.append((pid, short))
+    for pid in ids:
+        if pid not in allowed and all(pid != s for s, _ in skipped):
+            skipped.append((pid, why_rung or "not selected"))
+    plan = Plan(job, state, allowed, sorted(skipped))
+    if record_skips:
+        record_plan_skips(paths, plan, date)
+    return plan
+
+
+def record_plan_skips(paths: ArchivePaths, plan: Plan, date: Optional[str] = None) -> None:
+    """One ``skip`` per protocol the plan leaves out, its cause from :mod:`llmarchive.skips`."""
+    day = date or utc_today()
+    for pid, reason in plan.skipped:
+        record_skip(paths, day, plan.job, pid, REFUSED, reason)
+
+
+# --------------------------------------------------------------------------
+# one run: its authorisation (the meter, llmarchive.budget.meter, charges it)
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Authorization:
+    """Permission for one run: which pool pays, at which per-call rate."""
+
+    job: str
+    category: str
+    pool: str
+    rate_eur_per_call: Optional[float]
+    budgeted: bool = True
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def unbudgeted(job: str = "manual") -> Authorization:
+    """For a paid subject explicitly run without a budget (costs unknown, logged as null)."""
+    job = job_name(job)
+    category, pool = JOBS[job]
+    return Authorization(job, category, pool, None, budgeted=False)
+
+
+def authorize_run(paths: ArchivePaths, budget: Budget, header: Mapping, job: str, calls: int,
+                  all_protocols: Optional[Sequence[Mapping]] = None, month: Optional[str] = None,
+                  date: Optional[str] = None) -> Authorization:
+    """Allow one run of ``header`` making ``calls`` paid calls, or raise :class:`BudgetHalted`.
+
+    A refusal is recorded as a ``skip`` with cause ``budget_halted`` before
+    it is raised.  ``all_protocols`` (headers of every protocol the sweep
+    knows) lets the ladder's selection rule be applied exactly as the sweep
+    would; without it the protocol is judged on its own.
+    """
+    job = job_name(job)
+    category, pool = JOBS[job]
+    if job == "subject_fingerprint":
+        return Authorization(job, category, pool, budget.rate(category))
+    protocol_id = header["protocol_id"]
+    series = header.get("series")
+    pool_list = [p for p in all_protocols or [] if series is None or p.get("series") == series]
+    if not any(p.get("protocol_id") == protocol_id for p in pool_list):
+        pool_list.append(header)
+    state = ladder_state(paths, budget, month)
+    reason = None
+    if job == "bridge":
+        left = state.bridge_left_eur
+    else:
+        left = state.general_left_eur
+        kept, why_rung = rung_selection(state, pool_list)
+        if protocol_id not in kept:
+            reason = why_rung
+    if reason is None:
+        reason = pool_shortfall(calls, budget.rate(category), left, job, state.month)
+    if reason:
+        day = date or utc_today()
+        record_skip(paths, day, job, protocol_id, REFUSED, reason)
+        raise BudgetHalted(f"{protocol_id} may not run ({job}): {reason}")
+    return Authorization(job, category, pool, budget.rate(category))
+

@@ -1,0 +1,264 @@
+"""The meter: one run's entries in the spend ledger, written before and after each call (method §9).
+
+* an answered call is charged from the usage the provider reported
+  (input tokens × input price + output tokens × output price);
+* before each attempt leaves, a **reservation** at the attempt's worst case
+  is made durable (worst-case input tokens — the prompt's UTF-8 bytes plus
+  a framing allowance, never fewer than the provider can count — plus
+  ``max_tokens`` output tokens).  The charge written when the call is over
+  settles the reservations of its attempts; a reservation never settled
+  (the process was killed during the call, or between the answer and its
+  record) stays charged at its worst case, for good;
+* an attempt whose answer never arrived intact (a read timeout, a connection
+  cut after sending, a malformed 200) may have been billed and is charged
+  at its worst case; an attempt answered with an HTTP error is not billed.
+
+Without ``prices_eur_per_mtok`` in ``budget.json`` every call is charged
+its category's flat per-call rate (``basis: "flat_rate"``).  The reference
+model is free and never reaches this module.
+"""
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from llmarchive import records
+from llmarchive.budget.config import EPSILON_EUR, PROMPT_FRAMING_TOKENS, Budget, BudgetHalted
+from llmarchive.budget.ladder import Authorization
+from llmarchive.budget.ledger import CHARGE, RESERVATION, open_reservations
+from llmarchive.jsonio import ChainedLog
+from llmarchive.locks import file_lock
+from llmarchive.paths import ArchivePaths
+from measure.schema import SCHEMA_VERSION
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+class SpendMeter:
+    """The ledger of one run: reservations before each attempt, one charge per call, never two.
+
+    :meth:`reserve` makes an attempt's worst case durable before its request
+    leaves (and refuses it, :class:`BudgetHalted`, when that would take the
+    pool past its cap — the ceiling is hard); :meth:`charge` charges
+    recorded trials from their usage and settles their reservations;
+    :meth:`charge_unanswered` settles the attempts of a call that got no
+    answer (an HTTP error costs nothing, an attempt of unknown fate its worst
+    case).  A recorded trial is charged once, keyed by its call key, so
+    charging every trial of a resumed run adds only what a killed run
+    recorded but never charged.
+    """
+
+    def __init__(self, paths: ArchivePaths, authorization: Authorization, run_id: str, subject: str,
+                 model_id: str, budget: Optional[Budget] = None) -> None:
+        self.paths = paths
+        self.auth = authorization
+        self.run_id = run_id
+        self.subject = subject
+        self.model_id = model_id
+        self.budget = budget
+        with file_lock(paths.spend_ledger):
+            self._reload()
+
+    @property
+    def priced(self) -> bool:
+        return self.budget is not None and self.budget.priced and self.auth.budgeted
+
+    def _reload(self) -> None:
+        self.log = ChainedLog(self.paths.spend_ledger)
+        mine = [e for e in self.log.records if e.get("run_id") == self.run_id]
+        charges = [e for e in mine if e.get("record_type", CHARGE) == CHARGE]
+        # a charge without the "trial" field predates reservations: it was a recorded trial's
+        self.keys = {e.get("call_key") for e in charges if e.get("trial", True)}
+        self.charge_ids = {e.get("charge_id") for e in charges if e.get("charge_id")}
+        self.reserved = {e["reservation_id"]: e for e in mine if e.get("record_type") == RESERVATION}
+        self._size = _size(self.paths.spend_ledger)
+        # Running totals of the whole ledger, so a reservation's ceiling check does not re-read years of entries.
+        self._charged: dict[tuple, float] = {}
+        self._open: dict[str, tuple] = {}
+        self._tally(self.log.records)
+
+    def _tally(self, entries: Iterable[Mapping]) -> None:
+        for e in entries:
+            key = (e.get("month"), e.get("pool", "general"))
+            if e.get("record_type", CHARGE) == CHARGE:
+                if isinstance(e.get("cost_eur"), (int, float)):
+                    self._charged[key] = self._charged.get(key, 0.0) + e["cost_eur"]
+                for rid in e.get("settles") or ():
+                    self._open.pop(rid, None)
+            elif e.get("record_type") == RESERVATION and isinstance(e.get("worst_case_eur"), (int, float)):
+                self._open[e["reservation_id"]] = (key, e["worst_case_eur"])
+
+    def committed(self, month: str, pool: str, pending: Sequence[Mapping] = (), settling: Sequence[str] = ()) -> float:
+        """Charged + open worst case of ``pool`` in ``month`` (with ``pending`` entries not yet written).
+
+        A reservation that ``pending`` (or the charge about to be made, ``settling``) settles is no longer
+        open: counting it beside the charge that replaces it would count one call twice.
+        """
+        settled = set(settling) | {rid for e in pending for rid in e.get("settles") or ()}
+        total = self._charged.get((month, pool), 0.0)
+        total += sum(worst for rid, (key, worst) in self._open.items() if key == (month, pool) and rid not in settled)
+        return total + sum(e.get("cost_eur") or 0.0 for e in pending
+                           if e.get("month") == month and e.get("pool", "general") == pool)
+
+    def _fresh(self) -> None:
+        if _size(self.paths.spend_ledger) != self._size:
+            self._reload()  # another process appended: re-read before chaining on
+
+    def _append(self, entries: Sequence[Mapping]) -> list[dict]:
+        written = self.log.extend(entries)   # one write and fsync for the batch
+        self._size = _size(self.paths.spend_ledger)
+        self._tally(written)
+        return written
+
+    # -- worst cases -----------------------------------------------------------
+    def attempt_worst_case(self, prompt_bytes: int, max_tokens: int) -> Optional[float]:
+        """Euros one attempt can cost at most (flat rate without prices; None when unbudgeted)."""
+        if self.auth.rate_eur_per_call is None:
+            return None
+        if self.priced:
+            return self.budget.attempt_worst_case(prompt_bytes, max_tokens)
+        return self.auth.rate_eur_per_call
+
+    def reservation_id(self, call_key: str, session: str, attempt: int) -> str:
+        return f"{self.run_id}/{call_key}/{session}/{attempt}"
+
+    def _pool_cap(self, pool: str) -> Optional[float]:
+        if self.budget is None or not self.auth.budgeted:
+            return None
+        return {"general": self.budget.general_pool_eur, "bridge": self.budget.bridge_reserve_eur,
+                "heartbeat": self.budget.heartbeat_reserve_eur}[pool]
+
+    def reserve(self, call_key: str, session: str, attempt: int, prompt_bytes: int, max_tokens: int) -> dict:
+        """Make one attempt's worst case durable before it is sent; refuse it past the pool's cap."""
+        worst = self.attempt_worst_case(prompt_bytes, max_tokens)
+        now = records.utc_now()
+        month = now[:7]
+        with file_lock(self.paths.spend_ledger):
+            self._fresh()
+            pool = self._pool_for(worst or 0.0, month, ())
+            cap = self._pool_cap(pool)
+            if cap is not None and worst is not None:
+                committed = self.committed(month, pool)
+                if committed + worst > cap + EPSILON_EUR:
+                    raise BudgetHalted(f"the {pool} pool for {month} holds €{cap:.4f}; €{committed:.4f} is "
+                                       f"charged or reserved and the next call may cost €{worst:.4f}: "
+                                       "stopping before it is sent")
+            entry = {
+                "record_type": RESERVATION, "schema_version": SCHEMA_VERSION, "recorded_at": now, "month": month,
+                "job": self.auth.job, "category": self.auth.category, "pool": pool, "run_id": self.run_id,
+                "call_key": call_key, "reservation_id": self.reservation_id(call_key, session, attempt),
+                "attempt": attempt, "subject": self.subject, "model_id": self.model_id,
+                "worst_input_tokens": prompt_bytes + PROMPT_FRAMING_TOKENS, "max_tokens": max_tokens,
+                "worst_case_eur": worst,
+            }
+            written = self._append([entry])[0]
+            self.reserved[entry["reservation_id"]] = written
+            return written
+
+    # -- charges -------------------------------------------------------------------
+    def _settles(self, call_key: str, session: Optional[str], attempts: Any) -> list[str]:
+        if session is None or not isinstance(attempts, int):
+            return []
+        ids = [self.reservation_id(call_key, session, a) for a in range(1, attempts + 1)]
+        return [rid for rid in ids if rid in self.reserved]
+
+    def _cost(self, call: Mapping, answered: bool) -> tuple[Optional[float], str]:
+        """(euros, basis) for one call: usage when answered, worst case for each attempt of unknown fate."""
+        if self.auth.rate_eur_per_call is None:
+            return None, "unbudgeted"
+        unknown = int(call.get("unknown_attempts") or 0)
+        worst = call.get("worst_case_eur_per_attempt")
+        if worst is None and isinstance(call.get("prompt_bytes"), int) and isinstance(call.get("max_tokens"), int):
+            worst = self.attempt_worst_case(call["prompt_bytes"], call["max_tokens"])
+        if not self.priced:
+            return self.auth.rate_eur_per_call * ((1 if answered else 0) + unknown), "flat_rate"
+        if worst is None:
+            worst = self.auth.rate_eur_per_call   # no prompt size known: the planning rate is all there is
+        tokens_in, tokens_out = call.get("input_tokens"), call.get("output_tokens")
+        basis, cost = "usage", 0.0
+        if answered:
+            if isinstance(tokens_in, int) and isinstance(tokens_out, int):
+                cost = self.budget.usage_cost(tokens_in, tokens_out)
+            else:
+                cost, basis = worst, "worst_case"    # answered without a usage report: the most it can be
+        return cost + unknown * worst, basis
+
+    def _entry(self, call_key: str, call: Mapping, *, trial: bool, charge_id: str, settles: Sequence[str],
+               pending: Sequence[Mapping] = ()) -> dict:
+        now = records.utc_now()
+        month = now[:7]
+        answered = bool(call.get("answered", True))
+        cost, basis = self._cost(call, answered)
+        return {
+            "record_type": CHARGE, "schema_version": SCHEMA_VERSION, "recorded_at": now, "month": month,
+            "job": self.auth.job, "category": self.auth.category,
+            "pool": self._pool_for(cost or 0.0, month, pending, settles), "run_id": self.run_id,
+            "call_key": call_key,
+            "charge_id": charge_id, "trial": trial, "subject": self.subject, "model_id": self.model_id,
+            "answered": answered, "input_tokens": call.get("input_tokens"),
+            "output_tokens": call.get("output_tokens"), "attempts": call.get("attempts"),
+            "unknown_attempts": int(call.get("unknown_attempts") or 0), "basis": basis, "settles": list(settles),
+            "cost_eur": cost,
+        }
+
+    def _pool_for(self, cost: float, month: str, pending: Sequence[Mapping], settling: Sequence[str] = ()) -> str:
+        if self.auth.job != "subject_fingerprint" or self.budget is None:
+            return self.auth.pool
+        spent = self.committed(month, "general", pending, settling)
+        return "general" if spent + cost <= self.budget.general_pool_eur + EPSILON_EUR else "heartbeat"
+
+    def charge(self, calls: Iterable[tuple[str, Mapping]]) -> list[dict]:
+        """Charge answered-or-blocked calls (trials) with one fsync, skipping any already charged.
+
+        Each mapping is a trial record or the like: ``answered``,
+        ``input_tokens``, ``output_tokens``, ``attempts``,
+        ``unknown_attempts``, and, for the worst case of unknown attempts,
+        either ``worst_case_eur_per_attempt`` or ``prompt_bytes`` and
+        ``max_tokens``; ``session`` names the reservations it settles.
+        Returns the charges written: none for a call already in the ledger,
+        which is why the trials of a resumed run can all be passed again.
+        """
+        with file_lock(self.paths.spend_ledger):
+            self._fresh()
+            entries: list[dict] = []
+            for call_key, call in calls:
+                if call_key in self.keys or any(e["call_key"] == call_key for e in entries):
+                    continue
+                settles = self._settles(call_key, call.get("session"), call.get("attempts"))
+                entries.append(self._entry(call_key, call, trial=True, charge_id=f"{call_key}@{call.get('session')}",
+                                           settles=settles, pending=entries))
+            written = self._append(entries)
+            self.keys.update(e["call_key"] for e in written)
+            self.charge_ids.update(e["charge_id"] for e in written)
+            return written
+
+    def charge_unanswered(self, call_key: str, session: str, call: Mapping) -> Optional[dict]:
+        """Settle the attempts of a call that got no answer (it is not a trial and will be called again)."""
+        charge_id = f"{call_key}@{session}"
+        with file_lock(self.paths.spend_ledger):
+            self._fresh()
+            if charge_id in self.charge_ids:
+                return None
+            settles = self._settles(call_key, session, call.get("attempts"))
+            entry = self._entry(call_key, {**call, "answered": False}, trial=False, charge_id=charge_id,
+                                settles=settles)
+            written = self._append([entry])[0]
+            self.charge_ids.add(charge_id)
+            return written
+
+    def run_totals(self) -> tuple[Optional[float], float]:
+        """(charged, open worst case) of this run, in euros; charged is None when a cost is unknown."""
+        mine = [e for e in self.log.records if e.get("run_id") == self.run_id]
+        costs = [e.get("cost_eur") for e in mine if e.get("record_type", CHARGE) == CHARGE]
+        worst = sum(e.get("worst_case_eur") or 0.0 for e in open_reservations(mine))
+        if any(c is None for c in costs):
+            return None, round(worst, 6)
+        return round(sum(costs), 6), round(worst, 6)
+
+    def run_cost(self) -> Optional[float]:
+        """This run's spend: charged + open worst case (None when a cost is unknown)."""
+        charged, worst = self.run_totals()
+        return None if charged is None else round(charged + worst, 6)
