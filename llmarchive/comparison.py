@@ -6,9 +6,14 @@ A JSON Lines file of **trial records in exactly the format our runner
 writes** (``trials.jsonl``), so the trial log of one of our own ``open``
 runs is a valid submission as it stands.  Optionally, the first line is a
 header ``{"record_type": "comparison_submission", …}`` with any of
-``protocol_id``, ``panel_sha256``, ``grammar_version``, ``n``, ``model_id``,
-``model_family``, ``run_date``, ``submitted_by``, ``note``; each value given
-there must agree with the trials.
+``protocol_id``, ``panel_sha256``, ``protocol_sha256``, ``grammar_version``,
+``n``, ``model_id``, ``requested_model_id``, ``model_family``, ``run_date``,
+``submitted_by``, ``note``, ``explicitly_set``; each value given there must
+agree with the trials and the protocol.  ``llmarchive comparison run``
+(:mod:`llmarchive.comparison_run`) writes exactly such a file from a
+published panel file alone: the header it writes (the model as the server
+named it, the id the client asked for, the run date, both panel hashes and
+what the client set) is kept with the point.
 
 What a trial needs: ``protocol_id``, ``item_id``, ``version``,
 ``replicate_index``, ``prompt_sha256`` (sha256 of the exact prompt sent),
@@ -27,23 +32,29 @@ file stores nothing:
 * ``panel_sha256``   every trial's ``prompt_sha256`` equals the hash of our
                      panel's text for that scenario and version — the run was
                      made on this exact panel, not a copy claimed to be it —
-                     and a declared ``panel_sha256`` is the protocol's;
+                     and a declared ``panel_sha256`` (and ``protocol_sha256``)
+                     is the protocol's;
 * ``grammar_version``  a declared version is the protocol's, and every
                      response re-extracts, with that grammar, to the recorded
                      outcome and token;
 * ``n``              each version has exactly the protocol's ``n`` trials,
-                     ``n_per_scenario`` per scenario, no trial twice;
+                     ``n_per_scenario`` per scenario, no trial twice (a short
+                     run — fewer than ``4 × n`` trials — is named as one);
 * ``versions``       all four versions are present;
 * ``outcome_distribution``  every trial carries an outcome from the closed
                      list (so the distribution per version is complete),
                      a token exactly when valid;
 * ``model_id``       one exact model id (no alias, no wildcard), the same on
                      every trial that names one, and equal to a declared one;
+                     a declared ``requested_model_id`` (what the client asked
+                     the server for) must be exact too;
 * ``run_date``, ``submitted_by``, ``chain``, ``format`` — needed to file it.
 
 An accepted file is recomputed by our own estimator
 (:func:`measure.measurement.build`) — nothing submitted is trusted as a
-number — and stored as a ``comparison_point`` record plus a private copy of
+number; its ``run_id`` is the one the trials carry, so ``llmarchive verify
+--trials FILE`` recomputes it from the file as submitted — and stored as a
+``comparison_point`` record plus a private copy of
 the file.  It is read-only: it starts no run, touches no schedule or
 rotation, and its measurement carries the ``exploratory`` flag, so it is
 never on a curve or in an aggregate.
@@ -65,11 +76,16 @@ from measure.schema import OUTCOMES, VERSIONS, expected_words, json_type_words, 
 from llmarchive.records import utc_today
 
 HEADER_TYPE = "comparison_submission"
-HEADER_FIELDS = ("protocol_id", "panel_sha256", "grammar_version", "n", "model_id", "model_family", "run_date",
-                 "submitted_by", "note")
+HEADER_FIELDS = ("protocol_id", "panel_sha256", "protocol_sha256", "grammar_version", "n", "model_id",
+                 "requested_model_id", "model_family", "run_date", "submitted_by", "note", "explicitly_set")
 _ALIAS = re.compile(r"(^|[-_.])latest$|[*?\[\]\s]")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 EXPLORATORY_NOTE = "comparison point: a third party's run on an open panel; never on a curve or in an aggregate"
+
+
+def is_exact_model_id(model_id: str) -> bool:
+    """Whether ``model_id`` names one model exactly: not blank, no ``latest`` alias, no wildcard or whitespace."""
+    return bool(model_id.strip()) and not _ALIAS.search(model_id)
 
 
 class SubmissionRejected(ArchiveError, ValueError):
@@ -99,10 +115,11 @@ def _sha256(text: str) -> str:
 
 
 HEADER_TYPES: dict[str, tuple[type, ...]] = {
-    "protocol_id": (str,), "panel_sha256": (str,), "grammar_version": (int,), "n": (int,), "model_id": (str,),
-    "model_family": (str,), "run_date": (str,), "submitted_by": (str,), "note": (str,),
+    "protocol_id": (str,), "panel_sha256": (str,), "protocol_sha256": (str,), "grammar_version": (int,),
+    "n": (int,), "model_id": (str,), "requested_model_id": (str,), "model_family": (str,), "run_date": (str,),
+    "submitted_by": (str,), "note": (str,), "explicitly_set": (dict,),
 }
-_TYPE_NAMES = {str: "a string", int: "an integer"}
+_TYPE_NAMES = {str: "a string", int: "an integer", dict: "an object"}
 MAX_LINE_PROBLEMS = 3
 
 
@@ -248,6 +265,10 @@ def check(paths: ArchivePaths, header: dict, trials: list[dict], submitted_by: O
         reasons.append(("model_id", "no model id: trials carry no returned_model_id and the header declares none"))
     elif not isinstance(model_id, str) or _ALIAS.search(model_id) or not model_id.strip():
         reasons.append(("model_id", f"{model_id!r} is not an exact model id (an alias or pattern)"))
+    requested = header.get("requested_model_id")
+    if requested is not None and not is_exact_model_id(requested):
+        reasons.append(("model_id", f"the run asked the server for {requested!r}, which is not an exact model id "
+                                    "(an alias or pattern); run again with the exact id"))
     derived["model_id"] = model_id
 
     # run date and submitter
@@ -279,6 +300,9 @@ def check(paths: ArchivePaths, header: dict, trials: list[dict], submitted_by: O
     if header.get("panel_sha256") and header["panel_sha256"] != protocol["panel_sha256"]:
         reasons.append(("panel_sha256", f"declared {header['panel_sha256']}, the protocol's panel is "
                                         f"{protocol['panel_sha256']}"))
+    if header.get("protocol_sha256") and header["protocol_sha256"] != protocol.get("protocol_sha256"):
+        reasons.append(("panel_sha256", f"declared protocol_sha256 {header['protocol_sha256']}, the protocol's is "
+                                        f"{protocol.get('protocol_sha256')}"))
     texts = {(item["item_id"], v): item["versions"][v] for item in protocol["panel"] for v in VERSIONS}
     wrong, unknown_items, no_hash = [], [], 0
     for t in trials:
@@ -329,6 +353,10 @@ def check(paths: ArchivePaths, header: dict, trials: list[dict], submitted_by: O
     n, per = protocol["n"], protocol["n_per_scenario"]
     if header.get("n") is not None and header["n"] != n:
         reasons.append(("n", f"declared n {header['n']}, the protocol freezes n = {n}"))
+    if len(trials) < len(VERSIONS) * n:
+        reasons.append(("n", f"a short run: {len(trials)} of the {len(VERSIONS) * n} trials the protocol freezes "
+                             "(4 versions × n); finish the run (`llmarchive comparison run` again resumes it) and "
+                             "submit the complete file"))
     counts = {v: sum(1 for t in trials if t.get("version") == v) for v in VERSIONS}
     off = [f"{v} has {c}" for v, c in counts.items() if c != n and c]
     if off:
@@ -370,7 +398,11 @@ def submit(paths: ArchivePaths, file: Path, submitted_by: Optional[str] = None,
     if reasons:
         raise SubmissionRejected(reasons, file)
     comparison_id = f"cp-{digest[:16]}"
-    run = {"run_id": comparison_id, "run_date": derived["run_date"], "subject_model_id": derived["model_id"],
+    # The measurement is of the submitted trials under their own run id, so `llmarchive verify --trials FILE`
+    # recomputes it from the file as submitted (its trials are read by run id); the point's id when they name none.
+    run_ids = sorted({t["run_id"] for t in trials if isinstance(t.get("run_id"), str) and t["run_id"]})
+    run = {"run_id": run_ids[0] if len(run_ids) == 1 else comparison_id, "run_date": derived["run_date"],
+           "subject_model_id": derived["model_id"],
            "series": None, "model_family": header.get("model_family") or "third_party",
            "returned_model_id": derived["model_id"], "api_surface_sha": None,
            "condition_profile": "third-party submission", "replicate_index": 0, "exploratory": EXPLORATORY_NOTE}
@@ -387,7 +419,9 @@ def submit(paths: ArchivePaths, file: Path, submitted_by: Optional[str] = None,
     fields = {"date": day, "protocol_id": protocol["protocol_id"], "model_id": derived["model_id"],
               "submitted_by": str(derived["submitted_by"]).strip(), "measurement": measurement,
               "comparison_id": comparison_id, "submission_sha256": digest, "file_name": file.name,
-              "n_trials": len(trials), "run_date": derived["run_date"], "note": header.get("note")}
+              "n_trials": len(trials), "run_date": derived["run_date"], "note": header.get("note"),
+              "requested_model_id": header.get("requested_model_id"),
+              "explicitly_set": header.get("explicitly_set")}
     record = records.append(paths, "comparison_point", fields)
     write_json(folder / f"{comparison_id}.json", record)
     return Accepted(record, comparison_id)

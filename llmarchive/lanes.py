@@ -15,7 +15,13 @@ from llmarchive.paths import ArchivePaths
 from llmarchive.records import utc_now
 from panels.lanes import PromotionError, admission_row, planned_lane
 
-__all__ = ["PromotionError", "default_reviewer", "planned_lane", "promote", "read_admissions", "reviewer_name"]
+__all__ = ["OPEN_LANE_PUBLISHES", "PromotionError", "default_reviewer", "planned_lane", "promote",
+           "read_admissions", "reviewer_name"]
+
+# What admission to the open lane means, said wherever a promotion to it is asked for or done (method §3.9).
+OPEN_LANE_PUBLISHES = ("Admission to the open lane publishes the panel in full: every scenario's four versions, "
+                       "exactly as sent, go into public/panels/<protocol_id>.json at the next `llmarchive publish`, "
+                       "for anyone to read and run.")
 
 
 def read_admissions(paths: ArchivePaths) -> list[dict]:
@@ -33,9 +39,15 @@ def promote(paths: ArchivePaths, protocol: Mapping, lane: str, twin_id: Optional
     :class:`PromotionError`.
     """
     log = ChainedLog(paths.admissions)
-    row = admission_row(protocol, lane, log.records, reviewer=reviewer_name(reviewer), reviewed_at=utc_now(),
-                        twin_id=twin_id, human_reviewed=human_reviewed,
-                        allow_development_seed=allow_development_seed, known_ids=known_ids)
+    try:
+        row = admission_row(protocol, lane, log.records, reviewer=reviewer_name(reviewer), reviewed_at=utc_now(),
+                            twin_id=twin_id, human_reviewed=human_reviewed,
+                            allow_development_seed=allow_development_seed, known_ids=known_ids)
+    except PromotionError as exc:
+        # The acknowledgement asked for is also consent to publication: say so when the lane is open.
+        if lane == "open" and "--human-reviewed" in str(exc) and "--allow-development-seed" not in str(exc):
+            raise PromotionError(f"{exc} {OPEN_LANE_PUBLISHES}") from None
+        raise
     return log.append(row)
 
 

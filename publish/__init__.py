@@ -9,7 +9,7 @@ refused build leaves ``public/`` exactly as it was.
 What it writes into ``public/``::
 
     stability.csv  outcomes.csv  coverage.csv  changes.csv  open-lane/<year>.jsonl
-    croissant.json  archive.db  index.html  status.json  render_manifest.json
+    panels/<protocol_id>.json (every open protocol, in full)  croissant.json  archive.db  index.html  status.json  render_manifest.json
 
 Nothing in ``public/`` is edited by hand; rebuilding from the same records
 gives the same bytes except where the build time is written (the site,
@@ -26,7 +26,7 @@ from llmarchive.locks import lock_file
 from llmarchive.paths import ArchivePaths
 from llmarchive.records import utc_now
 from measure.canonical import sha256_hex
-from publish import changes, croissant, csvs, database, open_lane, site, sources, status
+from publish import changes, croissant, csvs, database, open_lane, panels, site, sources, status
 from publish.datasette_meta import DB_FILE
 from publish.errors import LeakError, PublishError, SiteError
 from publish.leak import LeakGuard
@@ -121,6 +121,7 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
     files[csvs.COVERAGE_FILE] = csvs.coverage_csv(coverage_rows)
     files[csvs.CHANGES_FILE] = csvs.changes_csv(changes.change_rows(inputs.measurements, inputs.cells))
     files.update(open_lane.files(inputs.open_runs))
+    files.update(panels.files(paths, inputs.headers))
     latest = max((m["run_date"] for m in inputs.measurements), default=None)
     files["croissant.json"] = _pretty(croissant.build(files, inputs.open_runs, latest, build_time[:10]))
 

@@ -12,7 +12,10 @@ asset reports each as an asset check, so both read the same verdict.
 * :func:`unexplained_gaps` — every coverage row that is a gap names exactly
   one cause from the closed list.
 * :func:`leak_problems` — no published byte carries guard or sealed wording
-  (the leak guard, run again over ``public/`` as it stands).
+  (the leak guard, run again over ``public/`` as it stands), and
+  ``public/panels/`` holds exactly the open protocols' panel files, each
+  verifying against its own hashes and the registry's
+  (:func:`publish.panels.published_problems`).
 """
 from pathlib import Path
 from typing import Optional
@@ -99,17 +102,21 @@ def unexplained_gaps(paths: ArchivePaths) -> list[str]:
 
 
 def leak_problems(paths: ArchivePaths) -> list[str]:
-    from publish import leak_guard, sources
+    from publish import leak_guard, panels, sources
 
     if not paths.public.is_dir():
         return []
+    problems: list[str] = []
     try:
-        leak_guard(sources.gather(paths)).check_tree(paths.public, workers=1)
+        inputs = sources.gather(paths)
+        # A panel file for a protocol that is not open publishes guarded wording whatever the guard finds.
+        problems = panels.published_problems(paths.public, inputs.headers)
+        leak_guard(inputs).check_tree(paths.public, workers=1)
     except LeakError as exc:
-        return [str(exc)]
+        return problems + [str(exc)]
     except PublishError as exc:
         return [f"the leak guard could not read its inputs: {exc}"]
-    return []
+    return problems
 
 
 def blocking_problems(paths: ArchivePaths) -> dict[str, list[str]]:

@@ -1,7 +1,8 @@
 """``croissant.json``: MLCommons Croissant 1.0 metadata for the published files.
 
-It describes ``stability.csv``, ``outcomes.csv``, ``changes.csv``, ``coverage.csv``
-and the ``open-lane/*.jsonl`` file set: one ``cr:Field`` per column, its data type read off the type label
+It describes ``stability.csv``, ``outcomes.csv``, ``changes.csv``, ``coverage.csv``,
+the ``open-lane/*.jsonl`` file set and the ``panels`` file set (every open
+protocol in full, ``panels/<protocol_id>.json``, one record per scenario): one ``cr:Field`` per column, its data type read off the type label
 the schema already carries (method §10): ``pct`` / ``unit_interval`` (and a
 trial's ``number``) → ``sc:Float``, ``int`` / ``count`` → ``sc:Integer``,
 ``bool`` → ``sc:Boolean``, a trial's timestamps → ``sc:DateTime``, everything
@@ -88,6 +89,23 @@ def _field(record_set: str, name: str, label: str, description: str, source: dic
     }
 
 
+# One record per scenario of a panel file: where it sits in the document, and what it is.
+PANEL_FIELDS = (
+    ("item_id", "The scenario's id within its panel (s01…s15)."),
+    ("versions/A", "Version A, the base wording, exactly as sent (the decision instruction is its last paragraph)."),
+    ("versions/A_prime", "Version A′: A with whitespace and punctuation changed only, exactly as sent."),
+    ("versions/B", "Version B: A plus exactly the protocol's rewording, exactly as sent."),
+    ("versions/C", "Version C: A with one number changed so that one option dominates, exactly as sent."),
+)
+
+
+def _panel_field(name: str, description: str) -> dict:
+    return {"@type": "cr:Field", "@id": f"open_panel_scenarios/{name.replace('/', '_')}",
+            "name": name.replace("/", "_"), "description": description, "dataType": "sc:Text",
+            "source": {"fileSet": {"@id": "panels"},
+                       "extract": {"jsonPath": "$.panel[*]." + name.replace("/", ".")}}}
+
+
 def calendar_version(date: str) -> str:
     """``2026-12-03`` → ``2026.12.3``: the publication date as a version string (a real calendar day only)."""
     year, month, day = parse_date(date[:10], "the publication date").split("-")
@@ -153,6 +171,25 @@ def build(files: dict[str, bytes], open_runs: list[OpenRun], date_published: Opt
              "description": "Open-lane trials (open-lane/<year>.jsonl), copied from the runs' trial logs.",
              "field": [_field("open_lane_trials", n, label, open_lane.describe(n), {"fileSet": {"@id": "open-lane"}})
                        for n, label in open_lane.trial_fields(open_runs)]})
+    panel_files = sorted(name for name in files if name.startswith("panels/"))
+    if panel_files:
+        distribution.append(
+            {"@type": "cr:FileSet", "@id": "panels", "name": "panels", "encodingFormat": "application/json",
+             "includes": "panels/*.json",
+             "description": ("Every protocol of the open lane in full, one JSON document per protocol: every "
+                             "scenario's four versions exactly as sent, the options and frozen settings, "
+                             "panel_sha256, protocol_sha256 and each prompt's prompt_sha256 ("
+                             + ", ".join(f"{name} sha256 {sha256_hex(files[name])}" for name in panel_files)
+                             + "). `llmarchive panels verify FILE` recomputes the hashes from the file alone.")})
+        record_sets.append(
+            {"@type": "cr:RecordSet", "@id": "open_panel_scenarios", "name": "open_panel_scenarios",
+             "description": "The scenarios of the open panels (panels/<protocol_id>.json), one record per scenario.",
+             "field": [{"@type": "cr:Field", "@id": "open_panel_scenarios/protocol_id", "name": "protocol_id",
+                        "description": "The open protocol the scenario belongs to (the file's name).",
+                        "dataType": "sc:Text",
+                        "source": {"fileSet": {"@id": "panels"}, "extract": {"fileProperty": "filename"},
+                                   "transform": {"regex": "^(.*)\\.json$"}}}]
+                      + [_panel_field(name, description) for name, description in PANEL_FIELDS]})
     data_licence = wording.LICENCES["data"]
     document = {
         "@context": CONTEXT,

@@ -183,6 +183,11 @@ def build_metadata() -> dict:
         entry["about"] = "whole table as CSV"
         entry["about_url"] = full_csv_url(table.name)
         tables[table.name] = entry
+    # The wording of the open protocols is published beside the database, not in it (publish.panels).
+    tables["protocols"]["description"] += (" The open protocols' full wording is in the files "
+                                           "panels/<protocol_id>.json beside this database (every scenario's four "
+                                           "versions exactly as sent, with panel_sha256, protocol_sha256 and each "
+                                           "prompt's prompt_sha256); `llmarchive panels verify FILE` checks one.")
     for view in database.VIEWS:
         measurement_columns = {c.name: c.description for c in database.TABLE_BY_NAME["measurements"].columns}
         tables[view.name] = {"description": view.description,
@@ -198,7 +203,8 @@ def build_metadata() -> dict:
         "databases": {
             DATABASE: {
                 "description": ("Measurements, outcomes, coverage, open-lane trials, protocols (headers only), "
-                                "runs, comparison points, instrument checks and succession events."),
+                                "runs, comparison points, instrument checks and succession events. The open "
+                                "panels in full are the files panels/<protocol_id>.json beside it."),
                 "tables": tables,
                 "queries": {name: dict(q) for name, q in CANNED_QUERIES.items()},
             }

@@ -16,7 +16,9 @@ HTML with entities decoded and its embedded JSON parsed, SQLite by every
 value of every table, anything else as UTF-8 text.
 
 Two kinds of text are exempt because they are public by design: the wording
-of ``open`` protocols, and the shared decision instruction.  A guarded run
+of ``open`` protocols (published whole in ``panels/<protocol_id>.json``, read
+here like every other JSON file, so a guarded phrase in any of its fields is
+still a leak), and the shared decision instruction.  A guarded run
 of words that occurs in them is not a leak.  The error message names the
 file, the protocol, the item and the version, and never quotes the words.
 

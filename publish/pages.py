@@ -131,7 +131,7 @@ GLOSSARY: dict[str, dict[str, str]] = {
         "generation_bridge": "The month's sweep gave way to a generation bridge.",
     },
     "Lanes, status and series": {
-        "open": "Wording public by design; every trial published.",
+        "open": "Wording public by design: the whole panel is published (panels/<protocol_id>.json) and every trial.",
         "guard": "Wording private; outcome counts and measurements published.",
         "sealed": "Existence and count disclosed; content and results never.",
         "twin_id": "The guard protocol paired with an open one from the same family.",

@@ -58,9 +58,12 @@ The folder was assembled, rebuilt and leak-checked by `llmarchive release`. Thes
 2. **Read the changes.** Compare this release's `render_manifest.json` and `stability.csv` with the previous
    release's; every difference should be explained by new runs or a disclosed correction.
 3. **Lanes.** Any protocol whose lane changed since the last release (a declassification) was an editorial act —
-   confirm it was meant, and that what it now publishes (per-trial traces, its first scenario) is intended.
-4. **Disclosed gaps.** Check that the site still states what is not yet published (the open panels' full wording)
-   and what that prevents (outside comparison points matching a panel hash).
+   confirm it was meant, and that what it now publishes (per-trial traces, its whole panel in
+   `panels/<protocol_id>.json`) is intended.
+4. **Open panels.** Check that `panels/` holds one file per open protocol and no other, that each passes
+   `llmarchive panels verify FILE` with the `panel_sha256` and `protocol_sha256` the protocols table lists, and that
+   the Design and Data pages still say what is published (open panels in full) and what is not (guard and sealed
+   wording).
 5. **Timestamps.** If new protocols were admitted, check that their pre-registration manifest's OpenTimestamps proof
    was upgraded and verifies (`ots verify`, run by a maintainer).
 6. **Authors and citation.** Check the authors in `CITATION.cff` and `.zenodo.json`.

@@ -26,7 +26,9 @@ Rules enforced, each refusing the build (:class:`SiteError`):
   reasons, never drawn (:mod:`publish.svg`, re-checked by :func:`check_site`);
 * comparison points sit in their own table with the "what nobody may
   conclude" sentence right beside it;
-* an open protocol shows only its first scenario's four versions;
+* an open protocol shows only its first scenario's four versions on the
+  Results page, and links its full panel file (``panels/<protocol_id>.json``,
+  :mod:`publish.panels`), which the build must carry;
 * nothing in the markup loads from outside the document, and no relative
   time ("… ago", "yesterday") appears;
 * the Results page lists at most :data:`FLAGGED_INLINE` off-curve
@@ -56,6 +58,7 @@ from publish import status as status_file
 from publish.datasette_meta import CANNED_QUERIES, DB_FILE
 from publish.errors import SiteError
 from publish.open_lane import verify_command
+from publish.panels import PANELS_DIR, file_name as panel_file_name
 from publish.site_rules import EXTERNAL_LOAD, FLAGGED_INLINE, RELATIVE_TIME, assemble, check_site
 from publish.site_templates import (UNREADABLE_SHARE, VERSION_LABEL, breakable, environment, pct, render_template,
                                     repeats_reading, rounded_reason, static_text, unit, unreadable)
@@ -238,12 +241,17 @@ def generations(measurements: list[dict]) -> list[dict]:
 
 
 def examples(ctx: SiteContext) -> list[dict]:
+    """Each open protocol's first scenario, with the link to its whole panel (which the build must publish)."""
+    published = {name for name, _, _ in ctx.data_files}
     out = []
     for protocol_id, texts in sorted(ctx.inputs.texts.examples.items()):
         if not texts:
             continue
+        panel_file = panel_file_name(protocol_id)
+        if panel_file not in published:
+            raise SiteError(f"{protocol_id}: an open protocol is shown without its full panel file {panel_file}")
         by_version = {t.version: t.text for t in texts}
-        out.append({"protocol_id": protocol_id, "item_id": texts[0].item_id,
+        out.append({"protocol_id": protocol_id, "item_id": texts[0].item_id, "panel_file": panel_file,
                     "versions": [(VERSION_LABEL[v], by_version.get(v, "")) for v in VERSIONS]})
     return out
 
@@ -272,7 +280,8 @@ def results(ctx: SiteContext) -> str:
 
 def data_page(ctx: SiteContext) -> str:
     open_ids = [r.run_id for r in (ctx.inputs.open_runs or [])]
-    return render_template("data.html", data_files=ctx.data_files, db_file=DB_FILE,
+    panel_files = sorted(name for name, _, _ in ctx.data_files if name.startswith(PANELS_DIR + "/"))
+    return render_template("data.html", data_files=ctx.data_files, db_file=DB_FILE, panel_files=panel_files,
                            verify_command=verify_command(), verify_example=verify_command(open_ids[-1]) if open_ids else None,
                            file_names={name for name, _, _ in ctx.data_files},
                            queries=list(CANNED_QUERIES.items()),

@@ -69,6 +69,11 @@ def check_site(document: str) -> None:
     if inline > FLAGGED_INLINE:
         raise SiteError(f"the Results page lists {inline} off-curve measurements inline; at most {FLAGGED_INLINE} "
                         "(the rest are linked), or the page grows without bound")
+    for example in re.findall(r'<details class="open-example" data-protocol="[^"]*">.*?</details>', document, re.S):
+        protocol_id = re.match(r'<details class="open-example" data-protocol="([^"]*)"', example).group(1)
+        if f'href="panels/{protocol_id}.json"' not in example:
+            raise SiteError(f"{protocol_id}: its shown scenario does not link the full panel file "
+                            f"panels/{protocol_id}.json")
     comparison = re.search(r'<div class="comparison">.*?</div>', document, re.S)
     if not comparison or 'id="no-one-may-conclude"' not in comparison.group(0):
         raise SiteError("the comparison points are not beside the 'what nobody may conclude' sentence")

@@ -12,7 +12,8 @@ the archives built on it, in rising order of preparation:
 
 ``protocols`` is the 24 built protocols in memory (no archive), and ``fake`` a
 fake provider (real HTTP on 127.0.0.1) answering by a hash rule and listing
-``claude-sonnet-5``.  A module whose tests need a differently prepared
+``claude-sonnet-5``; ``llama_server`` is llama.cpp's own OpenAI-compatible
+server with the embedded model (module-scoped: it loads the model once).  A module whose tests need a differently prepared
 archive defines its own fixture, with the reason in its docstring.
 
 Retries: ``waits`` is a back-off sleep to inject into a subject (``sleep=``);
@@ -164,6 +165,39 @@ def fake():
 
     with FakeProvider(decide_by_hash(), models=["claude-sonnet-5"]) as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    """llama.cpp's own OpenAI-compatible server on 127.0.0.1 with the embedded SmolLM2 model, one per module.
+
+    ``python -m llama_cpp.server`` in its own process group (stopped with
+    ``tests.ports.stop``), ready once ``/v1/models`` answers; two threads
+    (the machine has two cores).  Yields ``(base_url, model_id)``: the URL
+    with ``/v1`` as llama.cpp documents it, and the one id the server lists.
+    """
+    import subprocess
+
+    import httpx
+
+    from llmarchive.models import embedded_model_path
+    from tests.ports import free_port, stop, wait_for_http
+
+    model = embedded_model_path()
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", model.stem,
+         "--host", "127.0.0.1", "--port", str(port), "--n_threads", "2", "--n_threads_batch", "2",
+         "--n_ctx", "2048", "--verbose", "False"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        base_url = f"http://127.0.0.1:{port}/v1"
+        wait_for_http(base_url + "/models", process)
+        listed = [m["id"] for m in httpx.get(base_url + "/models", timeout=10.0).json()["data"]]
+        assert len(listed) == 1, listed
+        yield base_url, listed[0]
+    finally:
+        stop(process)
 
 
 @pytest.fixture

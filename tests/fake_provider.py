@@ -162,6 +162,17 @@ _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: 
                 404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
 
 
+class _Server(ThreadingHTTPServer):
+    """The standard threading server with a listen queue a concurrent client cannot overflow.
+
+    ``socketserver`` listens with a backlog of 5: at concurrency 64 the
+    kernel then resets connections the fake never saw, and the client's
+    retries make a run's request count depend on timing.
+    """
+
+    request_queue_size = 256
+
+
 class FakeProvider:
     """The server; use as a context manager (see the module docstring)."""
 
@@ -234,7 +245,7 @@ class FakeProvider:
         class Handler(_Handler):
             fake = provider
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
                                         name="fake-provider", daemon=True)

@@ -78,7 +78,7 @@ def test_our_own_open_runs_trial_log_is_accepted_as_it_is_and_recomputed_here(pa
     assert (record["protocol_id"], record["model_id"], record["submitted_by"], record["run_date"]) == (
         OPEN, MODEL, "a test lab", started)
     header = registry.header(registry.load_protocol(paths, OPEN))
-    expected = build(header, trials, {"run_id": accepted.comparison_id, "run_date": started,
+    expected = build(header, trials, {"run_id": "open-run", "run_date": started,
                                       "subject_model_id": MODEL, "series": None, "model_family": "third_party",
                                       "returned_model_id": MODEL, "api_surface_sha": None,
                                       "condition_profile": "third-party submission", "replicate_index": 0,

@@ -165,8 +165,11 @@ def test_fingerprint_spending_uses_the_heartbeat_reserve_after_the_general_pool_
     assert [o.record is not None for o in days] == [True, True, False]
     assert asked == 48, "the refused day sent nothing"
     assert (days[2].skip["cause"], days[2].skip["condition"]) == ("budget_halted", "budget_refused")
+    # Concurrent calls settle in the order they finish, so the ledger's order is not the reservations' order:
+    # what must hold is that the general pool was filled exactly (40 calls of its €0.40) before any call reached
+    # the heartbeat reserve, and that nothing else was drawn on.
     pools = [e["pool"] for e in budget_mod.ledger(paths)]
-    assert pools[:40] == ["general"] * 40 and set(pools[40:]) == {"heartbeat"}
+    assert pools.count("general") == 40 and len(pools) > 40 and set(pools) == {"general", "heartbeat"}
     state = budget_mod.ladder_state(paths, small)
     assert state.spent_eur["general"] <= small.general_pool_eur + 1e-9
     assert state.spent_eur["heartbeat"] <= small.heartbeat_reserve_eur + 1e-9

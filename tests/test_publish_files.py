@@ -404,3 +404,78 @@ def test_a_measurement_written_before_the_new_fields_publishes_with_them_empty(a
     record = dict(zip(rows[0], rows[1]))
     assert all(record[name] == "" for name in NEW_MEASUREMENT_FIELDS)
     assert record["stability_pct"] != ""
+
+
+# --- the open panels, published in full (issue 20) -------------------------------------------------
+
+OPEN_V0 = ("base_rate_neglect__wording__v0", "risky_choice_framing__wording__v0")
+
+
+def test_every_open_protocol_is_published_in_full_and_verifies_against_the_registry(published):
+    from llmarchive import open_panels, registry
+
+    paths, _, manifest = published
+    names = sorted(p.name for p in (paths.public / "panels").iterdir())
+    assert names == [f"{pid}.json" for pid in OPEN_V0]
+    for pid in OPEN_V0:
+        file = paths.public / "panels" / f"{pid}.json"
+        doc = open_panels.read_panel_file(file)
+        assert open_panels.verify_panel_file(doc) == []
+        protocol = registry.load_protocol(paths, pid)
+        assert (doc["panel_sha256"], doc["protocol_sha256"]) == (protocol["panel_sha256"], protocol["protocol_sha256"])
+        assert [i["versions"] for i in doc["panel"]] == [i["versions"] for i in protocol["panel"]]
+        assert manifest["files"][f"panels/{pid}.json"] == {"sha256": sha256_hex(file.read_bytes()),
+                                                           "bytes": file.stat().st_size}
+
+
+def test_croissant_describes_the_panels_file_set_and_its_scenarios_read_back(published):
+    import mlcroissant as mlc
+
+    paths, _, _ = published
+    document = json.loads((paths.public / "croissant.json").read_text())
+    files = {d["@id"]: d for d in document["distribution"]}
+    assert files["panels"]["@type"] == "cr:FileSet" and files["panels"]["includes"] == "panels/*.json"
+    for pid in OPEN_V0:
+        assert sha256_hex((paths.public / "panels" / f"{pid}.json").read_bytes()) in files["panels"]["description"]
+    records = list(mlc.Dataset(jsonld=paths.public / "croissant.json").records(record_set="open_panel_scenarios"))
+    assert len(records) == 2 * 15
+    by_protocol = {}
+    for r in records:
+        by_protocol.setdefault(r["open_panel_scenarios/protocol_id"].decode(), []).append(r)
+    assert sorted(by_protocol) == list(OPEN_V0)
+    first = ph.protocol(paths, OPEN_V0[1])["panel"][0]
+    row = next(r for r in by_protocol[OPEN_V0[1]] if r["open_panel_scenarios/item_id"] == b"s01")
+    assert row["open_panel_scenarios/versions_A_prime"].decode() == first["versions"]["A_prime"]
+
+
+def test_a_v1_protocol_admitted_to_the_open_lane_gets_its_own_panel_file(archive):
+    from llmarchive import lanes, open_panels, registry
+
+    known = registry.known_ids(archive)
+    for pid in ("risky_choice_framing__wording__v1", "risky_choice_framing__anchoring__v1"):
+        lane, twin = lanes.planned_lane(pid)
+        lanes.promote(archive, registry.load_protocol(archive, pid), lane, twin, known_ids=known)  # inherits v0's review
+    publish_all(archive, build_time=BUILD_1)
+    names = sorted(p.name for p in (archive.public / "panels").iterdir())
+    assert names == sorted([f"{pid}.json" for pid in OPEN_V0] + ["risky_choice_framing__wording__v1.json"])
+    v0, v1 = (open_panels.load_panel_file(archive.public / "panels" / f"risky_choice_framing__wording__{s}.json")
+              for s in ("v0", "v1"))
+    assert v1["panel_sha256"] == v0["panel_sha256"] and v1["protocol_sha256"] != v0["protocol_sha256"]
+    assert (v1["n"], v1["grammar_version"]) == (120, 2) and v1["how_to_send"]["calls"] == 480
+
+
+def test_publish_check_reports_a_panel_file_of_a_guard_protocol_and_an_edited_one(archive):
+    from publish import checks
+
+    publish_all(archive, build_time=BUILD_1)
+    assert checks.leak_problems(archive) == []
+    folder = archive.public / "panels"
+    edited = folder / f"{OPEN_V0[0]}.json"
+    edited.write_text(edited.read_text(encoding="utf-8").replace('"n_per_scenario": 2', '"n_per_scenario": 3'),
+                      encoding="utf-8")
+    (folder / "sunk_cost_fallacy__order__v0.json").write_text("{}", encoding="utf-8")
+    problems = checks.leak_problems(archive)
+    assert any("sunk_cost_fallacy__order__v0 is not in the open lane" in p for p in problems)
+    assert any(p.startswith(f"panels/{OPEN_V0[0]}.json: protocol_sha256") for p in problems)
+    (folder / f"{OPEN_V0[1]}.json").unlink()
+    assert any(f"panels/{OPEN_V0[1]}.json: missing" in p for p in checks.leak_problems(archive))

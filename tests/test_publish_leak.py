@@ -112,6 +112,9 @@ def test_no_guarded_run_of_twelve_words_is_in_any_published_byte(archive):
     guarded -= public_grams
     assert len(guarded) > 10000
 
+    # The open panels' full wording is among the files read (issue 20): every byte of them too.
+    assert sorted(p.name for p in (archive.public / "panels").glob("*.json")) == [
+        "base_rate_neglect__wording__v0.json", "risky_choice_framing__wording__v0.json"]
     texts = []
     for path in archive.public.rglob("*"):
         if not path.is_file():
@@ -142,3 +145,68 @@ def test_the_guard_finds_a_run_that_straddles_two_fields(archive):
     path.write_text("a,b\n" + row + "\n")
     with pytest.raises(LeakError, match="straddle.csv"):
         guard.check_file(path)
+
+
+# --- the open panels in full (issue 20) -----------------------------------------------------------
+
+OPEN_ID = "risky_choice_framing__wording__v0"
+
+
+def test_an_open_panel_file_shares_its_guard_twins_lotteries_never_a_twelve_word_run(archive):
+    """Byte for byte: the published panel holds the twin's numbers (by design) and none of its wording."""
+    publish_all(archive, build_time=BUILD)
+    for open_id in ("risky_choice_framing__wording__v0", "base_rate_neglect__wording__v0"):
+        raw = (archive.public / "panels" / f"{open_id}.json").read_text(encoding="utf-8")
+        doc = json.loads(raw)
+        twin = ph.protocol(archive, doc["twin_id"])
+        assert twin["lane"] == "guard"
+        assert [i["structure"]["lotteries"] for i in doc["panel"]] == [i["structure"]["lotteries"] for i in twin["panel"]]
+        public = set()
+        for text in [t for i in doc["panel"] for t in i["versions"].values()] + [INSTRUCTION]:
+            w = panel_words(text)
+            public.update(tuple(w[k:k + 12]) for k in range(len(w) - 11))
+        guarded = set()
+        for item in twin["panel"]:
+            for text in item["versions"].values():
+                w = panel_words(text)
+                guarded.update(tuple(w[k:k + 12]) for k in range(len(w) - 11))
+        guarded -= public
+        assert len(guarded) > 1000
+        for text in (raw, " ".join(t for i in doc["panel"] for t in i["versions"].values())):
+            w = panel_words(text)
+            assert not {tuple(w[k:k + 12]) for k in range(len(w) - 11)} & guarded
+        assert twin["panel"][0]["versions"]["A"].split("\n")[0] not in raw
+
+
+def test_guard_wording_planted_in_an_open_panel_file_is_refused_and_nothing_is_written(archive, monkeypatch):
+    from llmarchive import open_panels
+
+    publish_all(archive, build_time=BUILD)
+    before = {p.relative_to(archive.public).as_posix(): p.read_bytes() for p in archive.public.rglob("*")
+              if p.is_file()}
+    leaked = " ".join(guard_words(archive, item_index=9, version="C")[4:18])
+    real = open_panels.panel_file
+
+    def planted(protocol):
+        doc = real(protocol)
+        if doc["protocol_id"] == OPEN_ID:
+            doc["how_to_send"]["note"] = leaked   # outside every hash: the file would still verify
+        return doc
+
+    monkeypatch.setattr(open_panels, "panel_file", planted)
+    with pytest.raises(LeakError) as caught:
+        publish_all(archive, build_time="2026-12-04T00:00:00Z")
+    message = str(caught.value)
+    assert f"panels/{OPEN_ID}.json" in message and f"{GUARD_ID}, item s10" in message and leaked not in message
+    after = {p.relative_to(archive.public).as_posix(): p.read_bytes() for p in archive.public.rglob("*")
+             if p.is_file()}
+    assert after == before
+
+
+def test_a_guard_protocol_is_never_made_into_a_panel_file_even_if_asked(archive, monkeypatch):
+    from publish import PublishError, panels
+
+    monkeypatch.setattr(panels, "open_ids", lambda headers: [GUARD_ID])
+    with pytest.raises(PublishError, match=f"protocol {GUARD_ID}: lane is 'guard'"):
+        publish_all(archive, build_time=BUILD)
+    assert not (archive.public / "panels" / f"{GUARD_ID}.json").exists()

@@ -1,5 +1,6 @@
 """The site generator's rules: status bar, entropy beside stability, one family and one series per curve,
-flagged measurements listed not drawn, comparison points with their sentence, only the first open scenario."""
+flagged measurements listed not drawn, comparison points with their sentence, only the first open scenario shown
+and the open panels' full files linked."""
 import html
 import re
 
@@ -175,6 +176,30 @@ def test_more_than_the_first_scenario_is_refused(published_site):
         site.render(site.SiteContext(inputs, [], BUILD, []))
 
 
+def test_each_shown_open_scenario_links_its_full_panel_file_and_the_data_page_lists_them(published_site):
+    paths, _, document = published_site
+    results, data = section(document, "results"), section(document, "data")
+    for pid in ("risky_choice_framing__wording__v0", "base_rate_neglect__wording__v0"):
+        block = re.search(rf'<details class="open-example" data-protocol="{pid}">.*?</details>', results, re.S)
+        assert block and f'href="panels/{pid}.json"' in block.group(0)
+        assert f'href="panels/{pid}.json"' in data and (paths.public / "panels" / f"{pid}.json").is_file()
+    assert "llmarchive panels verify public/panels/" in data
+    assert "llmarchive comparison run --panel public/panels/" in data and "llmarchive comparison submit" in data
+    assert "not yet published" not in document and "cannot yet be used from outside" not in document
+    assert "only the first scenario" not in document.lower()
+
+
+def test_an_open_scenario_shown_without_its_panel_file_is_refused(published_site):
+    paths, _, _ = published_site
+    with pytest.raises(SiteError, match="without its full panel file panels/base_rate_neglect__wording__v0.json"):
+        site.render(site.SiteContext(_context(paths).inputs, [], BUILD, []))
+    unlinked = site.assemble({**{pid: "" for pid, _ in pages.PAGES}, "home": '<div id="status-bar"></div>',
+                              "results": '<details class="open-example" data-protocol="x__wording__v0">'
+                                         '<pre class="scenario">text</pre></details>'}, BUILD, {}, {})
+    with pytest.raises(SiteError, match="does not link the full panel file panels/x__wording__v0.json"):
+        site.check_site(unlinked)
+
+
 def test_the_human_result_sits_beside_its_comparable_protocol_only(published_site):
     _, _, document = published_site
     notes = re.findall(r'<figure class="curve">(.*?)</figure>', document, re.S)
@@ -244,13 +269,15 @@ def test_the_stylesheet_and_script_are_package_files_inlined_into_the_one_docume
 # --- the site at ten years (issue 14) ------------------------------------------------------------
 
 def _context(paths, extra=(), **texts):
-    from publish import csvs, sources
+    from publish import csvs, panels, sources
 
     inputs = sources.gather(paths)
     inputs.measurements.extend(extra)
     for name, value in texts.items():
         setattr(inputs.texts, name, value)
-    return site.SiteContext(inputs, csvs.coverage_rows(inputs.by_kind("coverage")), BUILD, [])
+    # The open panels' files, as the build passes them: the site links every one it shows a scenario of.
+    data_files = [(name, len(data), "") for name, data in panels.files(paths, inputs.headers).items()]
+    return site.SiteContext(inputs, csvs.coverage_rows(inputs.by_kind("coverage")), BUILD, data_files)
 
 
 def _copies(template, count, **overrides):

@@ -1,8 +1,11 @@
 """``llmarchive comparison``: accept a third party's run on an open panel as a comparison point."""
 import argparse
+import shlex
+import sys
 
 from llmarchive.cli import CommandError, archive
-from llmarchive.cli._options import add_date, day
+from llmarchive.cli._options import add_concurrency, add_date, add_model, add_run_id, day
+from llmarchive.cli._options import concurrency as concurrency_for
 from llmarchive.store import TRIALS_FILE
 from measure.errors import ArchiveError
 
@@ -21,6 +24,40 @@ def register(subparsers) -> None:
     )
     sub = p.add_subparsers(dest="comparison_command", metavar="ACTION")
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+    run = sub.add_parser(
+        "run", help="run a published open panel file on your own model and write a submission (resumable)",
+        description=(
+            "Run the published open panel FILE (public/panels/<protocol_id>.json) on MODEL behind an "
+            "OpenAI-compatible server (vLLM, llama.cpp's server, Ollama, LM Studio, TGI) or the Anthropic API, "
+            "and write a submission `llmarchive comparison submit` accepts unchanged. Needs nothing but the file: "
+            "its panel_sha256 and protocol_sha256 are recomputed first and an edited file is refused before any "
+            "call. Each prompt is sent exactly, one fresh call each, with the panel's max_tokens and no other "
+            "setting (the submission records what the client set). The run lives in "
+            "$LLMARCHIVE_HOME/private/experiments/<run_id>/; the same command again resumes it and sends only "
+            "the missing calls. Keys come from the environment only: OPENAI_API_KEY (optional for a local "
+            "server), ANTHROPIC_API_KEY for --api anthropic."
+        ),
+    )
+    run.add_argument("--panel", required=True, metavar="FILE", help="the published open panel file")
+    run.add_argument("--base-url", default=None,
+                     help="the server, e.g. http://127.0.0.1:8080 (a trailing /v1 is accepted; default: the "
+                          "provider's public API)")
+    add_model(run, "the exact model id the server serves (no alias such as …-latest)")
+    run.add_argument("--api", choices=("openai", "anthropic"), default="openai",
+                     help="the protocol the server speaks (default: openai, chat completions)")
+    run.add_argument("--out", required=True, metavar="FILE", help="where the submission is written once complete")
+    run.add_argument("--submitted-by", help="who made the run, written into the submission's header")
+    run.add_argument("--run-date", help="YYYY-MM-DD, the day the run is dated (default: today, UTC; a resumed run "
+                                        "keeps its own)")
+    add_run_id(run, "default: comparison_<protocol_id>_<api>_<model>; the same id resumes the same run")
+    add_concurrency(run)
+    run.add_argument("--max-attempts", type=int, default=6,
+                     help="attempts per call before it counts as unanswered (the run stops, the slot stays open "
+                          "and the next run sends it; default 6)")
+    run.add_argument("--timeout", type=float, default=120.0, help="seconds per attempt (default 120)")
+    run.add_argument("--quiet", action="store_true",
+                     help="no progress bar on stderr (there is none anyway when stderr is not a terminal)")
+    run.set_defaults(func=do_run)
     submit = sub.add_parser(
         "submit", help="check a submission file and store it, or list every reason it is refused",
         description=(
@@ -29,7 +66,8 @@ def register(subparsers) -> None:
             "line {\"record_type\": \"comparison_submission\", \"model_id\": …, \"run_date\": …, "
             "\"submitted_by\": …}. Accepted only with the same panel_sha256 (every prompt_sha256 must be the "
             "panel's), the same grammar_version, the same n, all four versions, the full outcome "
-            "distribution per version and one exact model_id. A refused file stores nothing."
+            "distribution per version and one exact model_id. A refused file stores nothing, and every reason "
+            "is listed at once. `llmarchive comparison run` writes such a file from a published panel file."
         ),
     )
     submit.add_argument("file", metavar="FILE")
@@ -60,4 +98,45 @@ def do_submit(args: argparse.Namespace) -> int:
     print(f"  recomputed here: stability_pct {m['stability_pct']} (CI {m['ci_low_pct']}–{m['ci_high_pct']}), "
           f"null_floor_pct {m['null_floor_pct']}, flags {', '.join(m['flags'])}")
     print("  one model, one frozen 15-scenario panel, one day: not a ranking, never on a curve")
+    return 0
+
+
+def do_run(args: argparse.Namespace) -> int:
+    from llmarchive.comparison_run import run_comparison
+    from llmarchive.progress import TrialProgress
+    from llmarchive.runner import RunInterrupted
+
+    if not args.model:
+        raise CommandError("comparison run needs --model (the exact model id your server serves)")
+    if args.max_attempts < 1:
+        raise CommandError(f"--max-attempts must be at least 1, got {args.max_attempts}")
+    concurrency = concurrency_for(args, True)
+    paths = archive(args)
+    try:
+        # A bar on a terminal (done/total, rate, time left); nothing when stderr is not one.
+        with TrialProgress(enabled=not args.quiet) as progress:
+            done = run_comparison(paths, args.panel, base_url=args.base_url, model=args.model, api=args.api,
+                                  out=args.out, run_id=args.run_id, run_date=args.run_date,
+                                  concurrency=concurrency, submitted_by=args.submitted_by,
+                                  max_attempts=args.max_attempts, timeout_s=args.timeout,
+                                  progress=progress if progress.active else None)
+    except RunInterrupted as exc:
+        # Not a mistake in the command: the server gave no answer. What was recorded stays; nothing else is.
+        print(f"interrupted: {exc}", file=sys.stderr)
+        print("run the same `llmarchive comparison run …` command again to resume; no submission written yet",
+              file=sys.stderr)
+        return 1
+    result, run = done.result, done.result.run
+    print(f"run_id: {run['run_id']}")
+    print(f"folder: {result.run_dir}")
+    print(f"status: {run['status']} ({run['n_trials_recorded']}/{run['n_trials_planned']} trials; "
+          f"{result.called} called now, {result.already_recorded} already recorded)")
+    if not done.complete:
+        print("not complete: run the same command again to resume; no submission written yet")
+        return 1
+    header = done.header
+    print(f"submission: {done.out} ({done.protocol['protocol_id']} on {header['model_id']}, run {header['run_date']}, "
+          f"panel_sha256 {header['panel_sha256'][:12]}…)")
+    who = "" if header.get("submitted_by") else " --submitted-by 'YOUR NAME'"
+    print(f"next: llmarchive comparison submit {shlex.quote(str(done.out))}{who}")
     return 0

@@ -7,16 +7,17 @@ command; ``design`` prints what the simulated readers (``panels.readers``)
 score on each protocol; ``check`` runs gate 1, gate 1b with its self-test,
 the twin-pairing check, the 12-word leak check and the simulated-reader
 design checks, and exits 1 naming protocol, item and rule
-on any failure; ``promote`` is the human admission (gate 4); ``seal``
-records a sealed protocol by its two hashes; ``init-seed`` writes a secret
-guard seed.
+on any failure; ``promote`` is the human admission (gate 4) — to the
+``open`` lane it publishes the panel in full; ``verify FILE`` recomputes a
+published open-panel file's hashes from the file alone; ``seal`` records a
+sealed protocol by its two hashes; ``init-seed`` writes a secret guard seed.
 """
 import argparse
 import json
 import sys
 import time
 
-from llmarchive import lanes, registry
+from llmarchive import lanes, open_panels, registry
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import add_json, plain, print_json
 from llmarchive.panel_seed import guard_seed, init_secret_seed
@@ -55,11 +56,15 @@ def register(subparsers) -> None:
     design.add_argument("protocols", nargs="*", metavar="PROTOCOL", help="only these protocols (default: all)")
     design.set_defaults(func=cmd_design)
 
-    pr = sub.add_parser("promote", help="admit a protocol to a lane (the human gate 4)",
+    pr = sub.add_parser("promote", help="admit a protocol to a lane (the human gate 4); the open lane publishes "
+                                        "the panel in full",
                         description="Admit a candidate protocol to its lane. Requires --human-reviewed, unless a "
-                                    "protocol with the identical panel_sha256 was reviewed before (v1 inherits v0).")
+                                    "protocol with the identical panel_sha256 was reviewed before (v1 inherits v0). "
+                                    + lanes.OPEN_LANE_PUBLISHES)
     pr.add_argument("protocol", metavar="PROTOCOL")
-    pr.add_argument("--lane", required=True, choices=("open", "guard"))
+    pr.add_argument("--lane", required=True, choices=("open", "guard"),
+                    help="open: the panel is published in full (public/panels/<id>.json) and anyone may run it; "
+                         "guard: its wording never leaves private/")
     pr.add_argument("--twin", metavar="ID", help="the twin protocol (must be the one SPEC's lane rule names)")
     pr.add_argument("--human-reviewed", action="store_true",
                     help="I reviewed it against the gate-4 checklist: gates 1 and 1b pass, every phrase B adds or "
@@ -68,6 +73,15 @@ def register(subparsers) -> None:
     pr.add_argument("--allow-development-seed", action="store_true",
                     help="admit a guard protocol built from the public development seed (demo archives only)")
     pr.set_defaults(func=cmd_promote)
+
+    verify = sub.add_parser("verify", help="recompute a published open-panel file's panel_sha256, protocol_sha256 "
+                                           "and every prompt_sha256 from the file alone",
+                            description="Check a public/panels/<protocol_id>.json file against its own hashes "
+                                        "(method §3.9). Prints OK with both hashes, or every problem and exits 2. "
+                                        "Needs no archive home.")
+    verify.add_argument("file", metavar="FILE")
+    add_json(verify, "print {file, protocol_id, ok, panel_sha256, protocol_sha256, problems} as JSON")
+    verify.set_defaults(func=cmd_verify)
 
     seal = sub.add_parser("seal", help="register a sealed protocol by its two hashes (no text ever)")
     seal.add_argument("protocol", metavar="PROTOCOL_ID")
@@ -205,11 +219,35 @@ def cmd_promote(args: argparse.Namespace) -> int:
     print(f"admitted {row['protocol_id']} to lane {row['lane']}"
           f"{' with twin ' + row['twin_id'] if row['twin_id'] else ''} ({how}; by {row['reviewer']} at "
           f"{row['reviewed_at']})")
+    if row["lane"] == "open":
+        print(f"note: in the open lane the panel is published in full — every scenario's four versions, exactly as "
+              f"sent — as public/panels/{row['protocol_id']}.json at the next `llmarchive publish`")
     if row["twin_id"]:
         twin = registry.load_protocol(paths, row["twin_id"])
         if twin.get("twin_id") != row["protocol_id"]:
             print(f"note: the pair is one-sided until {row['twin_id']} is promoted too; "
                   f"`llmarchive panels check` fails until then", file=sys.stderr)
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Recompute the published file's hashes from its own content; a malformed file is an ArchiveError (exit 2)."""
+    doc = open_panels.read_panel_file(args.file)
+    problems = open_panels.verify_panel_file(doc)
+    if args.json:
+        print_json({"file": args.file, "protocol_id": doc["protocol_id"], "ok": not problems,
+                    "panel_sha256": doc["panel_sha256"], "protocol_sha256": doc["protocol_sha256"],
+                    "problems": problems})
+        return 2 if problems else 0
+    if problems:
+        for problem in problems:
+            print(f"FAIL {problem}")
+        print(f"FAILED: {args.file} ({doc['protocol_id']}): {len(problems)} problem(s); this is not the panel "
+              f"its hashes name")
+        return 2
+    prompts = sum(len(by) for by in doc["prompt_sha256"].values())
+    print(f"OK {doc['protocol_id']}: panel_sha256 {doc['panel_sha256']} protocol_sha256 {doc['protocol_sha256']} "
+          f"({doc['n_items']} scenarios, {prompts} prompt_sha256 recomputed from {args.file})")
     return 0
 
 

@@ -204,6 +204,7 @@ class HttpSubject:
             raise SubjectSettingsError(f"{self.key_env} is not set: the {self.provider} subject reads its key "
                                        "from that environment variable and nowhere else")
         self._client: Optional[httpx.AsyncClient] = None
+        self._clients: list[httpx.AsyncClient] = []   # the idle ones of connect()'s clients
 
     # -- what subclasses provide -------------------------------------------
     def request_body(self, prompt: str) -> dict:
@@ -281,14 +282,27 @@ class HttpSubject:
     # -- calls -----------------------------------------------------------------
     @contextlib.asynccontextmanager
     async def connect(self, max_connections: int = 8) -> AsyncIterator["HttpSubject"]:
-        """Keep one connection pool open for many calls (at most ``max_connections``)."""
-        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-        async with httpx.AsyncClient(limits=limits) as client:
-            self._client = client
+        """Keep ``max_connections`` kept-alive connections open for many calls.
+
+        One single-connection client per connection, lent to one call at a
+        time, rather than one client whose pool holds them all: httpcore's
+        pool rescans every connection for each connection on every request
+        and release (quadratic in the pool size), which at 64 connections
+        costs more than the calls themselves (bench/runner_bench.py part c:
+        a bare ``httpx`` loop manages 150 calls/s at 64 connections, 970 at
+        8).  The clients share one TLS context, so opening them is cheap.
+        """
+        tls = httpx.create_ssl_context()
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        async with contextlib.AsyncExitStack() as stack:
+            self._clients = [await stack.enter_async_context(httpx.AsyncClient(limits=limits, verify=tls))
+                             for _ in range(max(1, max_connections))]
+            self._client = self._clients[0]
             try:
                 yield self
             finally:
                 self._client = None
+                self._clients = []
 
     def _scrub(self, text: str) -> str:
         if self._key and self._key in text:
@@ -307,7 +321,14 @@ class HttpSubject:
         if self._client is None:
             async with httpx.AsyncClient() as client:
                 return await self._call_with(client, prompt, key, before_send)
-        return await self._call_with(self._client, prompt, key, before_send)
+        if not self._clients:             # more calls at once than connections: they share the first client
+            return await self._call_with(self._client, prompt, key, before_send)
+        client = self._clients.pop(0)     # the longest idle one: calls take connections in turn
+        try:
+            return await self._call_with(client, prompt, key, before_send)
+        finally:
+            if self._client is not None:  # still connected: lend it again
+                self._clients.append(client)
 
     async def _wait(self, seconds: float) -> None:
         waited = self._sleep(seconds)
