@@ -31,9 +31,7 @@ submission :func:`llmarchive.comparison.submit` accepts unchanged:
 Keys come from the environment only (``OPENAI_API_KEY``, optional for a local
 server; ``ANTHROPIC_API_KEY`` for ``--api anthropic``); no key is ever written.
 """
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
@@ -41,6 +39,7 @@ from typing import Any, Callable, Mapping, Optional
 from llmarchive import store
 from llmarchive.budget import unbudgeted
 from llmarchive.comparison import HEADER_TYPE, is_exact_model_id
+from llmarchive.jsonio import write_bytes
 from llmarchive.paths import ArchivePaths
 from llmarchive.runner import Progress, RunResult, RunSettings, run_protocol
 from measure.canonical import canonical_json
@@ -125,18 +124,7 @@ def write_submission(out: Path, header: Mapping, folder: Path) -> None:
     """``out`` = the header line + the trial log exactly as written (atomic: never half a file)."""
     out = Path(out)
     data = canonical_json(dict(header)).encode("utf-8") + b"\n" + store.trial_log(folder).read_bytes()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_bytes(out, data)
 
 
 def run_comparison(paths: ArchivePaths, panel_file: Path, *, base_url: Optional[str], model: str,

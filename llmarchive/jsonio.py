@@ -23,12 +23,17 @@ class RecordFileError(ArchiveError, ValueError):
 
 def write_json(path: Path, value: Any, pretty: bool = True) -> None:
     """Atomically write ``value`` as JSON (pretty, or canonical with ``pretty=False``)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n" if pretty else canonical_json(value)
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Atomically replace ``path`` with ``data``: a reader sees the old file or the new one, never half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

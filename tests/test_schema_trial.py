@@ -24,7 +24,7 @@ from tests.fake_provider import Reply
 from tests.protocol_fixtures import make_protocol
 
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.02)
-KEY = "sk-ant-test-schema-trial"
+KEY = "fake-credential-schema-trial"
 
 
 @pytest.fixture
