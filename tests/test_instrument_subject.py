@@ -165,11 +165,13 @@ def test_fingerprint_spending_uses_the_heartbeat_reserve_after_the_general_pool_
     assert [o.record is not None for o in days] == [True, True, False]
     assert asked == 48, "the refused day sent nothing"
     assert (days[2].skip["cause"], days[2].skip["condition"]) == ("budget_halted", "budget_refused")
-    # Concurrent calls settle in the order they finish, so the ledger's order is not the reservations' order:
-    # what must hold is that the general pool was filled exactly (40 calls of its €0.40) before any call reached
-    # the heartbeat reserve, and that nothing else was drawn on.
+    # Concurrent calls settle in the order they finish, and a charge counts the worst case of the calls still in
+    # flight, so on the day the general pool runs out how many of its calls it takes depends on timing.  What
+    # must hold: the first day (24 calls, €0.24) is all general, the reserve is reached only after that, the
+    # general pool never holds more than its 40 calls, and nothing else is drawn on.
     pools = [e["pool"] for e in budget_mod.ledger(paths)]
-    assert pools.count("general") == 40 and len(pools) > 40 and set(pools) == {"general", "heartbeat"}
+    assert pools[:24] == ["general"] * 24 and "heartbeat" in pools[24:]
+    assert pools.count("general") <= 40 and set(pools) == {"general", "heartbeat"}
     state = budget_mod.ladder_state(paths, small)
     assert state.spent_eur["general"] <= small.general_pool_eur + 1e-9
     assert state.spent_eur["heartbeat"] <= small.heartbeat_reserve_eur + 1e-9
