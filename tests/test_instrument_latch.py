@@ -5,6 +5,7 @@ The fingerprint outcomes come from the small in-test engine of
 against the fake provider; the guard rotation uses the real built guard
 protocols with a scripted local subject; publication is the real build.
 """
+from pathlib import Path
 import csv
 import io
 import json
@@ -169,9 +170,17 @@ def test_an_acknowledgement_covers_only_the_alarms_it_names(paths):
     runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(tamper=("fp01", 0)))
     acknowledge(paths, "reviewed", "Ada", date="2026-11-03")
     assert latched_alarm(paths) is None
-    # an alarm log replaced behind the archive's back (same length, another alarm) is not acknowledged
+    # an alarm log replaced behind the archive's back (same length, another alarm) is not acknowledged.  The
+    # replacement is written by another process, as it would be: this process remembers what it appended, and a
+    # new file that happens to reuse the old inode is (rightly) refused as a log whose records were removed.
+    import subprocess
+    import sys
+
     paths.record_log("instrument_alarm").unlink()
-    records.append(paths, "instrument_alarm", {"date": "2026-11-04", "source": "guard_rotation", "reason": "y"})
+    subprocess.run([sys.executable, "-c", "import sys; from llmarchive import records; "
+                    "from pathlib import Path; from llmarchive.paths import ArchivePaths; records.append(ArchivePaths(Path(sys.argv[1])), "
+                    "'instrument_alarm', {'date': '2026-11-04', 'source': 'guard_rotation', 'reason': 'y'})",
+                    str(paths.home)], check=True, cwd=Path(__file__).resolve().parent.parent)
     latch = latched_alarm(paths)
     assert latch is not None and latch["since"] == "2026-11-04" and latch["reason"] == "y"
 
