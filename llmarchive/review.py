@@ -77,6 +77,7 @@ class Review:
     resolution: Optional[dict] = None
     held: list[str] = field(default_factory=list)          # run ids still under private/review/runs
     comparison_points: list[dict] = field(default_factory=list)
+    unreadable: list[store.Unreadable] = field(default_factory=list)   # its held folders that cannot be read
 
     @property
     def review_id(self) -> str:
@@ -102,17 +103,31 @@ class Review:
                 "resolved_on": r.get("date"), "reviewer": r.get("reviewer"), "note": r.get("note"),
                 "held_runs": list(self.held),
                 "comparison_points": [c.get("record_sha256") for c in self.comparison_points],
-                "runs_joined_curve": r.get("runs_joined_curve", [])}
+                "runs_joined_curve": r.get("runs_joined_curve", []),
+                "unreadable_held": [{"run_id": u.run_id, "problem": u.problem} for u in self.unreadable]}
 
 
 def is_resolution(record: dict) -> bool:
     return bool(record.get("resolves"))
 
 
-def _held_runs(paths: ArchivePaths) -> dict[str, dict]:
-    """``run_id → run.json`` of every held run folder."""
-    # A held folder the store cannot read is not a run of any review; the runner refuses to resume it.
-    return {run.run_id: run.record for run in store.held_scan(paths).runs()}
+def unreadable_held(paths: ArchivePaths) -> list[store.Unreadable]:
+    """Every held run folder the store cannot read (coverage names it, publication refuses it)."""
+    return store.held_scan(paths).unreadable
+
+
+def _run_ids_of(review: Review, bridge_records: list[dict]) -> set[str]:
+    """Run ids known to be the review's without reading a run record: its filed points, its closed bridges."""
+    ids = {str(c.get("run_id")) for c in review.comparison_points if c.get("run_id")}
+    ids.update(str(run_id) for b in bridge_records for run_id in b.get("run_ids") or []
+               if (b.get("model_family"), b.get("new_model_id")) == (review.model_family, review.model_id))
+    return ids
+
+
+def unplaced_unreadable(paths: ArchivePaths, found: list[Review]) -> list[store.Unreadable]:
+    """The unreadable held folders none of ``found`` can be told to hold (listed apart by ``review list``)."""
+    placed = {u.run_id for review in found for u in review.unreadable}
+    return [u for u in unreadable_held(paths) if u.run_id not in placed]
 
 
 def withdrawn_points(needs_review_records: list[dict]) -> set[str]:
@@ -126,7 +141,7 @@ def withdrawn_points(needs_review_records: list[dict]) -> set[str]:
 
 
 def reviews(paths: ArchivePaths, family: Optional[str] = None) -> list[Review]:
-    """Every review (oldest first) with its resolution, held runs and comparison points."""
+    """Every review (oldest first) with its resolution, held runs, comparison points and unreadable held folders."""
     found: dict[str, Review] = {}
     log = records.read(paths, "needs_review")
     for r in log:
@@ -135,8 +150,11 @@ def reviews(paths: ArchivePaths, family: Optional[str] = None) -> list[Review]:
     for r in log:
         if is_resolution(r) and r["resolves"] in found and found[r["resolves"]].resolution is None:
             found[r["resolves"]].resolution = r
-    held = _held_runs(paths)
+    scanned = store.held_scan(paths)   # a held folder that cannot be read is kept, never skipped
+    held = {run.run_id: run.record for run in scanned.runs()}
+    bad = scanned.unreadable
     points = records.read(paths, "comparison_point")
+    bridge_records = records.read(paths, "generation_bridge") if bad else []
     out = []
     for review in found.values():
         if family is not None and review.model_family != family:
@@ -145,6 +163,9 @@ def reviews(paths: ArchivePaths, family: Optional[str] = None) -> list[Review]:
                              if run.get("subject_model_id") == review.model_id
                              and run.get("model_family") == review.model_family)
         review.comparison_points = [c for c in points if c.get("needs_review") == review.review_id]
+        # A torn record cannot say whose run it is; the run ids recorded elsewhere still can.
+        mine = _run_ids_of(review, bridge_records) if bad else set()
+        review.unreadable = [u for u in bad if u.run_id in mine]
         out.append(review)
     return out
 

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
 from measure.errors import ArchiveError
+from measure.records import Measurement, MeasurementRecordError, Trial
+from measure.schema import TrialError
 from llmarchive import jobs as job_table
 from llmarchive.jsonio import ChainedLog, RecordFileError, read_json, read_jsonl, write_json
 from llmarchive.locks import lock_file
@@ -136,12 +138,12 @@ class RunScan:
 
 @dataclass
 class RunFolder:
-    """A run folder read whole: its record, its trials, its measurement (None while open)."""
+    """A run folder read whole: its record, its typed trials, its typed measurement (None while open)."""
 
     path: Path
     run: dict
-    trials: list[dict]
-    measurement: Optional[dict]
+    trials: list[Trial]
+    measurement: Optional[Measurement]
 
     @property
     def protocol_header(self) -> dict:
@@ -174,24 +176,48 @@ def read_run_if_any(folder: Path) -> Optional[dict]:
     return read_run(folder) if has_run(folder) else None
 
 
-def read_measurement(folder: Path) -> Optional[dict]:
-    """The measurement of ``folder``, None while the run is open."""
+def read_measurement(folder: Path) -> Optional[Measurement]:
+    """The measurement of ``folder``, None while the run is open.
+
+    Checked against the schema on the way out (:class:`measure.records.Measurement`):
+    :class:`RecordFileError` names the file and the first problem.
+    """
     path = measurement_file(folder)
-    return read_json(path) if path.exists() else None
+    if not path.exists():
+        return None
+    try:
+        return Measurement(read_json(path), str(path))
+    except MeasurementRecordError as exc:
+        raise RecordFileError(str(exc)) from None
 
 
-def read_trials(folder: Path) -> list[dict]:
-    """The trial records of the folder's log (bookkeeping lines left out), as written."""
-    return [t for t in read_jsonl(trial_log(folder)) if t.get("record_type") == "trial"]
+def read_trials(folder: Path) -> list[Trial]:
+    """The trial records of the folder's log (bookkeeping lines left out), as written, each checked.
+
+    Every trial passes the schema's one validator as a reader applies it
+    (:class:`measure.records.Trial`); the first that does not raises
+    :class:`RecordFileError` naming the log, the record's position and the field.  A
+    trial the runner wrote always passes: it checked the record before
+    appending it.
+    """
+    path = trial_log(folder)
+    out = []
+    for number, record in enumerate(read_jsonl(path), start=1):   # each a JSON object (jsonio checks)
+        if record.get("record_type") != "trial":
+            continue
+        try:
+            out.append(Trial(record, f"{path}, record {number}"))
+        except TrialError as exc:
+            raise RecordFileError(str(exc)) from None
+    return out
 
 
 def load_run(path: Path) -> RunFolder:
-    """Load a run folder, naming the file at fault on any problem."""
+    """Load a run folder whole, every record checked, naming the file at fault on any problem."""
     path = Path(path)
     if not path.is_dir():
         raise RecordFileError(f"{path}: not a run folder")
-    run = read_json(run_file(path))
-    return RunFolder(path, run, read_trials(path), read_measurement(path))
+    return RunFolder(path, read_run(path), read_trials(path), read_measurement(path))
 
 
 def measurement_run(run: dict) -> dict:
@@ -292,13 +318,18 @@ def write_run(folder: Path, record: dict) -> None:
 def write_measurement(folder: Path, record: dict, replace: bool = False) -> None:
     """Write the run's measurement — once.
 
-    A measurement is written when the run completes; writing a different
+    Only a record of the measurement schema is written (:class:`StoreError`
+    names the first problem).  A measurement is written when the run completes; writing a different
     one over it is refused (:class:`StoreError`) unless ``replace`` says the
     caller rebuilt it from the same trials on purpose (a flag added by
     :func:`mark_suspect`, ``llmarchive measure --write``).  Writing the same
     record again is a no-op, so a resumed step may repeat it.
     """
     path = measurement_file(folder)
+    try:
+        Measurement(record, str(path))
+    except MeasurementRecordError as exc:
+        raise StoreError(str(exc)) from None
     if path.exists() and not replace:
         try:
             same = read_json(path) == record
@@ -352,3 +383,65 @@ def move_run(source: Path, target: Path, busy: Exception) -> None:
     with lock_run(source, busy=busy):
         target.parent.mkdir(parents=True, exist_ok=True)
         os.rename(source, target)
+
+
+# --------------------------------------------------------------------------
+# pending marks
+# --------------------------------------------------------------------------
+
+# The suspect marks an alarm left in a folder it could not read (llmarchive.instrument.verdict, method §7.4).
+PENDING_FILE = "suspect_pending.json"
+
+
+def pending_file(folder: Path) -> Path:
+    """Where a run folder keeps the marks an alarm could not apply yet (inside it: it moves with the run)."""
+    return Path(folder) / PENDING_FILE
+
+
+def has_pending_marks(folder: Path) -> bool:
+    """Whether an alarm left marks in the folder that nobody has applied yet (publication refuses them)."""
+    return pending_file(folder).exists()
+
+
+def pending_marks(folder: Path) -> list[dict]:
+    """The marks left in the folder, oldest first: ``{"date", "reason"}`` each."""
+    path = pending_file(folder)
+    value = read_json(path) if path.exists() else {"marks": []}
+    marks = value.get("marks") if isinstance(value, dict) else None
+    if not isinstance(marks, list) or not all(isinstance(m, dict) for m in marks):
+        raise RecordFileError(f"{path}: not an object with a list of marks")
+    return marks
+
+
+def leave_pending_mark(folder: Path, date: str, reason: str) -> bool:
+    """Keep an alarm's mark for a folder whose run date cannot be read; the caller holds the folder's lock.
+
+    Its date is unknown while its record cannot be read, so neither marking
+    nor passing over it is right: the mark waits, written whole (atomically),
+    until :func:`apply_pending_marks`.  A mark already left is not repeated.
+    Returns whether one was added.
+    """
+    marks = pending_marks(folder)
+    mark = {"date": date, "reason": reason}
+    if mark in marks:
+        return False
+    write_json(pending_file(folder), {"marks": [*marks, mark]})
+    return True
+
+
+def apply_pending_marks(folder: Path) -> bool:
+    """Apply the folder's pending marks now that its record reads; the caller holds the folder's lock.
+
+    A mark dated the run's ``run_date`` flags it (:func:`mark_suspect`); one
+    of another date is dropped, the run was not made that day.  The pending
+    file is then removed.  Raises :class:`RecordFileError` while the record
+    still cannot be read (the marks stay).  Returns whether the run changed.
+    """
+    marks = pending_marks(folder)
+    run_date = read_run(folder).get("run_date")
+    changed = False
+    for mark in marks:
+        if mark.get("date") == run_date:
+            changed = mark_suspect(folder, str(mark.get("reason"))) or changed
+    pending_file(folder).unlink(missing_ok=True)
+    return changed

@@ -189,6 +189,9 @@ def gather(paths: ArchivePaths) -> Inputs:
     store.held_scan(paths).refuse(PublishError)
     for found in store.archive_scan(paths).refuse(PublishError).complete:
         folder, run = found.folder, found.record
+        if store.has_pending_marks(folder):   # an alarm met it unreadable: its flag may be missing (method §7.4)
+            raise PublishError(f"{folder}: an instrument alarm left a pending suspect mark while its run record "
+                               "could not be read; apply it with `llmarchive instrument apply-marks`")
         try:
             m = _check_measurement(store.read_measurement(folder), folder)
         except RecordFileError as exc:

@@ -25,6 +25,7 @@ REPORTING = [
     ("coverage",),
     ("lease",),
     ("instrument", "status"),
+    ("instrument", "apply-marks"),
     ("bridge", "status"),
     ("watch",),
     ("review", "list"),

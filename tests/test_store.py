@@ -8,6 +8,7 @@ import pytest
 from llmarchive import store
 from llmarchive.coverage import UnexplainedGap, compute, gather, record_coverage
 from llmarchive.jsonio import write_json
+from measure.schema import MEASUREMENT_FIELD_NAMES
 from tests.test_coverage import PROTOCOLS, P_GUARD, P_OPEN, beat_days, complete_run, rows_by
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,14 +87,29 @@ def test_publication_refuses_an_unreadable_run_folder_even_an_open_one(paths):
         publish_gather(paths)
 
 
+def _measurement(gap_pct: float) -> dict:
+    """A measurement record of the schema (every field null but the ones the test looks at)."""
+    return {**{name: None for name in MEASUREMENT_FIELD_NAMES}, "record_type": "measurement", "run_id": "r1",
+            "gap_pct": gap_pct}
+
+
 def test_a_measurement_is_written_once(paths):
     folder = paths.run_dir("r1")
     folder.mkdir(parents=True)
-    store.write_measurement(folder, {"run_id": "r1", "gap_pct": 1.0})
-    store.write_measurement(folder, {"run_id": "r1", "gap_pct": 1.0})   # the same record again: a no-op
+    store.write_measurement(folder, _measurement(1.0))
+    store.write_measurement(folder, _measurement(1.0))   # the same record again: a no-op
     with pytest.raises(store.StoreError, match="written once"):
-        store.write_measurement(folder, {"run_id": "r1", "gap_pct": 2.0})
-    assert store.read_measurement(folder) == {"run_id": "r1", "gap_pct": 1.0}
+        store.write_measurement(folder, _measurement(2.0))
+    assert store.read_measurement(folder) == _measurement(1.0)
+    assert store.read_measurement(folder).gap_pct == 1.0
+
+
+def test_a_record_that_is_not_a_measurement_is_never_written(paths):
+    folder = paths.run_dir("r1")
+    folder.mkdir(parents=True)
+    with pytest.raises(store.StoreError, match=r"measurement\.json: not a measurement of this schema: .*gap_pct"):
+        store.write_measurement(folder, {**_measurement(1.0), "gap_pct": "1.0"})
+    assert not store.is_complete(folder)
 
 
 def test_the_producers_of_runs_never_import_the_auditor():

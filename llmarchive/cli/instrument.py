@@ -1,11 +1,13 @@
 """``llmarchive instrument``: the daily self-checks (method §7) and a day's verdict."""
 import argparse
 import sys
+from pathlib import Path
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import (add_api, add_date, add_json, add_max_tokens, add_model, add_reference,
                                      add_subject, add_subject_models, api_subject_factory, day, print_json,
                                      reference_options, refuse_unbudgeted_with_a_budget, subject_models)
+from llmarchive.paths import ArchivePaths
 
 ORDER = 55
 
@@ -21,7 +23,8 @@ def register(subparsers) -> None:
             "it by the change rule with that protocol's last accepted baseline (its first result, or one a "
             "person accepted with `acknowledge`; an alarmed or flat result never moves it); "
             "`subject-fingerprint` asks the tracked model 24 single-fact "
-            "questions; `status` prints whether a day's measurements are instrument_suspect. Any difference "
+            "questions; `status` prints whether a day's measurements are instrument_suspect; `apply-marks` "
+            "applies the marks an alarm left in run folders it could not read. Any difference "
             "or failure is an instrument_alarm, and it latches: every new measurement is flagged until a person "
             "records what changed with `acknowledge`."
         ),
@@ -74,6 +77,16 @@ def register(subparsers) -> None:
     add_json(ack)
     ack.set_defaults(func=do_acknowledge)
 
+    marks = sub.add_parser(
+        "apply-marks", help="apply the suspect marks an alarm left in run folders it could not read",
+        description=("An alarm flags the measurements of its day; a run folder whose record could not be read "
+                     "then gets a pending mark instead, and publication refuses it. Once the record is repaired, "
+                     "this applies the marks: a run made on the alarm's day becomes instrument_suspect, a mark of "
+                     "another day is dropped. Exit status: 0 when no pending mark is left, 1 when some folder "
+                     "still cannot be read."))
+    add_json(marks)
+    marks.set_defaults(func=do_apply_marks)
+
 
 def do_fingerprint(args: argparse.Namespace) -> int:
     from llmarchive.instrument.fingerprint import default_engine_factory, runtime_fingerprint
@@ -94,6 +107,7 @@ def do_fingerprint(args: argparse.Namespace) -> int:
     print(f"  {r.get('reason')}")
     if outcome.alarm:
         print(f"INSTRUMENT ALARM: {outcome.alarm['reason']}", file=sys.stderr)
+        _warn_pending(paths)
     return 0 if r["status"] in ("pass", "established") and not outcome.alarm else 1
 
 
@@ -116,6 +130,7 @@ def do_rotation(args: argparse.Namespace) -> int:
     print(f"  {record.get('reason')}")
     if record["verdict"] in ALARM_VERDICTS:
         print(f"INSTRUMENT ALARM: guard rotation {record['verdict']}", file=sys.stderr)
+        _warn_pending(paths)
         return 1
     return 0
 
@@ -170,14 +185,14 @@ def do_acknowledge(args: argparse.Namespace) -> int:
 
 def do_status(args: argparse.Namespace) -> int:
     from llmarchive.instrument import day_verdict
-    from llmarchive.instrument.verdict import latched_alarm
+    from llmarchive.instrument.verdict import latched_alarm, pending_folders
 
     paths = archive(args)
     verdict = day_verdict(paths, day(args))
     latch = latched_alarm(paths)
     if args.json:
         print_json({"date": verdict.date, "passing": verdict.passing, "reasons": list(verdict.reasons),
-                    "latched_alarm": latch})
+                    "latched_alarm": latch, "pending_marks": [_pending_json(f) for f in pending_folders(paths)]})
     elif verdict.passing:
         print(f"{verdict.date}: passing — a passing runtime fingerprint and no instrument alarm")
     else:
@@ -188,4 +203,53 @@ def do_status(args: argparse.Namespace) -> int:
         print(f"LATCHED: instrument_alarm since {latch['since']} ({latch['alarm_count']} unacknowledged); every new "
               f"measurement is instrument_suspect until `llmarchive instrument acknowledge --core-change … "
               f"--reviewer …`")
+    if not args.json:
+        _warn_pending(paths)
     return 0 if verdict.passing else 1
+
+
+def do_apply_marks(args: argparse.Namespace) -> int:
+    from llmarchive.instrument.verdict import apply_pending, pending_folders
+
+    paths = archive(args)
+    changed = apply_pending(paths)
+    left = [_pending_json(folder) for folder in pending_folders(paths)]
+    if args.json:
+        print_json({"marked_suspect": changed, "still_pending": left})
+    else:
+        for run_id in changed:
+            print(f"{run_id}: instrument_suspect (a pending alarm mark of its run date)")
+        if not changed and not left:
+            print("no pending suspect mark is left: every alarm has marked every run folder it met")
+        elif not left:
+            print("every pending mark is applied (a mark of another day than the run's is dropped)")
+        _warn_pending(paths)
+    return 1 if left else 0
+
+
+def _pending_json(folder: Path) -> dict:
+    """One folder still holding pending marks: where, the alarm dates, and why they are not applied yet."""
+    from llmarchive import store
+    from llmarchive.jsonio import RecordFileError
+
+    try:
+        dates = sorted({str(m.get("date")) for m in store.pending_marks(folder)})
+    except (RecordFileError, UnicodeDecodeError) as exc:
+        dates, problem = [], str(exc)
+    else:
+        try:
+            store.read_run(folder)
+            problem = "its record reads again: `llmarchive instrument apply-marks` applies them"
+        except (RecordFileError, UnicodeDecodeError) as exc:
+            problem = str(exc) if isinstance(exc, RecordFileError) else f"not UTF-8 text (byte {exc.start})"
+    return {"run_id": folder.name, "folder": str(folder), "alarm_dates": dates, "problem": problem}
+
+
+def _warn_pending(paths: ArchivePaths) -> None:
+    """Name, on stderr, every run folder an alarm could not mark (a person must repair it)."""
+    from llmarchive.instrument.verdict import pending_folders
+
+    for entry in (_pending_json(folder) for folder in pending_folders(paths)):
+        print(f"PENDING SUSPECT MARK: run folder {entry['run_id']} (alarm of {', '.join(entry['alarm_dates']) or '?'}) "
+              f"could not be marked — {entry['problem']}; publication refuses it until the mark is applied "
+              "(repair its record, then `llmarchive instrument apply-marks`)", file=sys.stderr)

@@ -1,8 +1,13 @@
 """``llmarchive review``: decide whether an undeclared new model id is the successor (method §4.3)."""
 import argparse
+import sys
+from typing import TYPE_CHECKING
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_date, add_json, day, print_json
+
+if TYPE_CHECKING:
+    from llmarchive.store import Unreadable
 
 ORDER = 61
 
@@ -40,23 +45,39 @@ def register(subparsers) -> None:
 
 
 def do_list(args: argparse.Namespace) -> int:
-    from llmarchive.review import reviews
+    from llmarchive.review import reviews, unplaced_unreadable
 
     paths = archive(args)
     found = sorted(reviews(paths), key=lambda r: (r.state != "pending", str(r.record.get("date"))))
+    apart = unplaced_unreadable(paths, found)
     if args.json:
+        # The document stays a list of reviews (each names its unreadable held folders, "unreadable_held");
+        # a folder no review can be told to hold is named on stderr, so no held folder goes unmentioned.
         print_json([r.to_json() for r in found])
+        for bad in apart:
+            print(_unreadable_line(bad) + "; no review can be told to hold it", file=sys.stderr)
         return 0
     if not found:
         print("no needs_review has been recorded")
-        return 0
     for r in found:
         line = f"{r.review_id[:12]}  {r.record.get('date')}  {r.model_family}: {r.model_id}  {r.state}"
         if r.resolution is not None:
             line += f" (on {r.resolution.get('date')} by {r.resolution.get('reviewer')})"
         print(line)
         print(f"    held off the curve: {len(r.held)} run(s); comparison points filed: {len(r.comparison_points)}")
+        for bad in r.unreadable:
+            print("    " + _unreadable_line(bad))
+    if apart:
+        print("held run folders no review can be told to hold (their records cannot say whose they are):")
+        for bad in apart:
+            print("    " + _unreadable_line(bad))
     return 0
+
+
+def _unreadable_line(bad: "Unreadable") -> str:
+    """One unreadable held folder, as ``review list`` names it."""
+    return (f"unreadable held run folder {bad.run_id}: {bad.problem} "
+            "(coverage names it; publication refuses until it is repaired)")
 
 
 def do_resolve(args: argparse.Namespace) -> int:

@@ -46,6 +46,15 @@ alarm was recorded since its session started (marking itself with
 :func:`llmarchive.store.mark_suspect` under the run lock it already holds).  Whichever
 looks second sees what the other wrote: either the runner finds the alarm,
 or the alarm's marking finds the measurement and waits for the run's lock.
+
+**Folders that cannot be read.**  A run folder whose record is torn has no
+date the marking could compare, so it is neither marked nor passed over:
+the alarm leaves a pending mark in it (:func:`llmarchive.store.leave_pending_mark`).
+Once the folder reads again, the next walk — any alarm's, or
+:func:`apply_pending` (``llmarchive instrument apply-marks``) — flags the run
+if it was made on the alarm's day and drops the mark otherwise; until then
+publication refuses the folder, so a repaired run never reaches the curve
+unmarked.  :func:`pending_folders` lists the folders still waiting.
 """
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,6 +205,7 @@ def day_verdict(paths: ArchivePaths, date: str) -> DayVerdict:
 def raise_alarm(paths: ArchivePaths, date: str, source: str, reason: str, **extra) -> dict:
     """Record an ``instrument_alarm`` and mark the day's measurements suspect (the latch starts here)."""
     record = records.append(paths, "instrument_alarm", {"date": date, "source": source, "reason": reason, **extra})
+    # The record is returned as appended; folders the marking could not read are in pending_folders(paths).
     mark_day_suspect(paths, date, f"instrument: instrument_alarm from {source}: {reason}")
     return record
 
@@ -219,13 +229,17 @@ def mark_day_suspect(paths: ArchivePaths, date: str, reason: str) -> list[str]:
     runner, so a run that is writing its measurement is waited for rather
     than raced; a run still calling the model has no measurement yet and
     marks itself (:func:`llmarchive.alarms.alarm_since`, asked by the runner after it writes
-    its measurement — the alarm was appended before this walk began).
+    its measurement — the alarm was appended before this walk began).  A
+    folder that cannot be read gets a pending mark instead (listed by
+    :func:`pending_folders`), and one that reads again has its pending marks
+    applied first.
     """
     changed: list[str] = []
     for root in run_roots(paths):
-        # A folder the store cannot read is not marked here: coverage names it and publication refuses it
-        # (llmarchive.store).  One that moved away meanwhile (a held run joining the curve) is met again later.
-        for run in store.scan(root).complete:
+        # One that moved away meanwhile (a held run joining the curve) is met again later.
+        scanned = store.scan(root)
+        changed += _apply_in(scanned.runs())
+        for run in scanned.complete:
             folder = run.folder
             if run.run_date != date:
                 continue
@@ -239,15 +253,69 @@ def mark_day_suspect(paths: ArchivePaths, date: str, reason: str) -> list[str]:
                         pass
             if moved:   # it moved while we waited for its lock (met again in experiments/): leave no empty folder
                 _remove_stray(folder)
-            if flagged:
+            if flagged and folder.name not in changed:
                 changed.append(folder.name)
+        for bad in scanned.unreadable:
+            with store.lock_run(bad.folder):
+                moved = _only_lock(bad.folder)
+                if not moved:
+                    try:
+                        store.leave_pending_mark(bad.folder, date, reason)
+                    except RecordFileError:
+                        pass   # its pending file cannot be read either: publication refuses it all the same
+            if moved:
+                _remove_stray(bad.folder)
     return changed
+
+
+def apply_pending(paths: ArchivePaths) -> list[str]:
+    """Apply the pending marks of every run folder, in every run root, that can be read now; the run ids changed.
+
+    What ``llmarchive instrument apply-marks`` runs after a torn run record
+    was repaired.  A folder that still cannot be read keeps its marks.
+    """
+    changed: list[str] = []
+    for root in run_roots(paths):
+        changed += _apply_in(store.scan(root).runs())
+    return changed
+
+
+def pending_folders(paths: ArchivePaths) -> list[Path]:
+    """Every run folder, in every run root, that holds marks an alarm could not apply yet."""
+    return [folder for root in run_roots(paths) for folder in store.run_folders(root)
+            if store.has_pending_marks(folder)]
+
+
+def _apply_in(runs: list[store.Run]) -> list[str]:
+    """Apply the pending marks of readable runs, each under its lock; the run ids changed."""
+    changed: list[str] = []
+    for run in runs:
+        if not store.has_pending_marks(run.folder):
+            continue
+        with store.lock_run(run.folder):
+            moved = not store.has_run(run.folder)
+            try:
+                if not moved and store.apply_pending_marks(run.folder):
+                    changed.append(run.run_id)
+            except (RecordFileError, UnicodeDecodeError):
+                pass   # torn again meanwhile: the marks stay, and the folder is listed as unreadable
+        if moved:
+            _remove_stray(run.folder)
+    return changed
+
+
+def _only_lock(folder: Path) -> bool:
+    """Whether the folder holds nothing but the lock file (its run moved away while the lock was awaited)."""
+    try:
+        return [p.name for p in folder.iterdir()] == [store.LOCK_FILE]
+    except OSError:
+        return False
 
 
 def _remove_stray(folder: Path) -> None:
     """Remove a folder that holds nothing but the lock file taking the lock re-created."""
     try:
-        if [p.name for p in folder.iterdir()] == [store.LOCK_FILE]:
+        if _only_lock(folder):
             (folder / store.LOCK_FILE).unlink()
             folder.rmdir()
     except OSError:
