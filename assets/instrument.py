@@ -13,10 +13,11 @@ from llmarchive.instrument.fingerprint import default_engine_factory, runtime_fi
 from llmarchive.instrument.prompts import SUBJECT_ITEMS, SUBJECT_MAX_TOKENS
 from llmarchive.instrument.rotation import due_protocol, guard_rotation as rotate
 from llmarchive.instrument.subject import subject_fingerprint as ask_subject
-from llmarchive.instrument.verdict import ALARM_VERDICTS, day_verdict, latched_alarm
+from llmarchive.instrument.verdict import ALARM_VERDICTS, day_verdict, latched_alarm, pending_folders
 from llmarchive.revalidate import RevalidationFailed, revalidate
 from llmarchive.subject_models import active_model
 from llmarchive.dates import parse_date
+from llmarchive.paths import ArchivePaths
 from llmarchive.records import utc_today
 
 
@@ -59,7 +60,18 @@ def runtime_fingerprint(context: AssetExecutionContext, archive: ArchiveResource
         context.log.warning(f"instrument alarm latched since {latch['since']} ({latch['alarm_count']} unacknowledged): "
                             f"new measurements are instrument_suspect until acknowledge_instrument_job records a "
                             f"core_change")
+    metadata["pending_suspect_marks"] = _pending_marks(context, paths)
     return MaterializeResult(metadata=metadata)
+
+
+def _pending_marks(context: AssetExecutionContext, paths: ArchivePaths) -> MetadataValue:
+    """The run folders an alarm met unreadable, their marks not applied yet (publication refuses them)."""
+    pending = [folder.name for folder in pending_folders(paths)]
+    if pending:
+        context.log.warning(f"{len(pending)} run folder(s) hold a suspect mark an alarm could not apply: "
+                            f"{', '.join(pending[:10])}; repair the run record, then `llmarchive instrument "
+                            f"apply-marks` (publication refuses them until then)")
+    return MetadataValue.json(pending)
 
 
 class RotationConfig(Config):
@@ -92,6 +104,7 @@ def guard_rotation(context: AssetExecutionContext, config: RotationConfig, archi
         "previous_run_id": record.get("previous_run_id") or "-",
         "stability_pct": record.get("stability_pct"),
         "reason": record.get("reason") or "-",
+        "pending_suspect_marks": _pending_marks(context, paths),
     })
 
 

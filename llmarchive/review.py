@@ -130,6 +130,16 @@ def unplaced_unreadable(paths: ArchivePaths, found: list[Review]) -> list[store.
     return [u for u in unreadable_held(paths) if u.run_id not in placed]
 
 
+def _flagged(point: dict) -> bool:
+    measurement = point.get("measurement") if isinstance(point.get("measurement"), dict) else {}
+    return "instrument_suspect" in (measurement.get("flags") or [])
+
+
+def replaced_points(points: list[dict]) -> set[str]:
+    """``record_sha256`` of every comparison point a later one replaced (publication shows only the later)."""
+    return {p["replaces"] for p in points if p.get("replaces")}
+
+
 def withdrawn_points(needs_review_records: list[dict]) -> set[str]:
     """``record_sha256`` of every comparison point a successor decision withdrew (its run is on the curve now).
 
@@ -283,18 +293,29 @@ def _comparison_measurement(folder: Path, run: dict, note: str) -> Optional[dict
 
 
 def file_comparison_points(paths: ArchivePaths, review: Review, day: str) -> list[dict]:
-    """A ``comparison_point`` for each complete held run of ``review`` that has none yet."""
-    filed = {c.get("run_id") for c in review.comparison_points}
+    """A ``comparison_point`` for each complete held run of ``review`` that has none yet, or whose point is stale.
+
+    A point is stale when its run was flagged ``instrument_suspect`` after it
+    was filed (the day's alarm came later, method §7.4): a record is never
+    edited, so a new point with the flag is filed that ``replaces`` the old one,
+    and publication shows only the newest (:func:`replaced_points`).
+    """
+    latest = {c.get("run_id"): c for c in review.comparison_points}   # the log is in order: the last one wins
     root = held_paths(paths).experiments
     written = []
     for run_id in review.held:
-        if run_id in filed:
-            continue
         folder = root / run_id
+        if store.has_pending_marks(folder):
+            # An alarm met it unreadable and its flag is not applied yet: a point filed now would lack it,
+            # so it waits for `llmarchive instrument apply-marks` and is filed at the next call.
+            continue
         try:
             run = store.read_run(folder)
         except RecordFileError:
             continue   # listed by held_scan as unreadable: no point can be filed from it
+        previous = latest.get(run_id)
+        if previous is not None and not (run.get("instrument_suspect") and not _flagged(previous)):
+            continue
         bridge = run.get("bridge") if isinstance(run.get("bridge"), dict) else {}
         note = HOLD_NOTE.format(model=review.model_id, old=bridge.get("old_model_id") or "the active model",
                                 review=review.review_id[:12])
@@ -306,7 +327,8 @@ def file_comparison_points(paths: ArchivePaths, review: Review, day: str) -> lis
             "submitted_by": BRIDGE_SUBMITTER, "measurement": measurement, "run_id": run_id,
             "run_date": run.get("run_date"), "source": "generation_bridge", "needs_review": review.review_id,
             "comparison_id": f"bridge-{run_id}", "bridge": bridge or None,
-            "note": "held off every curve: no provider declared this model a successor"})
+            "note": "held off every curve: no provider declared this model a successor",
+            **({"replaces": previous.get("record_sha256")} if previous is not None else {})})
         review.comparison_points.append(record)
         written.append(record)
     return written
@@ -329,6 +351,16 @@ def _join_curve(paths: ArchivePaths, review: Review) -> tuple[list[str], list[st
         moved.append(run_id)
         review.held.remove(run_id)
     return moved, busy
+
+
+def file_points(paths: ArchivePaths, day: str) -> list[dict]:
+    """File every comparison point the held runs of undecided and ``not_successor`` reviews need (idempotent).
+
+    Called after an alarm marked runs suspect, so a point filed earlier that
+    day is replaced by one that carries the flag.
+    """
+    return [point for review in reviews(paths) if review.state != "successor"
+            for point in file_comparison_points(paths, review, day)]
 
 
 def settle(paths: ArchivePaths, day: str, family: Optional[str] = None) -> list[dict]:

@@ -8,7 +8,10 @@ hash-chained trial log and, once the run is complete, the measurement — plus
 the lock file the runner holds while it works.  Their names are spelled here
 and nowhere else (a test checks it): every other module opens, lists, locks,
 measures, marks and moves runs through these functions, and gets typed
-records (:class:`Run`, :class:`RunFolder`) back.  The bookkeeping logs are
+records back: :class:`Run` and :class:`RunFolder` for a folder,
+:class:`measure.records.Trial` and :class:`measure.records.Measurement` for
+what it holds — each checked against the schema as it is read, so no
+computation starts from a record that breaks it.  The bookkeeping logs are
 the other half of the archive's files; :mod:`llmarchive.records` owns them.
 
 **One policy for a file that cannot be read** (method §10.4).  A run folder

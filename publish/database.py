@@ -23,7 +23,7 @@ from typing import Any, Iterable, Optional
 
 import sqlite_utils
 
-from llmarchive.review import withdrawn_points
+from llmarchive.review import replaced_points, withdrawn_points
 from measure.canonical import canonical_json
 from measure.schema import (
     FIELD_DESCRIPTIONS,
@@ -397,11 +397,13 @@ def comparison_rows(inputs: Inputs) -> list[dict]:
     """The comparison-points table: outside runs and the bridge runs of a model never declared a successor.
 
     A point a successor decision withdrew is left out: its run is a measurement of the series now, and
-    one run is never shown both on a curve and beside it (method §4.3).
+    one run is never shown both on a curve and beside it (method §4.3).  So is a point a later one replaced
+    (the run was flagged ``instrument_suspect`` after the first was filed, method §7.4).
     """
-    withdrawn = withdrawn_points(inputs.by_kind("needs_review"))
+    points = inputs.by_kind("comparison_point")
+    withdrawn = withdrawn_points(inputs.by_kind("needs_review")) | replaced_points(points)
     out = []
-    for r in inputs.by_kind("comparison_point"):
+    for r in points:
         if r.get("record_sha256") in withdrawn:
             continue
         m = r.get("measurement") if isinstance(r.get("measurement"), dict) else {}

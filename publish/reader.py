@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Mapping, NamedTuple, Optional
 
 from measure import schema
+from measure.records import Trial
 from measure.schema import MEASUREMENT_FIELD_NAMES, MEASUREMENT_FIELDS
 from publish import csvs, open_lane
 from publish.datasette_meta import DB_FILE
@@ -74,14 +75,11 @@ def read_json_file(path: Path) -> Any:
         raise PublishError(f"{path}: JSON nested too deeply") from None
 
 
-def check_trial(trial: dict, where: str) -> None:
-    """Refuse a trial missing a field the estimator reads, or holding a field of the wrong type.
-
-    The schema's one validator (:func:`measure.schema.check_trial`), its one-line message kept, as a
-    :class:`PublishError`.
-    """
+def typed_trial(trial: dict, where: str) -> Trial:
+    """The trial as a :class:`measure.records.Trial`: refused, as a :class:`PublishError` with the schema's
+    one-line message, when a field the estimator reads is missing or any field has the wrong type."""
     try:
-        schema.check_trial(trial, where, needs=schema.TRIAL_ESTIMATOR_FIELDS)
+        return Trial(trial, where)
     except schema.TrialError as exc:
         raise PublishError(str(exc)) from None
 
@@ -118,16 +116,15 @@ def read_records(path: Path, torn_tail_ok: bool) -> list[tuple[int, dict]]:
 
 
 def read_trials(path: Path, run_id: Optional[str], torn_tail_ok: bool,
-                records: Optional[list[tuple[int, dict]]] = None) -> list[dict]:
-    """The trial records of ``run_id`` (every trial when ``None``) in ``path``, each type-checked."""
+                records: Optional[list[tuple[int, dict]]] = None) -> list[Trial]:
+    """The trial records of ``run_id`` (every trial when ``None``) in ``path``, each typed and checked."""
     out = []
     for number, record in records if records is not None else read_records(path, torn_tail_ok):
         if record.get("record_type", "trial") != "trial":
             continue
         if run_id is not None and record.get("run_id") not in (None, run_id):
             continue
-        check_trial(record, f"{path}, line {number}")
-        out.append(record)
+        out.append(typed_trial(record, f"{path}, line {number}"))
     return out
 
 

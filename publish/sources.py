@@ -32,7 +32,8 @@ from llmarchive import store
 from llmarchive.jsonio import RecordFileError
 from llmarchive.paths import ArchivePaths
 from measure import chain
-from measure.schema import LATER_MEASUREMENT_FIELDS, MEASUREMENT_FIELD_NAMES, SERIES
+from measure.records import Measurement
+from measure.schema import MEASUREMENT_FIELD_NAMES, SERIES
 from publish.changes import modal_cells, modal_cells_of_log
 from publish.errors import PublishError
 from publish.open_lane import OpenRun, label_of
@@ -75,24 +76,13 @@ def measurement_sort_key(m: dict) -> tuple:
             m.get("subject_model_id") or "", m.get("replicate_index") or 0, m.get("run_id") or "")
 
 
-def _check_measurement(m: object, folder: Path) -> dict:
+def _check_measurement(m: Optional[Measurement], folder: Path) -> dict:
+    """What publication adds to the store's check of the schema (:class:`measure.records.Measurement`)."""
     where = store.measurement_file(folder)
-    if not isinstance(m, dict):
-        raise PublishError(f"{where}: not a JSON object")
-    # A measurement written before the later fields were appended has them as null.
-    m = {**{name: None for name in LATER_MEASUREMENT_FIELDS}, **m}
-    if set(m) != set(MEASUREMENT_FIELD_NAMES):
-        missing = [k for k in MEASUREMENT_FIELD_NAMES if k not in m]
-        extra = sorted(k for k in m if k not in MEASUREMENT_FIELD_NAMES)
-        detail = []
-        if missing:
-            detail.append(f"missing {', '.join(missing)}")
-        if extra:
-            detail.append(f"unknown {', '.join(extra)}")
-        raise PublishError(f"{where}: not a measurement record of this schema ({'; '.join(detail)})")
-    m = {name: m[name] for name in MEASUREMENT_FIELD_NAMES}  # files are written key-sorted
-    if m["record_type"] != "measurement":
-        raise PublishError(f"{where}: record_type is {m['record_type']!r}, not 'measurement'")
+    if m is None:
+        raise PublishError(f"{where}: missing in a complete run folder")
+    # A measurement written before the later fields were appended has them as null; files are key-sorted.
+    m = {name: m.get(name) for name in MEASUREMENT_FIELD_NAMES}
     if m["run_id"] != folder.name:
         raise PublishError(f"{where}: run_id {m['run_id']!r} does not match its folder {folder.name!r}")
     if m["series"] not in SERIES:
@@ -186,12 +176,14 @@ def gather(paths: ArchivePaths) -> Inputs:
     open_folders: list[tuple[Path, RunInfo]] = []
     # Open runs are published once complete; a run folder the store cannot read refuses the build, a held one
     # (review) as well: the archive's state is unknown while any record of it cannot be read.
-    store.held_scan(paths).refuse(PublishError)
-    for found in store.archive_scan(paths).refuse(PublishError).complete:
+    held = store.held_scan(paths).refuse(PublishError)
+    complete = store.archive_scan(paths).refuse(PublishError).complete
+    for found in [*held.runs(), *complete]:
+        if store.has_pending_marks(found.folder):   # an alarm met it unreadable: its flag may be missing (§7.4)
+            raise PublishError(f"{found.folder}: an instrument alarm left a pending suspect mark while its run "
+                               "record could not be read; apply it with `llmarchive instrument apply-marks`")
+    for found in complete:
         folder, run = found.folder, found.record
-        if store.has_pending_marks(folder):   # an alarm met it unreadable: its flag may be missing (method §7.4)
-            raise PublishError(f"{folder}: an instrument alarm left a pending suspect mark while its run record "
-                               "could not be read; apply it with `llmarchive instrument apply-marks`")
         try:
             m = _check_measurement(store.read_measurement(folder), folder)
         except RecordFileError as exc:

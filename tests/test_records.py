@@ -117,3 +117,15 @@ def test_a_measurement_written_before_the_later_fields_reads_whole_and_unchanged
 def test_the_measurement_type_names_where_a_non_object_came_from():
     with pytest.raises(MeasurementRecordError, match="^somewhere: a measurement must be a JSON object, got null"):
         Measurement(None, "somewhere")
+
+
+def test_publication_refuses_a_measurement_whose_field_has_the_wrong_type(folder, archive):
+    """Before the typed store, publication checked only the measurement's keys: a ``gap_pct`` of "12.5"
+    would have been published as text."""
+    from publish.errors import PublishError
+    from publish.sources import gather
+
+    path = store.measurement_file(folder)
+    path.write_text(json.dumps({**json.loads(path.read_text(encoding="utf-8")), "gap_pct": "12.5"}), encoding="utf-8")
+    with pytest.raises(PublishError, match=r"r1/measurement\.json: not a measurement of this schema: field 'gap_pct'"):
+        gather(archive)

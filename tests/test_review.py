@@ -410,3 +410,52 @@ def test_held_bridge_runs_of_an_alarm_day_are_flagged_and_stay_flagged_when_they
     for m in joined:
         assert "instrument_suspect" in m["flags"] and m["on_curve"] is False
         assert "a guard protocol moved" in m["flag_reasons"]["instrument_suspect"]
+
+
+def test_a_held_run_an_alarm_met_unreadable_files_no_comparison_point_until_its_mark_is_applied(paths):
+    """A comparison point is never edited: filed from a held run whose pending suspect mark is not applied yet,
+    it would carry a suspect day's measurement without the flag."""
+    import dataclasses
+
+    from llmarchive import store
+    from llmarchive.instrument.verdict import apply_pending, raise_alarm
+    from llmarchive.review import file_comparison_points, file_points
+    from publish.database import comparison_rows
+    from publish.errors import PublishError
+    from publish.sources import gather
+
+    review = the_review(paths)
+    run_id = review.held[0]
+    folder = held_paths(paths).run_dir(run_id)
+    original = store.run_file(folder).read_bytes()
+    store.run_file(folder).write_bytes(original[:40])                       # torn when the alarm comes
+    raise_alarm(paths, "2026-11-03", "guard_rotation", "a guard protocol moved past its margin")
+    store.run_file(folder).write_bytes(original)                            # repaired by hand
+    with pytest.raises(PublishError, match=f"{run_id}.*instrument apply-marks"):
+        gather(paths)
+    assert file_points(paths, "2026-11-04") == []
+    unfiled = dataclasses.replace(the_review(paths), comparison_points=[])  # as if none were filed yet
+    assert run_id not in {p["run_id"] for p in file_comparison_points(paths, unfiled, "2026-11-04")}, \
+        "filed while its flag was still pending"
+    assert main(["instrument", "apply-marks", "--date", "2026-11-05"]) == 0
+    rows = {r["measurement"]["run_id"]: r for r in comparison_rows(gather(paths)) if r["model_id"] == NEW}
+    assert "instrument_suspect" in rows[run_id]["flags"] and rows[run_id]["date"] == "2026-11-05"
+
+
+def test_a_comparison_point_filed_before_the_days_alarm_is_published_flagged(paths):
+    """The bridge filed its comparison points on 2026-11-03, then that day's alarm was raised: the points'
+    measurements are as suspect as the held runs they came from, and what is published must say so."""
+    from llmarchive.instrument.verdict import raise_alarm
+    from publish.database import comparison_rows
+    from publish.sources import gather
+
+    review = the_review(paths)
+    assert {p["run_id"] for p in review.comparison_points} == set(review.held)
+    assert not any("instrument_suspect" in p["measurement"]["flags"] for p in review.comparison_points)
+    raise_alarm(paths, "2026-11-03", "guard_rotation", "a guard protocol moved past its margin")
+    resolve(paths, review.review_id, "not_successor", "Ada Lovelace", "2026-11-06")
+    rows = [r for r in comparison_rows(gather(paths)) if r["model_id"] == NEW]
+    assert len(rows) == len(review.held), "one row per held run: a point replaced, not added beside"
+    for row in rows:
+        assert "instrument_suspect" in row["flags"], row["measurement"]["run_id"]
+        assert "a guard protocol moved" in row["measurement"]["flag_reasons"]["instrument_suspect"]

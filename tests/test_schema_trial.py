@@ -128,9 +128,9 @@ def test_croissant_describes_the_open_lane_trials_with_the_schema_descriptions()
 
 def test_a_published_trial_with_a_field_of_the_wrong_type_is_refused_by_verify():
     from publish.errors import PublishError
-    from publish.reader import check_trial as reader_check
+    from publish.reader import typed_trial as reader_check
 
     with pytest.raises(PublishError, match=r"^open-lane/2026.jsonl, line 4: field 'attempts' should be a "
                                            r"non-negative integer, got a string '1'$"):
         reader_check({**a_trial(), "attempts": "1"}, "open-lane/2026.jsonl, line 4")
-    reader_check(json.loads(json.dumps(a_trial())), "open-lane/2026.jsonl, line 4")
+    assert reader_check(json.loads(json.dumps(a_trial())), "open-lane/2026.jsonl, line 4") == a_trial()

@@ -126,3 +126,16 @@ def test_a_pending_mark_of_another_day_is_dropped_and_the_run_is_left_as_it_was(
     assert not store.has_pending_marks(folder)
     assert {path.name: path.read_bytes() for path in (store.run_file(folder), store.measurement_file(folder))} \
         == before
+
+
+def test_the_instrument_assets_name_every_folder_still_waiting_on_a_pending_mark(day_of_runs):
+    """What Dagster shows after the daily checks: the folders publication will refuse, and why."""
+    from dagster import build_asset_context
+
+    from assets.instrument import _pending_marks
+
+    paths = day_of_runs
+    assert _pending_marks(build_asset_context(), paths).value == []
+    _tear(paths.run_dir("made-on-the-2nd"))
+    mark_day_suspect(paths, "2026-11-02", "instrument: an alarm of the 2nd")
+    assert _pending_marks(build_asset_context(), paths).value == ["made-on-the-2nd"]

@@ -29,9 +29,8 @@ from llmarchive import records
 from llmarchive.budget.config import EPSILON_EUR, Budget, BudgetError
 from llmarchive.budget.ladder import select_protocols
 from llmarchive.budget.ledger import CHARGE, ledger
-from llmarchive.jsonio import RecordFileError, append_record, read_jsonl
+from llmarchive.jsonio import RecordFileError
 from llmarchive.paths import ArchivePaths
-from measure.schema import SCHEMA_VERSION
 
 
 @dataclass(frozen=True)
@@ -67,7 +66,7 @@ QUARTER_START_MONTHS = (1, 4, 7, 10)
 def budget_cuts(paths: ArchivePaths) -> list[dict]:
     """Every ``budget_cut`` decision, oldest first (a hash-chained log, ``private/records/budget_cut.jsonl``)."""
     try:
-        return read_jsonl(paths.record_log(CUT_KIND))
+        return records.read(paths, CUT_KIND)
     except RecordFileError as exc:
         raise BudgetError(str(exc)) from None
 
@@ -151,7 +150,6 @@ def review_degradation(paths: ArchivePaths, budget: Budget, day: str, calls_per_
             break
         nxt = LEVELS[level.level + 1]
         record = {
-            "record_type": CUT_KIND, "schema_version": SCHEMA_VERSION, "recorded_at": records.utc_now(),
             "date": day, "month": month, "from_level": level.level, "to_level": nxt.level, "step": nxt.step,
             "protocols": nxt.protocols, "frequency": nxt.frequency, "tier_drop": nxt.tier_drop,
             "measured_eur_per_call": round(scenario_eur, 8), "calls_measured": calls,
@@ -163,7 +161,7 @@ def review_degradation(paths: ArchivePaths, budget: Budget, day: str, calls_per_
         }
         if programme is not None:
             record["kept_protocols"] = select_protocols(programme, nxt.protocols, None)
-        written.append(append_record(paths.record_log(CUT_KIND), record))
+        written.append(records.append(paths, CUT_KIND, record))
         level = nxt
     return written
 

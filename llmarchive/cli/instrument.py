@@ -84,6 +84,7 @@ def register(subparsers) -> None:
                      "this applies the marks: a run made on the alarm's day becomes instrument_suspect, a mark of "
                      "another day is dropped. Exit status: 0 when no pending mark is left, 1 when some folder "
                      "still cannot be read."))
+    add_date(marks, "the date of a comparison point replaced because its held run is flagged now")
     add_json(marks)
     marks.set_defaults(func=do_apply_marks)
 
@@ -212,7 +213,7 @@ def do_apply_marks(args: argparse.Namespace) -> int:
     from llmarchive.instrument.verdict import apply_pending, pending_folders
 
     paths = archive(args)
-    changed = apply_pending(paths)
+    changed = apply_pending(paths, day(args))
     left = [_pending_json(folder) for folder in pending_folders(paths)]
     if args.json:
         print_json({"marked_suspect": changed, "still_pending": left})

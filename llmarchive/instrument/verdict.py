@@ -61,37 +61,26 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from llmarchive import records, store
-from llmarchive.jsonio import RecordFileError, append_record, read_jsonl
+from llmarchive.jsonio import RecordFileError
 from llmarchive.paths import ArchivePaths
 from llmarchive.records import utc_today
-from measure.schema import SCHEMA_VERSION
 
 # method §7's word for the only way out of an alarm.  Bookkeeping kept outside
 # method §10's closed record_type list, like the other instrument records.
 CORE_CHANGE = "core_change"
-CORE_CHANGE_FIELDS = ("date", "core_change", "reviewer", "acknowledged_alarms", "acknowledged_through")
 # The guard-rotation verdicts that raise an instrument_alarm (llmarchive.instrument.rotation); the CLI and the
 # Dagster asset read this one set, so both report the same rotation as an alarm.
 ALARM_VERDICTS = frozenset({"improved", "regressed", "changed", "unmeasurable", "unavailable"})
 
 
 def read_core_changes(paths: ArchivePaths) -> list[dict]:
-    """Every ``core_change`` record, oldest first (the log is read whether or not the kind is registered)."""
-    if CORE_CHANGE in records.KINDS:
-        return records.read(paths, CORE_CHANGE)
-    return read_jsonl(paths.record_log(CORE_CHANGE))
+    """Every ``core_change`` record, oldest first."""
+    return records.read(paths, CORE_CHANGE)
 
 
 def append_core_change(paths: ArchivePaths, fields: Mapping[str, Any]) -> dict:
-    """Append one ``core_change`` record to its chained log, with the envelope every record carries."""
-    missing = [name for name in CORE_CHANGE_FIELDS if name not in fields]
-    if missing:
-        raise records.RecordError(f"a {CORE_CHANGE} record needs {', '.join(missing)}")
-    if CORE_CHANGE in records.KINDS:
-        return records.append(paths, CORE_CHANGE, fields)
-    record = {"record_type": CORE_CHANGE, "schema_version": SCHEMA_VERSION, "recorded_at": records.utc_now()}
-    record.update(fields)
-    return append_record(paths.record_log(CORE_CHANGE), record)
+    """Append one ``core_change`` record to its chained log (:data:`llmarchive.records.KINDS` says what it needs)."""
+    return records.append(paths, CORE_CHANGE, fields)
 
 
 def _covered(acks: list[dict], alarms: list[dict], on: Optional[str] = None) -> int:
@@ -207,7 +196,15 @@ def raise_alarm(paths: ArchivePaths, date: str, source: str, reason: str, **extr
     record = records.append(paths, "instrument_alarm", {"date": date, "source": source, "reason": reason, **extra})
     # The record is returned as appended; folders the marking could not read are in pending_folders(paths).
     mark_day_suspect(paths, date, f"instrument: instrument_alarm from {source}: {reason}")
+    _refile_comparison_points(paths, date)
     return record
+
+
+def _refile_comparison_points(paths: ArchivePaths, day: str) -> None:
+    """A held run flagged just now may have a comparison point filed before the flag: replace it with one that has it."""
+    from llmarchive.review import file_points
+
+    file_points(paths, day)
 
 
 def run_roots(paths: ArchivePaths) -> list[Path]:
@@ -268,15 +265,19 @@ def mark_day_suspect(paths: ArchivePaths, date: str, reason: str) -> list[str]:
     return changed
 
 
-def apply_pending(paths: ArchivePaths) -> list[str]:
+def apply_pending(paths: ArchivePaths, day: Optional[str] = None) -> list[str]:
     """Apply the pending marks of every run folder, in every run root, that can be read now; the run ids changed.
 
     What ``llmarchive instrument apply-marks`` runs after a torn run record
-    was repaired.  A folder that still cannot be read keeps its marks.
+    was repaired.  A folder that still cannot be read keeps its marks.  A
+    held run flagged here gets its comparison point replaced (dated ``day``,
+    today by default).
     """
     changed: list[str] = []
     for root in run_roots(paths):
         changed += _apply_in(store.scan(root).runs())
+    if changed:
+        _refile_comparison_points(paths, day or utc_today())
     return changed
 
 
