@@ -80,6 +80,12 @@ class Review:
     unreadable: list[store.Unreadable] = field(default_factory=list)   # its held folders that cannot be read
 
     @property
+    def current_points(self) -> list[dict]:
+        """The comparison points publication shows: each held run's newest (none a later one replaced)."""
+        replaced = replaced_points(self.comparison_points)
+        return [c for c in self.comparison_points if c.get("record_sha256") not in replaced]
+
+    @property
     def review_id(self) -> str:
         return str(self.record.get("record_sha256"))
 

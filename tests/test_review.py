@@ -442,7 +442,7 @@ def test_a_held_run_an_alarm_met_unreadable_files_no_comparison_point_until_its_
     assert "instrument_suspect" in rows[run_id]["flags"] and rows[run_id]["date"] == "2026-11-05"
 
 
-def test_a_comparison_point_filed_before_the_days_alarm_is_published_flagged(paths):
+def test_a_comparison_point_filed_before_the_days_alarm_is_published_flagged(paths, capsys):
     """The bridge filed its comparison points on 2026-11-03, then that day's alarm was raised: the points'
     measurements are as suspect as the held runs they came from, and what is published must say so."""
     from llmarchive.instrument.verdict import raise_alarm
@@ -453,6 +453,9 @@ def test_a_comparison_point_filed_before_the_days_alarm_is_published_flagged(pat
     assert {p["run_id"] for p in review.comparison_points} == set(review.held)
     assert not any("instrument_suspect" in p["measurement"]["flags"] for p in review.comparison_points)
     raise_alarm(paths, "2026-11-03", "guard_rotation", "a guard protocol moved past its margin")
+    assert main(["review", "list"]) == 0
+    assert (f"held off the curve: 4 run(s); comparison points filed: 4 (4 replaced by one carrying a later "
+            f"suspect flag)") in capsys.readouterr().out
     resolve(paths, review.review_id, "not_successor", "Ada Lovelace", "2026-11-06")
     rows = [r for r in comparison_rows(gather(paths)) if r["model_id"] == NEW]
     assert len(rows) == len(review.held), "one row per held run: a point replaced, not added beside"

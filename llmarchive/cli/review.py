@@ -64,7 +64,9 @@ def do_list(args: argparse.Namespace) -> int:
         if r.resolution is not None:
             line += f" (on {r.resolution.get('date')} by {r.resolution.get('reviewer')})"
         print(line)
-        print(f"    held off the curve: {len(r.held)} run(s); comparison points filed: {len(r.comparison_points)}")
+        replaced = len(r.comparison_points) - len(r.current_points)
+        print(f"    held off the curve: {len(r.held)} run(s); comparison points filed: {len(r.current_points)}"
+              + (f" ({replaced} replaced by one carrying a later suspect flag)" if replaced else ""))
         for bad in r.unreadable:
             print("    " + _unreadable_line(bad))
     if apart:
@@ -95,6 +97,6 @@ def do_resolve(args: argparse.Namespace) -> int:
     if done.still_held:
         print(f"  busy, moved at the next `llmarchive bridge run` or watch: {', '.join(done.still_held)}")
     if args.resolution == "not_successor":
-        print(f"  stays comparison points: {len(r.comparison_points)} filed"
+        print(f"  stays comparison points: {len(r.current_points)} filed"
               + (f" ({len(done.comparison_points)} now)" if done.comparison_points else ""))
     return 0
