@@ -100,17 +100,9 @@ _with_fields(Trial, ((n, label, schema.TRIAL_DESCRIPTIONS[n]) for n, label, _, _
 
 
 def _fits_measurement(value: object, label: str) -> bool:
-    if value is None:
-        return True   # a measurement field is null where the data cannot give it (no valid answer, one item)
-    if isinstance(value, bool):
-        return label == "bool"
-    if label in ("pct", "unit_interval"):
-        return isinstance(value, (int, float))
-    if label in ("int", "count"):
-        return isinstance(value, int) and (label == "int" or value >= 0)
-    if label == "text":
-        return isinstance(value, str)
-    return label == "json"
+    # A measurement field is null where the data cannot give it (no valid answer, one item); a json cell
+    # holds whatever structure the estimator wrote there.
+    return value is None or label == "json" or schema.fits_label(value, label)
 
 
 def measurement_problems(record: Mapping) -> list[str]:

@@ -344,7 +344,8 @@ def json_type_words(value: object) -> str:
             dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
 
 
-def _fits(value: object, label: str) -> bool:
+def fits_label(value: object, label: str) -> bool:
+    """Whether a non-null ``value`` is of type label ``label`` (a boolean is never a number)."""
     if label == "bool":
         return isinstance(value, bool)
     if isinstance(value, bool):
@@ -355,6 +356,8 @@ def _fits(value: object, label: str) -> bool:
         return isinstance(value, int)
     if label == "count":
         return isinstance(value, int) and value >= 0
+    if label in ("pct", "unit_interval"):
+        return isinstance(value, (int, float))
     return isinstance(value, (list, dict))
 
 
@@ -375,7 +378,7 @@ def trial_problems(trial: Mapping, needs: Iterable[str] = (), closed: bool = Fal
                 problems.append(TrialProblem(name, expected_words(name), "missing"))
             continue
         value = trial[name]
-        if (value is None and not nullable) or (value is not None and not _fits(value, label)):
+        if (value is None and not nullable) or (value is not None and not fits_label(value, label)):
             shown = repr(value)
             shown = shown if len(shown) <= 60 else shown[:57] + "..."
             got = "null" if value is None else f"{json_type_words(value)} {shown}"
