@@ -14,7 +14,8 @@ export DAGSTER_HOME ?= $(LLMARCHIVE_HOME)/dagster
 .PHONY: install demo test bench serve clean-var help
 
 help:
-	@echo "make demo   - install, then run the main pipeline through Dagster on the embedded model and publish"
+	@echo "make demo   - install, then run the main pipeline through Dagster on the embedded model, file three"
+	@echo "              known-answer comparison points (simulated readers) and publish"
 	@echo "make test   - install and run the whole test suite"
 	@echo "make bench  - run the benchmarks in bench/"
 	@echo "make serve  - Datasette on :8001 (the published archive) and the Dagster UI on :3000"
@@ -29,9 +30,10 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Protocols and checks, demo admission and pre-registration, today's instrument, the open-weights series on
-# the embedded model, coverage and publication: every step a Dagster materialisation (see assets/demo.py).
-# About 16–20 minutes on two cores; run it again and finished work is not repeated.
+# Protocols and checks, demo admission and pre-registration, today's instrument (its new fingerprint checked
+# once more), the open-weights series on the embedded model, known-answer comparison points from the simulated
+# readers, coverage and publication: every model step a Dagster materialisation (see assets/demo.py). Each
+# step prints its verdicts; the times measured are in the README. Run it again and finished work is not repeated.
 demo: $(STAMP)
 	$(PY) -m assets.demo
 

@@ -1,13 +1,16 @@
 """The commercial series: one partition per month and protocol, the paid path."""
 
-from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
+from dagster import (AllPartitionMapping, AssetDep, AssetExecutionContext, Failure, MaterializeResult, MetadataValue,
+                     asset)
 
 from assets.partitions import commercial
 from assets.protocols import preregistration_manifest, protocols
+from assets.refusals import refusal, required_budget
 from assets.reporting import cost_metadata, gate_check_results, gate_check_specs, measurement_metadata, run_metadata
 from assets.resources import ArchiveResource, BudgetResource, SubjectResource
 from llmarchive import records, store
-from llmarchive.budget import protocol_calls
+from llmarchive.budget import BudgetHalted, protocol_calls
+from llmarchive.progress import LogLines
 from llmarchive.store import load_run
 from llmarchive.subject_models import active_model
 from llmarchive.sweep import sweep, sweep_run_id
@@ -41,12 +44,16 @@ def _this_month(month: str) -> str:
     """Today's date when ``month`` is the current month; a past or future month cannot be measured now."""
     today = utc_today()
     if today[:7] != month:
-        raise Failure(description=f"the {month} partition cannot be run on {today}: a model is measured in the "
-                                  "month it is measured, never backfilled; run the current month's partition")
+        raise refusal("not_this_month", f"the {month} partition cannot be run on {today}: a model is measured in "
+                                        "the month it is measured, never backfilled. Nothing was spent.",
+                      month=month, today=today, what_to_do=f"run the {today[:7]} partition") from None
     return today
 
 
-@asset(partitions_def=commercial, group_name="commercial", deps=[protocols, preregistration_manifest],
+@asset(partitions_def=commercial, group_name="commercial",
+       # A month × protocol partition depends on its protocol's partition (Dagster maps the shared "protocol"
+       # dimension by default) and on whatever manifests exist.
+       deps=[protocols, AssetDep(preregistration_manifest, partition_mapping=AllPartitionMapping())],
        description="PAID. One protocol's trials on the tracked commercial model for one month, through the "
                    "sweep's rules: pre-registration guard (not_preregistered → skipped, nothing spent), budget "
                    "ladder, resumable run folders. " + _calls_note())
@@ -56,18 +63,22 @@ def commercial_trials(context: AssetExecutionContext, archive: ArchiveResource, 
     day = _this_month(month)
     ready, why = subject.configured()
     if not ready:
-        raise Failure(description=f"{why}. Nothing was spent.")
+        raise refusal("no_key", f"{why}. Nothing was spent.", protocol_id=protocol_id, month=month,
+                      what_to_do=f"set {subject.key_variable} where the step runs, then run the partition "
+                                 "again") from None
     paths = archive.paths()
     config = subject.models_config()
-    loaded_budget = budget.load(paths)
+    loaded_budget = required_budget(budget, paths, protocol_id=protocol_id, month=month)
 
-    def progress(done: int, total: int, trial: dict) -> None:
-        if done % 40 == 0 or done == total:
-            context.log.info(f"{protocol_id}: {done}/{total} trials")
-
-    outcome = sweep(paths, day, config, subject_factory=subject.factory(), provider_check=subject.model_ids,
-                    concurrency=subject.concurrency, budget=loaded_budget, progress=progress,
-                    only=[protocol_id])
+    progress = LogLines(context.log.info, every=20)    # with how many answers the grammar could read
+    try:
+        outcome = sweep(paths, day, config, subject_factory=subject.factory(), provider_check=subject.model_ids,
+                        concurrency=subject.concurrency, budget=loaded_budget, progress=progress,
+                        only=[protocol_id])
+    except BudgetHalted as exc:
+        raise refusal("budget_refused", f"{exc}. Nothing more was spent.", spent_eur=None,
+                      protocol_id=protocol_id, month=month,
+                      what_to_do="see `llmarchive budget show`; the next month's pools open on the 1st") from None
     metadata = {
         "month": month,
         "protocol_id": protocol_id,

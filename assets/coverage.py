@@ -8,6 +8,7 @@ from assets.partitions import months
 from assets.resources import ArchiveResource
 from llmarchive.coverage import UnexplainedGap, month_bounds, record_coverage
 from llmarchive.dates import parse_month
+from measure.errors import ArchiveError
 
 
 @asset(partitions_def=months, group_name="publication",
@@ -27,7 +28,8 @@ def coverage(context: AssetExecutionContext, archive: ArchiveResource) -> Materi
     through = min(last, today).isoformat()
     try:
         result = record_coverage(paths, through, since=first.isoformat())
-    except UnexplainedGap as exc:
+    except (UnexplainedGap, ArchiveError) as exc:
+        # A gap with no cause, or a file that cannot be read: the one line that names it, not a traceback.
         raise Failure(description=str(exc)) from None
     gaps: dict[str, int] = {}
     for row in result.rows:

@@ -1,12 +1,14 @@
 """The instrument's daily checks, one partition per day (method §7), and revalidation."""
 
-from dagster import (AssetExecutionContext, Config, Failure, MaterializeResult, MetadataValue, OpExecutionContext,
-                     Output, asset, job, op)
+from dagster import (AllPartitionMapping, AssetDep, AssetExecutionContext, Config, Failure, MaterializeResult,
+                     MetadataValue, OpExecutionContext, Output, asset, job, op)
 
 from assets.partitions import days
 from assets.protocols import protocols
+from assets.refusals import refusal, required_budget
 from assets.reporting import cost_metadata, subject_fingerprint_cost_note
 from assets.resources import ArchiveResource, BudgetResource, ReferenceModelResource, SubjectResource
+from llmarchive import progress as progress_bar
 from llmarchive import registry
 from llmarchive.instrument.acknowledge import AcknowledgeError, acknowledge
 from llmarchive.instrument.fingerprint import default_engine_factory, runtime_fingerprint as run_fingerprint
@@ -25,9 +27,17 @@ def _today_only(day: str) -> str:
     parse_date(day, "the day partition")
     today = utc_today()
     if day != today:
-        raise Failure(description=f"the instrument observes the day it runs: the {day} partition cannot be run on "
-                                  f"{today} (a missed day is a coverage gap with its cause, never a backfill)")
+        raise refusal("not_today", f"the instrument observes the day it runs: the {day} partition cannot be run on "
+                                   f"{today} (a missed day is a coverage gap with its cause, never a backfill). "
+                                   f"Nothing was run.", day=day, today=today,
+                      what_to_do=f"run the {today} partition") from None
     return day
+
+
+def _progress(context: AssetExecutionContext, every: int):
+    """Lines in the step's log every ``every`` reports, and a bar on the terminal when one is asked for."""
+    bar = progress_bar.from_env()
+    return bar, progress_bar.both(progress_bar.LogLines(context.log.info, every), bar if bar.active else None)
 
 
 @asset(partitions_def=days, group_name="instrument",
@@ -38,9 +48,14 @@ def runtime_fingerprint(context: AssetExecutionContext, archive: ArchiveResource
     day = _today_only(context.partition_key)
     paths = archive.paths()
     r = reference_model
-    outcome = run_fingerprint(paths, day, default_engine_factory(r.model, r.model_path, r.model_sha256,
-                                                                 r.n_threads, r.n_batch))
+    bar, report = _progress(context, every=3)
+    with bar:
+        outcome = run_fingerprint(paths, day, default_engine_factory(r.model, r.model_path, r.model_sha256,
+                                                                     r.n_threads, r.n_batch), progress=report)
     record = outcome.record
+    verdict = day_verdict(paths, day)
+    context.log.info(f"runtime fingerprint: {record['status']} ({record.get('reason') or '-'}); the day's "
+                     f"instrument verdict: {'passing' if verdict.passing else verdict.reason}")
     latch = latched_alarm(paths)
     metadata = {
         "status": record["status"],
@@ -51,7 +66,8 @@ def runtime_fingerprint(context: AssetExecutionContext, archive: ArchiveResource
         "template_sha256": record.get("template_sha256") or "-",
         "runtime": MetadataValue.json({k: record.get(k) for k in ("llama_cpp_version", "runner_arch",
                                                                   "n_threads", "n_batch", "seed")}),
-        "day_verdict": "passing" if day_verdict(paths, day).passing else day_verdict(paths, day).reason,
+        "reason": record.get("reason") or "-",
+        "day_verdict": "passing" if verdict.passing else verdict.reason,
     }
     if outcome.alarm is not None:
         context.log.error(f"instrument_alarm: {outcome.alarm.get('reason')}")
@@ -80,7 +96,9 @@ class RotationConfig(Config):
     max_tokens: int = 0
 
 
-@asset(partitions_def=days, group_name="instrument", deps=[protocols, runtime_fingerprint],
+@asset(partitions_def=days, group_name="instrument",
+       # The day's guard protocol is any of them (a fixed cycle): every protocol partition, not one.
+       deps=[AssetDep(protocols, partition_mapping=AllPartitionMapping()), runtime_fingerprint],
        description="The day's guard protocol on the reference model (a fixed cycle through every guard "
                    "protocol), compared slot by slot with its accepted baseline (every decision must "
                    "repeat exactly on the greedy, pinned runtime), then by method §6's change rule.")
@@ -90,11 +108,16 @@ def guard_rotation(context: AssetExecutionContext, config: RotationConfig, archi
     paths = archive.paths()
     pid = due_protocol(paths, day)
     if pid is None:
-        raise Failure(description="no admitted guard protocol to rotate through (promote guard protocols first)")
+        raise refusal("no_guard_protocol", "no admitted guard protocol to rotate through: nothing was run",
+                      what_to_do="promote guard protocols (`llmarchive panels promote`)") from None
     max_tokens = config.max_tokens or None
     # Loaded once for the step, not per call.
     subject = reference_model.subject(max_tokens or registry.load_protocol(paths, pid)["generation"]["max_tokens"])
-    record = rotate(paths, day, subject, max_tokens=max_tokens)
+    bar, report = _progress(context, every=12)
+    with bar:
+        record = rotate(paths, day, subject, max_tokens=max_tokens, progress=report)
+    context.log.info(f"guard rotation of {record.get('protocol_id')}: {record.get('verdict')} "
+                     f"({record.get('reason') or '-'})")
     if record.get("verdict") in ALARM_VERDICTS:
         context.log.error(f"instrument_alarm from the guard rotation: {record.get('reason')}")
     return MaterializeResult(metadata={
@@ -117,10 +140,12 @@ def subject_fingerprint(context: AssetExecutionContext, archive: ArchiveResource
     day = _today_only(context.partition_key)
     ready, why = subject.configured()
     if not ready:
-        raise Failure(description=f"{why}. Nothing was spent.")
+        raise refusal("no_key", f"{why}. Nothing was spent.", day=day,
+                      what_to_do=f"set {subject.key_variable} where the step runs, then run today's partition "
+                                 "again") from None
     paths = archive.paths()
     model = active_model(paths, subject.models_config())
-    b = budget.load(paths)
+    b = required_budget(budget, paths, day=day)
     outcome = ask_subject(paths, day, subject.factory()(model, SUBJECT_MAX_TOKENS), budget=b,
                           concurrency=subject.concurrency)
     record = outcome.record or {}

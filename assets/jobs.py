@@ -25,8 +25,11 @@ def _asset_job(name: str, assets: tuple[str, ...], runs: tuple[str, ...], descri
                             tags={RUNS_TAG: "+".join(runs) or "none"})
 
 
-panels_job = _asset_job("panels_job", ("protocols", "preregistration_manifest"), (),
-                        "Build the protocols, run their checks, write the pre-registration manifest.")
+panels_job = _asset_job("panels_job", ("protocols",), (),
+                        "Build one protocol (a partition per protocol id) and run its gate checks.")
+manifest_job = _asset_job("manifest_job", ("preregistration_manifest",), (),
+                          "Record one pre-registration manifest (a partition per manifest): the protocols it lists "
+                          "and its OpenTimestamps state; config stamp: true timestamps one that has no proof yet.")
 open_weights_job = _asset_job("open_weights_job", ("open_weights_trials", "open_weights_measurements"),
                               (library.OPEN_WEIGHTS_SERIES,),
                               "The open protocols on the reference model for one generation (free).")
@@ -44,14 +47,20 @@ coverage_job = _asset_job("coverage_job", ("coverage",), (library.COVERAGE_PUBLI
 publication_job = _asset_job("publication_job", ("public_archive",), (),
                              "Regenerate everything under public/ (with its checks).")
 
-JOBS = [panels_job, open_weights_job, daily_instrument_job, subject_fingerprint_job, commercial_job, coverage_job,
-        publication_job]
+JOBS = [panels_job, manifest_job, open_weights_job, daily_instrument_job, subject_fingerprint_job, commercial_job,
+        coverage_job, publication_job]
 
 # An op job with config (the human's core_change), not an asset selection.
 from assets.instrument import acknowledge_instrument_job  # noqa: E402
 
 JOBS.append(acknowledge_instrument_job)
 RUNS[acknowledge_instrument_job.name] = ()
+
+# Writing a manifest of the admitted protocols (an act, then recorded as the new manifest's partition).
+from assets.protocols import write_manifest_job  # noqa: E402
+
+JOBS.append(write_manifest_job)
+RUNS[write_manifest_job.name] = ()
 
 # The needs_review decision (method §4.3): an op job configured with the reviewer's decision.
 from assets.review import review_job  # noqa: E402

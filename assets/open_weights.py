@@ -1,13 +1,15 @@
 """The open-weights series: every open protocol on the reference model, per generation."""
 from typing import Optional
 
-from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
+from dagster import (AllPartitionMapping, AssetDep, AssetExecutionContext, Config, MaterializeResult, MetadataValue,
+                     asset)
 
 from assets.partitions import generations
 from assets.protocols import protocols
 from assets.reporting import gate_check_results, gate_check_specs, measurement_table, outcome_table, typed_numbers
 from assets.resources import ArchiveResource, ReferenceModelResource
 from llmarchive import open_weights as ow
+from llmarchive.progress import LogLines
 from llmarchive.instrument.verdict import suspect_value
 from llmarchive.store import load_run
 from measure.verify import recompute
@@ -25,7 +27,9 @@ class OpenWeightsConfig(Config):
     max_tokens: Optional[int] = None
 
 
-@asset(partitions_def=generations, group_name="open_weights", deps=[protocols],
+@asset(partitions_def=generations, group_name="open_weights",
+       # A generation runs every open protocol: all protocol partitions, not one.
+       deps=[AssetDep(protocols, partition_mapping=AllPartitionMapping())],
        description="Trials of every admitted open protocol on the reference model for one generation "
                    "(resumable: a partition materialised again continues where it stopped).")
 def open_weights_trials(context: AssetExecutionContext, config: OpenWeightsConfig, archive: ArchiveResource,
@@ -33,11 +37,9 @@ def open_weights_trials(context: AssetExecutionContext, config: OpenWeightsConfi
     paths = archive.paths()
     generation = context.partition_key
     subjects = ow.SubjectCache(reference_model.subject)
-
-    def progress(done: int, total: int, trial: dict) -> None:
-        if done % 40 == 0 or done == total:
-            context.log.info(f"{trial['protocol_id']}: {done}/{total} trials")
-
+    # A line every 20 trials (a couple of minutes on the embedded model) with how many answers the grammar
+    # could read; run_generation adds a terminal bar when one is asked for.
+    progress = LogLines(context.log.info, every=20)
     result = ow.run_generation(paths, generation, subjects, protocol_series=config.protocol_series,
                                only=config.protocols,
                                instrument_suspect=lambda day, run_id: suspect_value(paths, day, run_id),

@@ -1,5 +1,19 @@
 """Partitions: months × protocols for the commercial series, generations for
-the open-weights series, days for the instrument, months for coverage."""
+the open-weights series, days for the instrument, months for coverage, one
+per protocol, one per pre-registration manifest.
+
+**Where time starts.**  The day and month partitions start at this home's
+real start — the date of its first admission (``private/protocols/admissions.jsonl``),
+read when the definitions load — so the UI never offers a month or a day
+from before the archive existed, when nothing could have run.  A home with
+no admission yet starts at :data:`DESIGN_START`, the date the design gives.
+The home is the one the definitions serve: ``$LLMARCHIVE_HOME``, else
+``./var`` (:meth:`llmarchive.paths.ArchivePaths.from_env`).  A code location
+reloaded after the first admission picks the new start up.
+"""
+import warnings
+from typing import Optional
+
 from dagster import (
     DailyPartitionsDefinition,
     DynamicPartitionsDefinition,
@@ -8,14 +22,51 @@ from dagster import (
     StaticPartitionsDefinition,
 )
 
+from llmarchive.dates import parse_date
+from llmarchive.lanes import read_admissions
+from llmarchive.paths import ArchivePaths
+from measure.errors import ArchiveError
 from panels.build import all_protocol_ids
 
-ARCHIVE_START = "2026-09-01"
+DESIGN_START = "2026-09-01"
+
+
+def first_admission(paths: ArchivePaths) -> Optional[str]:
+    """The date (``YYYY-MM-DD``, UTC) of the home's first admission; None when nothing was ever admitted."""
+    if not paths.admissions.exists():
+        return None
+    days = []
+    for row in read_admissions(paths):
+        stamp = row.get("reviewed_at") if isinstance(row, dict) else None
+        try:
+            days.append(parse_date(str(stamp)[:10], "reviewed_at"))
+        except (ArchiveError, ValueError):
+            continue
+    return min(days) if days else None
+
+
+def archive_start(paths: Optional[ArchivePaths] = None) -> str:
+    """The first day partition of ``paths`` (default: the environment's home): its first admission, else the design's
+    start."""
+    paths = paths or ArchivePaths.from_env()
+    try:
+        return first_admission(paths) or DESIGN_START
+    except (ArchiveError, OSError, ValueError) as exc:
+        # An admissions log that cannot be read must not keep the UI from loading: it starts at the design's
+        # date and says why (every command that reads the log refuses it with the same reason).
+        warnings.warn(f"the partitions start at {DESIGN_START}: the admissions log cannot be read ({exc})",
+                      stacklevel=2)
+        return DESIGN_START
+
+
+ARCHIVE_START = archive_start()
+MONTH_START = ARCHIVE_START[:8] + "01"
 
 # end_offset=1: the partition for the current month/day exists while it is
 # running, because the commercial month and the instrument's day are measured
-# *during* that period, not after it closes.
-months = MonthlyPartitionsDefinition(start_date=ARCHIVE_START, end_offset=1)
+# *during* that period, not after it closes.  Months start on the 1st of the
+# start's month (a month partition is the whole month).
+months = MonthlyPartitionsDefinition(start_date=MONTH_START, end_offset=1)
 days = DailyPartitionsDefinition(start_date=ARCHIVE_START, end_offset=1)
 protocol_ids = StaticPartitionsDefinition(all_protocol_ids())
 commercial = MultiPartitionsDefinition({"month": months, "protocol": protocol_ids})
@@ -23,3 +74,7 @@ commercial = MultiPartitionsDefinition({"month": months, "protocol": protocol_id
 # watch saw, or ``<reference model>-<sha12>`` for the reference model alone.
 GENERATIONS = "generation"
 generations = DynamicPartitionsDefinition(name=GENERATIONS)
+# One partition per pre-registration manifest, keyed by the date in its file name
+# (``preregistration_<key>.json``: ``2026-12-02``, or ``2026-12-02-2`` for a second that day).
+MANIFESTS = "preregistration_manifest"
+manifests = DynamicPartitionsDefinition(name=MANIFESTS)

@@ -1,21 +1,46 @@
-"""The protocols and their pre-registration manifest."""
+"""The protocols, one partition each, and the pre-registration manifests, one partition each.
+
+The UI shows what was declared when beside what was measured: each of the
+24 protocols is a partition of ``protocols`` (its file, its hashes, its lane
+and its gate checks, evaluated per partition), and each pre-registration
+manifest is a partition of ``preregistration_manifest``, keyed by the date
+in its file name, with the protocols it lists and its OpenTimestamps state
+(``none`` → ``pending`` once stamped → ``upgraded`` once a Bitcoin
+attestation is in the proof).  Manifest partitions are added by whoever
+writes a manifest (:func:`write_admitted_manifest`: the
+``write_manifest_job`` op, ``make demo``) and by the
+``preregistration_manifests`` sensor, which also records a manifest written
+by ``llmarchive prereg manifest`` or stamped or upgraded since.
+"""
+import warnings
 from collections import Counter
+from pathlib import Path
+from typing import Optional
 
 from dagster import (
+    AllPartitionMapping,
     AssetCheckResult,
     AssetCheckSeverity,
     AssetCheckSpec,
+    AssetDep,
     AssetExecutionContext,
+    AssetMaterialization,
     Config,
     MaterializeResult,
     MetadataValue,
+    OpExecutionContext,
+    Output,
     asset,
-    multi_asset_check,
+    job,
+    op,
 )
 
+from assets.partitions import MANIFESTS, manifests, protocol_ids
+from assets.refusals import refusal
 from assets.resources import ArchiveResource
 from llmarchive import prereg
 from llmarchive import registry
+from llmarchive.paths import ArchivePaths, check_id
 from panels import checks
 
 CHECK_DESCRIPTIONS = {
@@ -32,95 +57,174 @@ CHECK_DESCRIPTIONS = {
                       "biased reader's choice; the stored design_readers match.",
 }
 
+# Dagster calls checks evaluated per partition a preview; the gates are per protocol, so that is what we use.
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message=".*partitions_def on an AssetCheckSpec.*")
+    PROTOCOL_CHECKS = [AssetCheckSpec(name, asset="protocols", description=CHECK_DESCRIPTIONS[name], blocking=True,
+                                      partitions_def=protocol_ids)
+                       for name in checks.GROUPS]
 
-def _table(protocols) -> str:
-    rows = ["| protocol | status | lane | panel_sha256 | protocol_sha256 |", "|---|---|---|---|---|"]
-    for p in protocols:
-        rows.append(f"| {p['protocol_id']} | {p.get('status')} | {p.get('lane') or '-'} | "
-                    f"`{p['panel_sha256'][:12]}` | `{p['protocol_sha256'][:12]}` |")
+
+def _design_table(protocol) -> str:
+    rows = ["| reader | gap_ab | gap_aa′ | gap_ac | stability |", "|---|---|---|---|---|"]
+    for reader, f in (protocol.get("design_readers") or {}).items():
+        rows.append(f"| {reader} | {f.get('gap_ab_pct')} | {f.get('gap_aa_prime_pct')} | {f.get('gap_ac_pct')} | "
+                    f"{f.get('stability_pct')} |")
     return "\n".join(rows)
 
 
-@asset(group_name="panels", description="Every protocol file (24 public ones) built from the panels, with hashes.")
+@asset(partitions_def=protocol_ids, group_name="panels", check_specs=PROTOCOL_CHECKS,
+       description="One protocol file (of the 24 public ones) built from the panels, with its hashes, its lane "
+                   "and its gate checks (evaluated for this protocol; the rules between protocols, twins and the "
+                   "12-word leak, over the whole set).")
 def protocols(context: AssetExecutionContext, archive: ArchiveResource) -> MaterializeResult:
+    pid = context.partition_key
     paths = archive.paths()
-    built = registry.build_all(paths)
+    registry.build_all(paths)
     loaded = registry.load_all(paths)
-    status = Counter(p.get("status") for p in loaded)
-    lanes = Counter(p.get("lane") or "none" for p in loaded)
-    context.log.info(f"built {len(built)} protocols under {paths.protocols}")
+    [protocol] = [p for p in loaded if p["protocol_id"] == pid]
+    groups = checks.run_groups_for(pid, loaded, registry.headers_with_sealed(paths, loaded))
+    results = [AssetCheckResult(
+        asset_key="protocols", check_name=name, passed=not groups[name], severity=AssetCheckSeverity.ERROR,
+        metadata={"failures": len(groups[name]),
+                  "first_failures": MetadataValue.md("\n".join(f"- {f}" for f in groups[name][:20]) or "none")})
+        for name in checks.GROUPS]
+    failing = [name for name in checks.GROUPS if groups[name]]
+    context.log.info(f"{pid}: {protocol.get('status')}, lane {protocol.get('lane') or 'none'}; "
+                     f"{'checks failing: ' + ', '.join(failing) if failing else 'every check passes'}")
     return MaterializeResult(metadata={
-        "protocols": len(loaded),
-        "sealed_records": len(registry.sealed_records(paths)),
-        "status": MetadataValue.json(dict(status)),
-        "lanes": MetadataValue.json(dict(lanes)),
-        "hashes": MetadataValue.md(_table(loaded)),
-        "design_readers": MetadataValue.md(_design_table(loaded)),
-    })
+        "status": protocol.get("status") or "-",
+        "lane": protocol.get("lane") or "none",
+        "twin_id": protocol.get("twin_id") or "-",
+        "series": protocol.get("series"),
+        "family": protocol.get("family"),
+        "rewording_type": protocol.get("rewording_type"),
+        "n": MetadataValue.int(protocol["n"]),
+        "panel_sha256": protocol["panel_sha256"],
+        "protocol_sha256": protocol["protocol_sha256"],
+        "design_readers": MetadataValue.md(_design_table(protocol)),
+        "all_protocols_by_status": MetadataValue.json(dict(Counter(p.get("status") for p in loaded))),
+    }, check_results=results)
 
 
-def _design_table(protocols) -> str:
-    rows = ["| protocol | reader | gap_ab | gap_aa′ | gap_ac | stability |", "|---|---|---|---|---|---|"]
-    for p in protocols:
-        for reader, f in (p.get("design_readers") or {}).items():
-            rows.append(f"| {p['protocol_id']} | {reader} | {f.get('gap_ab_pct')} | {f.get('gap_aa_prime_pct')} | "
-                        f"{f.get('gap_ac_pct')} | {f.get('stability_pct')} |")
-    return "\n".join(rows)
+# ---------------------------------------------------------------------------------------------- manifests
+def manifest_key(path: Path) -> str:
+    """The partition key of a manifest file: the date in its name (``preregistration_<key>.json``)."""
+    return path.name[len("preregistration_"):-len(".json")]
 
 
-@multi_asset_check(
-    specs=[AssetCheckSpec(name, asset="protocols", description=CHECK_DESCRIPTIONS[name], blocking=True)
-           for name in checks.GROUPS],
-)
-def protocol_checks(archive: ArchiveResource):
-    paths = archive.paths()
-    loaded = registry.load_all(paths)
-    groups = checks.run_groups(loaded, registry.headers_with_sealed(paths, loaded))
-    for name in checks.GROUPS:
-        failures = groups[name]
-        yield AssetCheckResult(
-            asset_key="protocols",
-            check_name=name,
-            passed=not failures,
-            severity=AssetCheckSeverity.ERROR,
-            metadata={
-                "failures": len(failures),
-                "first_failures": MetadataValue.md("\n".join(f"- {f}" for f in failures[:20]) or "none"),
-            },
-        )
+def manifest_file(paths: ArchivePaths, key: str) -> Path:
+    return paths.timestamps / f"preregistration_{check_id(key, 'the manifest partition')}.json"
+
+
+def stamp_state(path: Path) -> str:
+    """``none``, ``pending`` or ``upgraded`` (:func:`llmarchive.prereg.stamp_status`); ``unreadable proof`` else."""
+    try:
+        return prereg.stamp_status(path)
+    except prereg.PreregError:
+        return "unreadable proof"
+
+
+def manifest_metadata(path: Path) -> dict:
+    """What the UI shows of one manifest: the protocols it lists (hashes only) and its OpenTimestamps state."""
+    manifest = prereg.read_manifest(path)
+    rows = manifest["protocols"]
+    table = ["| protocol | panel_sha256 | protocol_sha256 |", "|---|---|---|"]
+    table += [f"| {r.get('protocol_id')} | `{str(r.get('panel_sha256'))[:12]}` | "
+              f"`{str(r.get('protocol_sha256'))[:12]}` |" for r in rows]
+    return {
+        "manifest": path.name,
+        "manifest_sha256": prereg.file_sha256(path),
+        "created_at": manifest.get("created_at") or "-",
+        "head_commit": manifest.get("head_commit") or "-",
+        "stamp_status": stamp_state(path),
+        "protocols_listed": MetadataValue.int(len(rows)),
+        "protocols": MetadataValue.json([r.get("protocol_id") for r in rows]),
+        "hashes": MetadataValue.md("\n".join(table)),
+    }
+
+
+def admitted_protocols(paths: ArchivePaths) -> list[dict]:
+    """Every admitted protocol, sealed ones included (their hash-only records)."""
+    admitted = [p for p in registry.load_all(paths) if p.get("status") == "admitted"]
+    return admitted + [r for r in registry.sealed_records(paths) if r.get("status") == "admitted"]
+
+
+def write_admitted_manifest(paths: ArchivePaths, stamp: bool = False, timeout_s: float = 10.0
+                            ) -> tuple[Optional[Path], bool, list[str]]:
+    """Write the manifest of the admitted protocols when their set changed; ``(path, written, notes)``.
+
+    ``path`` is None when nothing is admitted.  ``stamp`` also tries to
+    timestamp a manifest that has no proof yet (it needs a calendar).
+    """
+    admitted = admitted_protocols(paths)
+    if not admitted:
+        return None, False, ["no protocol is admitted yet: no manifest to write"]
+    path, written = prereg.write_manifest(paths, admitted)
+    notes = [f"{'wrote' if written else 'unchanged:'} {path.name}"]
+    if stamp and stamp_state(path) == "none":
+        try:
+            _, answered = prereg.stamp(path, timeout=timeout_s)
+            notes.append(f"stamped by {', '.join(answered)}")
+        except prereg.NoCalendar as exc:
+            notes.append(f"not stamped: {exc}")
+    return path, written, notes
 
 
 class ManifestConfig(Config):
-    """``stamp``: also try to timestamp a new manifest with OpenTimestamps (needs a calendar)."""
+    """``stamp``: also try to timestamp a manifest that has no proof yet, with OpenTimestamps (needs a calendar)."""
 
     stamp: bool = False
     timeout_s: float = 10.0
 
 
-@asset(group_name="panels", deps=[protocols],
-       description="The pre-registration manifest of the admitted protocols (hashes only) and its stamp status.")
+@asset(partitions_def=manifests, group_name="panels",
+       # A manifest lists whichever protocols were admitted when it was written: all of them, not one partition.
+       deps=[AssetDep(protocols, partition_mapping=AllPartitionMapping())],
+       description="One pre-registration manifest (hashes of the admitted protocols, never text), keyed by the "
+                   "date in its name: the protocols it lists and its OpenTimestamps state (none, pending, "
+                   "upgraded). Materialise with stamp: true to timestamp one that has no proof yet.")
 def preregistration_manifest(context: AssetExecutionContext, config: ManifestConfig,
                              archive: ArchiveResource) -> MaterializeResult:
     paths = archive.paths()
-    admitted = [p for p in registry.load_all(paths) if p.get("status") == "admitted"]
-    admitted += [r for r in registry.sealed_records(paths) if r.get("status") == "admitted"]
-    if not admitted:
-        context.log.warning("no protocol is admitted yet: no manifest to write")
-        return MaterializeResult(metadata={"admitted": 0, "stamp_status": "none"})
-    manifest, written = prereg.write_manifest(paths, admitted)
-    notes = [f"{'wrote' if written else 'unchanged:'} {manifest.name}"]
-    if config.stamp and prereg.stamp_status(manifest) == "none":
+    key = context.partition_key
+    path = manifest_file(paths, key)
+    if not path.exists():
+        raise refusal("no_manifest", f"no pre-registration manifest {path.name} in this archive: a manifest "
+                                     f"partition is added when its manifest is written", manifest=path.name,
+                      what_to_do="run write_manifest_job (or `llmarchive prereg manifest`) after admitting "
+                                 "protocols") from None
+    if config.stamp and stamp_state(path) == "none":
         try:
-            _, answered = prereg.stamp(manifest, timeout=config.timeout_s)
-            notes.append(f"stamped by {', '.join(answered)}")
+            _, answered = prereg.stamp(path, timeout=config.timeout_s)
+            context.log.info(f"stamped {path.name} by {', '.join(answered)}")
         except prereg.NoCalendar as exc:
-            notes.append(f"not stamped: {exc}")
+            context.log.warning(f"{path.name} not stamped: {exc}")
+    metadata = manifest_metadata(path)
+    context.log.info(f"{path.name}: {metadata['protocols_listed'].value} protocols listed, OpenTimestamps "
+                     f"{metadata['stamp_status']}")
+    return MaterializeResult(metadata=metadata)
+
+
+@op(description="Write a pre-registration manifest of the admitted protocols when their set changed since the "
+                "last one (config stamp: true also timestamps it), add its partition and record it as that "
+                "partition's materialisation.")
+def write_preregistration_manifest(context: OpExecutionContext, config: ManifestConfig,
+                                   archive: ArchiveResource):
+    paths = archive.paths()
+    path, written, notes = write_admitted_manifest(paths, config.stamp, config.timeout_s)
     for note in notes:
         context.log.info(note)
-    return MaterializeResult(metadata={
-        "admitted": len(admitted),
-        "manifest": str(manifest),
-        "manifest_sha256": prereg.file_sha256(manifest),
-        "new_manifest": written,
-        "stamp_status": prereg.stamp_status(manifest),
-    })
+    if path is None:
+        yield Output(None, metadata={"written": False})
+        return
+    key = manifest_key(path)
+    context.instance.add_dynamic_partitions(MANIFESTS, [key])
+    yield AssetMaterialization(asset_key="preregistration_manifest", partition=key, metadata=manifest_metadata(path))
+    yield Output(key, metadata={"written": written, "partition": key})
+
+
+@job(description="Write the pre-registration manifest of the admitted protocols (when their set changed) and add "
+                 "its partition. Not one of the archive's scheduled jobs.")
+def write_manifest_job():
+    write_preregistration_manifest()

@@ -4,6 +4,7 @@ from dagster import (
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
+    Failure,
     MaterializeResult,
     MetadataValue,
     asset,
@@ -11,13 +12,17 @@ from dagster import (
 )
 
 from assets.resources import ArchiveResource
+from measure.errors import ArchiveError
 from publish import checks, publish_all
 
 CHECK_DESCRIPTIONS = {
-    "trial_log_chains": "Every trial log and bookkeeping log verifies as a hash chain.",
+    "trial_log_chains": "Every trial log and bookkeeping log verifies as a hash chain, and every complete run's "
+                        "trial log is the one its record describes.",
     "no_flagged_measurement_on_curve": "No measurement is on the curve while carrying a flag.",
-    "coverage_gaps_have_causes": "Every coverage gap names exactly one cause from the closed list.",
-    "leak_guard": "No published byte carries guard or sealed wording (12-word runs included).",
+    "coverage_gaps_have_causes": "Every coverage gap names exactly one cause from the closed list, and no period "
+                                 "that has ended is left with neither output nor a cause.",
+    "leak_guard": "No published byte carries guard or sealed wording (12-word runs included), the owner's money, "
+                  "a path of this machine or a credential.",
 }
 
 
@@ -30,9 +35,12 @@ UPSTREAM = ["open_weights_measurements", "commercial_measurements", "coverage", 
                    "the static site, status.json and the render manifest.")
 def public_archive(context: AssetExecutionContext, archive: ArchiveResource) -> MaterializeResult:
     paths = archive.paths()
-    # publish_all runs the blocking checks first and the leak guard on the staging folder, so this asset
-    # and `llmarchive publish` publish under one rule.
-    manifest = publish_all(paths)
+    # publish_all runs the blocking checks first and the two guards on the staging folder, so this asset
+    # and `llmarchive publish` publish under one rule; a refusal fails the step with the same one line.
+    try:
+        manifest = publish_all(paths)
+    except ArchiveError as exc:      # a refusal (PublishError and its kinds) or a file that cannot be read
+        raise Failure(description=str(exc)) from None
     files = manifest.get("files", {})
     context.log.info(f"published {len(files)} files under {paths.public}")
     return MaterializeResult(metadata={

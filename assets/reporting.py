@@ -101,7 +101,7 @@ def gate_check_specs(asset: str) -> list[AssetCheckSpec]:
             for name, rule in GATE_CHECKS.items()]
 
 
-def _gate_failures(m: Mapping, check: str) -> list[str]:
+def gate_failures(m: Mapping, check: str) -> list[str]:
     """Why ``m`` fails ``check``, one line per failing entry (empty when it passes)."""
     if check == "on_curve":
         if m.get("on_curve"):
@@ -136,7 +136,7 @@ def gate_check_results(asset: str, measurements: Sequence[Mapping],
             failures.append(f"not evaluated: {missing}")
         for m in measurements:
             prefix = f"{m.get('protocol_id')}: " if len(measurements) > 1 else ""
-            failures += [prefix + line for line in _gate_failures(m, check)]
+            failures += [prefix + line for line in gate_failures(m, check)]
         results.append(AssetCheckResult(
             asset_key=asset, check_name=check, passed=not failures, severity=AssetCheckSeverity.WARN,
             description=("; ".join(failures) if failures else f"passed: {GATE_CHECKS[check]}")[:1000],

@@ -11,15 +11,26 @@ owner's key, so like every paid job it is created STOPPED, key or no key.
 A provider that cannot be reached is a recorded ``provider_outage``, not a
 crash.
 
+``preregistration_manifests`` records every pre-registration manifest in the
+UI, free: every ten minutes it adds a partition for each manifest on disk
+that has none yet, and asks for a ``manifest_job`` run of each manifest that
+is new or whose OpenTimestamps state changed since it last looked (stamped,
+then upgraded by ``ots upgrade``) — so a manifest written or stamped from the
+command line shows up beside what the UI wrote.
+
 ``lease_on_life`` checks, every hour, that a daily cycle completed within
 36 hours and that the archive is not dormant; it must not depend on the
 daily cycle it watches.
 """
-from dagster import DefaultSensorStatus, SensorEvaluationContext, SensorResult, sensor
+import json
 
-from assets.partitions import GENERATIONS, generations
+from dagster import DefaultSensorStatus, RunRequest, SensorEvaluationContext, SensorResult, sensor
+
+from assets.jobs import manifest_job
+from assets.partitions import GENERATIONS, MANIFESTS, generations, manifests
+from assets.protocols import manifest_key, stamp_state
 from assets.resources import ArchiveResource, SubjectResource
-from llmarchive import lease, watch as model_watch_lib
+from llmarchive import lease, prereg, watch as model_watch_lib
 from llmarchive.subject_models import active_model
 from llmarchive.records import utc_today
 
@@ -67,4 +78,30 @@ def lease_on_life(context: SensorEvaluationContext, archive: ArchiveResource):
     return SensorResult(skip_reason=f"{state.state}: {state.reason}")
 
 
-SENSORS = [model_watch, lease_on_life]
+@sensor(job=manifest_job, minimum_interval_seconds=600, default_status=DefaultSensorStatus.RUNNING,
+        description="Every 10 min (free, reads the archive's files): a partition for each pre-registration manifest "
+                    "that has none yet, and a manifest_job run for each manifest that is new or whose "
+                    "OpenTimestamps state changed (none → pending → upgraded).")
+def preregistration_manifests(context: SensorEvaluationContext, archive: ArchiveResource):
+    paths = archive.paths()
+    files = {manifest_key(path): path for path in prereg.manifests(paths)}
+    known = set(context.instance.get_dynamic_partitions(MANIFESTS))
+    try:
+        seen = json.loads(context.cursor) if context.cursor else {}
+    except json.JSONDecodeError:
+        seen = {}
+    state, requests = {}, []
+    for key, path in sorted(files.items()):
+        state[key] = f"{prereg.file_sha256(path)[:16]}:{stamp_state(path)}"
+        if seen.get(key) != state[key]:
+            requests.append(RunRequest(run_key=f"manifest-{key}-{state[key]}", partition_key=key))
+    to_add = sorted(set(files) - known)
+    return SensorResult(
+        run_requests=requests,
+        dynamic_partitions_requests=[manifests.build_add_request(to_add)] if to_add else [],
+        cursor=json.dumps(state, sort_keys=True),
+        skip_reason=None if requests else f"{len(files)} manifest(s), none new or changed",
+    )
+
+
+SENSORS = [model_watch, lease_on_life, preregistration_manifests]

@@ -33,6 +33,8 @@ def alarm_since(paths: ArchivePaths, since: str) -> Optional[str]:
     if not raised:
         return None
     first = raised[0]
-    return (f"instrument: instrument_alarm from {first.get('source')}: {first.get('reason')} (raised on "
+    # Public facts only: the alarm's own reason stays in the private alarm log (it can hold an error's text).
+    where = f" ({first.get('protocol_id')})" if first.get("protocol_id") else ""
+    return (f"instrument: instrument_alarm from {first.get('source')}{where} (raised on "
             f"{first.get('date')} while this run was calling the model)")
 

@@ -301,7 +301,7 @@ def run_bridge(paths: ArchivePaths, day: str, config: SubjectModels, *, old: Opt
         raise BridgeError(f"{paths.budget_file} does not exist: the bridge is paid from the bridge reserve "
                           "(`llmarchive budget init …`)")
     if budget is not None:
-        state = budget_mod.ladder_state(paths, budget)
+        state = budget_mod.ladder_state(paths, budget, date=day)
         cost = calls_left * budget.rate("scenario")
         if cost > state.bridge_left_eur + budget_mod.EPSILON_EUR:
             reason = (f"the bridge needs {calls_left} more calls (about €{cost:.2f}) but €{max(state.bridge_left_eur, 0):.2f} "

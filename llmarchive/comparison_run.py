@@ -31,6 +31,7 @@ submission :func:`llmarchive.comparison.submit` accepts unchanged:
 Keys come from the environment only (``OPENAI_API_KEY``, optional for a local
 server; ``ANTHROPIC_API_KEY`` for ``--api anthropic``); no key is ever written.
 """
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,8 @@ from typing import Any, Callable, Mapping, Optional
 from llmarchive import store
 from llmarchive.budget import unbudgeted
 from llmarchive.comparison import HEADER_TYPE, is_exact_model_id
+from llmarchive.comparison_check import model_id_problems, run_id_problems
+from llmarchive.comparison_read import SUBMITTED_BY_MAX
 from llmarchive.jsonio import write_bytes
 from llmarchive.paths import ArchivePaths
 from llmarchive.runner import Progress, RunResult, RunSettings, run_protocol
@@ -72,9 +75,21 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "model"
 
 
+RUN_ID_MAX = 200
+
+
 def default_run_id(protocol_id: str, model: str, api: str) -> str:
-    """The run folder one (panel, model, API) resumes into: stable across days, so a rerun resumes it."""
-    return f"comparison_{protocol_id}_{api}_{slug(model)}"
+    """The run folder one (panel, model, API) resumes into: stable across days, so a rerun resumes it.
+
+    A model id long enough to push the run id past the archive's 200
+    characters is shortened, with a hash of the whole id kept, so two long
+    ids never share a folder.
+    """
+    run_id = f"comparison_{protocol_id}_{api}_{slug(model)}"
+    if len(run_id) <= RUN_ID_MAX:
+        return run_id
+    digest = hashlib.sha256(model.encode("utf-8")).hexdigest()[:12]
+    return run_id[:RUN_ID_MAX - 13].rstrip("-.") + "-" + digest
 
 
 def load_panel(file: Path) -> dict:
@@ -140,7 +155,16 @@ def run_comparison(paths: ArchivePaths, panel_file: Path, *, base_url: Optional[
     run the same command again to resume).
     """
     protocol = load_panel(panel_file)
-    if not isinstance(model, str) or not is_exact_model_id(model):
+    problems = model_id_problems(model, "--model")
+    if run_id is not None:
+        problems += [f"--run-id: {p}" for p in run_id_problems(run_id)]
+    if submitted_by is not None and len(submitted_by) > SUBMITTED_BY_MAX:
+        problems.append(f"--submitted-by is {len(submitted_by)} characters long; at most {SUBMITTED_BY_MAX} are "
+                        "accepted")
+    if problems:
+        # The intake would refuse the submission for each of these: refused before anything is spent.
+        raise ComparisonRunError("; ".join(problems))
+    if not is_exact_model_id(model):
         # The intake refuses an alias (its model can change under the run); refuse it before anything is spent.
         raise ComparisonRunError(f"--model {model!r} is not an exact model id (an alias such as …-latest, a pattern "
                                  "or blank); give the exact id your server serves — the archive refuses a "

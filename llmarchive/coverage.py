@@ -96,6 +96,14 @@ with slots still open that becomes the period's condition, and a stop that
 ends the sweep (an outage, the budget, a refused request) is also the
 condition of every protocol the sweep had not reached.
 
+**Public words.**  A row's ``detail`` is published as it is (``coverage.csv``,
+``archive.db``), so it is composed from public facts only — the condition's
+name, dates, ids, counts, the budget's rung or pool by name — never copied
+from a private record's reason (:mod:`llmarchive.coverage_wording`).  Each
+row also carries the winning ``condition`` (None for a row that ran); a row
+written before that field existed is published with words recomposed from
+its structured fields.
+
 The rows
 --------
 :func:`compute` walks every scheduled job (:data:`JOBS`) and period from the
@@ -124,7 +132,7 @@ from llmarchive import store
 from llmarchive.cadence import Cadence, load_cadence
 from llmarchive.coverage_conditions import (  # noqa: F401  (the job table and conditions, named here too)
     AFTER_THE_FACT, GAP_RECORD_TYPE, INSTRUMENT_LOGS, JOB_NAMES, JOBS, LOG_KINDS, Facts, Job, _day, _days, _months,
-    _Observer, month_bounds, period_kind)
+    _Observer, month_bounds, period_kind, sweep_runs_between)
 from llmarchive.paths import ArchivePaths
 from llmarchive.store import UNREADABLE_CONDITION, Unreadable, complete_runs, is_sweep_run  # noqa: F401
 from llmarchive.skips import PRECEDENCE, UnexplainedGap, cause_for
@@ -193,15 +201,14 @@ class Coverage:
 
 
 def _output(facts: Facts, job: Job, first: Date, last: Date, protocol_id: Optional[str],
-            by_date: dict[str, dict[str, list[dict]]]) -> Optional[tuple[Optional[str], str]]:
+            by_date: dict[str, dict[str, list[dict]]], observer: _Observer) -> Optional[tuple[Optional[str], str]]:
     """``(run_id, detail)`` when the job produced output in the period, else None."""
     if job.name == job_table.FULL_SWEEP:
-        for run in facts.runs:
-            when = str(run["run_date"])[:10]
-            if (run.get("protocol_id") == protocol_id and is_sweep_run(run, facts.declared_models)
-                    and first.isoformat() <= when <= last.isoformat()):
-                return run["run_id"], f"run {run['run_id']} on {run.get('subject_model_id')} ({when})"
-        return None
+        found = sweep_runs_between(observer.sweep_runs, protocol_id, first.isoformat(), last.isoformat())
+        if not found:
+            return None
+        when, _, run = min(found, key=lambda r: r[1])     # the first such run of the store's listing
+        return run["run_id"], f"run {run['run_id']} on {run.get('subject_model_id')} ({when})"
     kind = {"subject_fingerprint": "subject_fingerprint", "runtime_fingerprint": "runtime_fingerprint",
             "guard_margin_rotation": "guard_rotation", "revalidation_daily": "revalidation"}[job.name]
     found = by_date[kind].get(first.isoformat(), [])
@@ -272,10 +279,11 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
             if job.name == "revalidation_daily" and (first_run is None or first <= first_run) and last >= start:
                 continue   # nothing historical to recompute yet: not scheduled
             for pid in targets:
-                out = _output(facts, job, first, last, pid, by_date) if last >= start else None
+                out = _output(facts, job, first, last, pid, by_date, observer) if last >= start else None
                 base = {"period": label, "job": job.name, "series": job.series, "protocol_id": pid}
                 if out is not None:
-                    rows.append({**base, "status": "ran", "cause": None, "run_id": out[0], "detail": out[1]})
+                    rows.append({**base, "status": "ran", "cause": None, "run_id": out[0], "detail": out[1],
+                                 "condition": None})
                     continue
                 found = observer.conditions(job, first, last, pid, kind)
                 if not found:
@@ -287,7 +295,7 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
                 cause = cause_for(found)
                 winner = next(c for c in PRECEDENCE if c in found)
                 rows.append({"record_type": GAP_RECORD_TYPE, **base, "status": "gap", "cause": cause,
-                             "run_id": None, "detail": f"{winner}: {found[winner]}"})
+                             "run_id": None, "detail": f"{winner}: {found[winner]}", "condition": winner})
     # Named by a gap row (its condition won the period); any other unreadable folder is reported apart.
     placed = {bad.run_id for bad in facts.unreadable for row in rows
               if row["status"] == "gap" and row["detail"].startswith(f"{UNREADABLE_CONDITION}: run folder {bad.run_id} ")}
@@ -303,7 +311,8 @@ def _latest(paths: ArchivePaths) -> dict[tuple, dict]:
 
 
 def write_rows(paths: ArchivePaths, rows: Iterable[dict]) -> list[dict]:
-    """Append every row whose status, cause or run differs from the latest recorded for its key, as one batch.
+    """Append every row whose status, cause or run differs from the latest recorded for its key, as one batch
+    (and, once, a row whose latest record predates the ``condition`` field: its words were not the public ones).
 
     One locked, fsynced write for the whole set: a month's coverage is in the
     log entirely or not at all, and costs about as much as one row.  A gap
@@ -314,7 +323,8 @@ def write_rows(paths: ArchivePaths, rows: Iterable[dict]) -> list[dict]:
     for row in rows:
         key = (row["period"], row["job"], row["series"], row["protocol_id"])
         old = latest.get(key)
-        if old is not None and all(old.get(k) == row[k] for k in ("status", "cause", "run_id")):
+        # A row written before rows named their condition is written again once, in the public words.
+        if old is not None and all(old.get(k) == row[k] for k in ("status", "cause", "run_id")) and "condition" in old:
             continue
         latest[key] = row
         changed.append(row)

@@ -3,9 +3,13 @@
 :mod:`llmarchive.coverage` holds the table of conditions and causes and the
 computation of the rows; this module gathers nothing and writes nothing: it
 says, for one job and period, which conditions (:data:`llmarchive.skips.CONDITIONS`)
-the facts show, each with its reason in words.
+the facts show, each with its reason in words.  Those words become the
+published ``detail`` of a gap, so they are composed from public facts only
+(:mod:`llmarchive.coverage_wording`): dates, ids, counts, condition names —
+never a private record's free text (a skip's reason, a run's interruption
+detail, an instrument record's reason, a budget cut's reason).
 """
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import date as Date, datetime, timedelta, timezone
 from typing import Optional
@@ -13,6 +17,7 @@ from typing import Optional
 from llmarchive import budget as budget_mod
 from llmarchive import jobs as job_table
 from llmarchive.cadence import Cadence, CadenceError
+from llmarchive.coverage_wording import code_word, day_of, pool_name, skip_words, slots as slot_words
 from llmarchive.skips import skip_condition
 from llmarchive.store import UNREADABLE_CONDITION, Unreadable, is_sweep_run
 
@@ -136,6 +141,25 @@ def belongs_to(bad: Unreadable, first: Date, protocol_id: Optional[str]) -> bool
     return protocol_id is not None and bad.run_id.startswith(f"sweep_{first:%Y-%m}_{protocol_id}_")
 
 
+def _by_protocol(runs: list[dict], declared_models: Optional[set]) -> dict[Optional[str], tuple[list[str], list]]:
+    """The sweep's runs per protocol, sorted by date (with their order in ``runs``): (dates, [(date, order, run)])."""
+    found: dict[Optional[str], list] = {}
+    for order, run in enumerate(runs):
+        if is_sweep_run(run, declared_models):
+            found.setdefault(run.get("protocol_id"), []).append((str(run.get("run_date"))[:10], order, run))
+    out = {}
+    for pid, rows in found.items():
+        rows.sort(key=lambda r: r[:2])
+        out[pid] = ([d for d, _, _ in rows], rows)
+    return out
+
+
+def sweep_runs_between(index: dict, protocol_id: Optional[str], lo: str, hi: str) -> list[tuple[str, int, dict]]:
+    """The sweep's runs of ``protocol_id`` dated ``lo``..``hi`` (an index made by :func:`_by_protocol`)."""
+    dates, rows = index.get(protocol_id, ([], []))
+    return rows[bisect_left(dates, lo):bisect_right(dates, hi)]
+
+
 class _Observer:
     """Conditions observed for one job and period (each with its reason)."""
 
@@ -148,6 +172,12 @@ class _Observer:
         self.dormant_after = facts.cadence.every("dormant_after")
         self.run_dates = sorted(_day(str(r["run_date"])[:10]) for r in facts.runs)
         self.skips = facts.logs.get("skip", [])
+        # Indexes, so a period asks about its own days and runs, not about ten years of them.
+        self.skips_by_day: dict[str, list[tuple[int, dict]]] = {}
+        for index, skip in enumerate(self.skips):
+            self.skips_by_day.setdefault(str(skip.get("date"))[:10], []).append((index, skip))
+        self.sweep_runs = _by_protocol(facts.runs, facts.declared_models)
+        self.sweep_started = _by_protocol([*facts.runs, *facts.open_runs], facts.declared_models)
         self.closures = sorted((str(r.get("date")), r) for r in facts.logs.get("series_closed", []))
         self.switches = sorted(str(r.get("date")) for r in facts.logs.get("subject_model", []))
         self.bridges = [b for b in facts.logs.get("generation_bridge", []) if b.get("status") == "pending"]
@@ -174,7 +204,9 @@ class _Observer:
                 reopened = [s for s in self.switches if s > when and s[:10] <= last.isoformat()]
                 if reopened:
                     return None
-                return f"series closed on {when}: {record.get('reason')}"
+                family = code_word(record.get("model_family")) or str(record.get("model_family"))
+                return (f"the {family} series closed on {day_of(when)}: {record.get('model_id')} left with no "
+                        "declared successor")
         return None
 
     def bridge(self, first: Date, last: Date) -> Optional[str]:
@@ -197,7 +229,8 @@ class _Observer:
             level = budget_mod.LEVELS[cut["to_level"]]
         except (KeyError, IndexError, TypeError):
             return None
-        why = f"budget cut of {cut['date'][:10]} to {level.describe()}: {cut.get('reason') or cut.get('step')}"
+        # The cut's own reason names the measured costs and the pool in euros: only its date and level are public.
+        why = f"budget cut of {day_of(cut['date'])} to {level.describe()}"
         if not budget_mod.sweep_due(level, first.isoformat()[:7]):
             return f"{why} (no sweep is due in {first:%Y-%m})"
         kept = budget_mod.kept_protocols(cut, self.facts.protocols)
@@ -214,26 +247,31 @@ class _Observer:
             if not lo <= when <= hi:
                 continue
             status = run.get("status")
-            slots = f"{run.get('n_trials_recorded')}/{run.get('n_trials_planned')} trials"
+            slots = slot_words(run)
             own = run.get("protocol_id") == protocol_id
+            # The stop's own ``detail`` (an error's text, amounts, a path) stays in run.json: only its code words
+            # are public.
             stop = run.get("interruption") if isinstance(run.get("interruption"), dict) else {}
             rest = "" if own else "; the sweep stopped there"
             if status == "interrupted" and stop.get("condition") == "provider_unreachable":
                 # A call that never got an answer stops the run and the sweep: the rest of it is the same outage.
                 found.setdefault("run_left_interrupted",
-                                 f"run {run.get('run_id')} stopped interrupted with {slots} ({stop.get('detail')}) "
-                                 f"and the period ended with its slots open" + rest)
+                                 f"run {run.get('run_id')} stopped interrupted with {slots} (no usable answer from "
+                                 "the provider) and the period ended with its slots open" + rest)
             elif status == "interrupted" and (stop.get("condition") == "storage_write_failed"
                                               or stop.get("cause") == "write_failed"):
                 # The archive could not keep what it received: the run and the sweep stopped there.
                 found.setdefault("storage_write_failed",
-                                 f"run {run.get('run_id')} stopped with {slots}: a write failed "
-                                 f"({stop.get('detail')}) and the period ended with its slots open" + rest)
+                                 f"run {run.get('run_id')} stopped with {slots}: a write failed and the period "
+                                 "ended with its slots open" + rest)
             elif status == "interrupted" and stop.get("condition") == "budget_refused":
+                budget = run.get("budget") if isinstance(run.get("budget"), dict) else {}
+                pool = pool_name(budget.get("pool")) or "pool"
                 found.setdefault("budget_refused", f"run {run.get('run_id')} stopped with {slots}: the next call's "
-                                                   f"worst case did not fit the pool ({stop.get('detail')})" + rest)
+                                                   f"worst case did not fit the {pool}" + rest)
             elif status in ("interrupted", "running") and own:
-                what = (f"stopped ({stop.get('cause')}: {stop.get('detail')})" if stop
+                cause = code_word(stop.get("cause"))
+                what = (f"stopped ({cause})" if cause else "stopped" if stop
                         else "was interrupted" if status == "interrupted" else "was left running (its process died)")
                 found.setdefault("run_abandoned", f"run {run.get('run_id')} {what} with {slots} and nobody resumed "
                                                   "it in the period")
@@ -246,7 +284,7 @@ class _Observer:
         """A sweep run folder of this month and protocol (by its run id) that the store cannot read."""
         for bad in self.facts.unreadable:
             if belongs_to(bad, first, protocol_id):
-                return f"run folder {bad.run_id} cannot be read: {bad.problem}"
+                return f"run folder {bad.run_id} cannot be read: {bad.public_problem}"
         return None
 
     def instrument_unavailable(self, job: Job, day: Date) -> Optional[str]:
@@ -254,7 +292,8 @@ class _Observer:
         kind, field_name = INSTRUMENT_LOGS[job.name]
         for r in self.facts.logs.get(kind, []):
             if str(r.get("date")) == day.isoformat() and r.get(field_name) == "unavailable":
-                return f"{job.name} on {day} could not run: {r.get('reason')}"
+                # Its reason (an error's text, a model file's path) stays in the private record.
+                return f"{job.name} on {day} could not run: its record says unavailable"
         return None
 
     def started(self, job: Job, first: Date, last: Date, protocol_id: Optional[str]) -> bool:
@@ -266,9 +305,7 @@ class _Observer:
         """
         lo, hi = first.isoformat(), last.isoformat()
         if job.name == job_table.FULL_SWEEP:
-            return any(run.get("protocol_id") == protocol_id and lo <= str(run.get("run_date"))[:10] <= hi
-                       for run in [*self.facts.runs, *self.facts.open_runs]
-                       if is_sweep_run(run, self.facts.declared_models))
+            return bool(sweep_runs_between(self.sweep_started, protocol_id, lo, hi))
         if job.name == job_table.SUBJECT_FINGERPRINT:
             prefix = f"{job_table.SUBJECT_FINGERPRINT}/{lo}/"
             return any(str(e.get("call_key", "")).startswith(prefix) for e in self.facts.spend)
@@ -331,10 +368,9 @@ class _Observer:
             if reason:
                 found.setdefault(UNREADABLE_CONDITION, reason)
         lo, hi = first.isoformat(), last.isoformat()
-        for skip in self.skips:
+        in_period = sorted(found for d in _days(first, last) for found in self.skips_by_day.get(d.isoformat(), ()))
+        for _, skip in in_period:
             when = str(skip.get("date"))[:10]
-            if not lo <= when <= hi:
-                continue
             condition = skip_condition(skip)
             if condition is None:
                 continue
@@ -345,7 +381,8 @@ class _Observer:
             sweep_stop = (job.name == job_table.FULL_SWEEP and skip.get("job") in job.skip_jobs
                           and condition in SWEEP_STOPPING)
             if mine or provider_wide or sweep_stop:
-                found.setdefault(condition, f"{skip.get('job')} on {when}: {skip.get('reason')}"
+                # The skip's reason is the owner's (amounts, errors): the public words come from its fields.
+                found.setdefault(condition, skip_words(skip, condition)
                                  + ("" if mine or provider_wide else "; the sweep stopped there"))
         days = _days(first, min(last, self.through))
         if kind == "day":

@@ -55,14 +55,27 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def read_json(path: Path) -> Any:
-    """Read one JSON file, naming the file in any error."""
+def _decode(path: Path, raw: bytes) -> str:
+    """``raw`` as UTF-8 text; bytes that are not are one error naming the file, the line and the byte."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise RecordFileError(f"{path}: not UTF-8 text (line {line}, byte {exc.start})") from None
+
+
+def read_json(path: Path) -> Any:
+    """Read one JSON file, naming the file in any error (missing, not UTF-8, not JSON, nested too deep)."""
+    try:
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise RecordFileError(f"{path}: no such file") from None
+    try:
+        return json.loads(_decode(path, raw))
     except json.JSONDecodeError as exc:
         raise RecordFileError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise RecordFileError(f"{path}: not a readable JSON document (nested too deeply)") from None
 
 
 def read_jsonl(path: Path, tolerate_torn_tail: bool = True) -> list[dict]:
@@ -74,7 +87,7 @@ def read_jsonl(path: Path, tolerate_torn_tail: bool = True) -> list[dict]:
     """
     if not path.exists():
         return []
-    raw = path.read_text(encoding="utf-8")
+    raw = _decode(path, path.read_bytes())
     lines = raw.split("\n")
     torn = lines[-1] != ""
     body = lines[:-1] if not torn or tolerate_torn_tail else lines
@@ -82,6 +95,8 @@ def read_jsonl(path: Path, tolerate_torn_tail: bool = True) -> list[dict]:
         return chain.parse_lines(body, str(path))
     except ValueError as exc:
         raise RecordFileError(str(exc)) from None
+    except RecursionError:
+        raise RecordFileError(f"{path}: a record is nested too deeply to read") from None
 
 
 _TAIL_CHUNK = 64 * 1024

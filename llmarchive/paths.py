@@ -38,7 +38,9 @@ class UnsafeId(ArchiveError, ValueError):
 
 
 def check_id(value: str, what: str = "identifier") -> str:
-    """Refuse identifiers that could escape their folder (``..``, ``/``)."""
+    """Refuse identifiers that could escape their folder (``..``, ``/``), or longer than 200 characters."""
+    if isinstance(value, str) and len(value) > 200:
+        raise UnsafeId(f"{what} {value[:40]!r}… is {len(value)} characters long; at most 200 are accepted")
     if not isinstance(value, str) or not _SAFE_ID.match(value) or ".." in value:
         raise UnsafeId(f"{what} {value!r} may use only letters, digits, '.', '_' and '-'")
     return value

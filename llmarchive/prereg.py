@@ -175,33 +175,57 @@ def stamp_status(manifest: Path) -> str:
     return "upgraded" if proof_status(manifest).startswith("bitcoin") else "pending"
 
 
-def is_preregistered(paths: ArchivePaths, protocol: Mapping) -> tuple[bool, str]:
-    """(listed?, reason in words) for a protocol's current hash triple."""
+# Why a protocol is not pre-registered, in public words (the protocol id and what the manifests show of it):
+# the reason travels into a run's ``exploratory`` flag and from there into published measurements.
+NOT_LISTED = "no pre-registration manifest lists {pid}"
+OTHER_HASHES = "the pre-registration manifests list {pid} only with other hashes (its content changed since)"
+NO_PROOF = "the pre-registration manifest that lists {pid} has no timestamp proof that matches it"
+UNREADABLE = "a pre-registration manifest could not be read, and no readable stamped one lists {pid}"
+
+
+def is_preregistered(paths: ArchivePaths, protocol: Mapping, detail: bool = False) -> tuple[bool, str]:
+    """(listed?, reason in words) for a protocol's current hash triple.
+
+    The reason names public facts only — the protocol id and what the
+    manifests show of it — because it becomes a run's ``exploratory`` flag
+    and so a published measurement's ``flag_reasons``.  ``detail=True``
+    gives the owner's version instead (``llmarchive prereg check``): the
+    manifests' file names, their folder and what is wrong with each proof.
+    """
     triple = {k: protocol.get(k) for k in ROW_FIELDS}
     pid = triple["protocol_id"]
-    reasons = []
+    reasons: list[str] = []
+    kinds: list[str] = []
     for manifest in manifests(paths):
         try:
             rows = read_manifest(manifest)["protocols"]
         except PreregError as exc:
             reasons.append(str(exc))
+            kinds.append(UNREADABLE)
             continue
         same_id = [r for r in rows if isinstance(r, dict) and r.get("protocol_id") == pid]
         if not same_id:
             continue
         if triple not in [{k: r.get(k) for k in ROW_FIELDS} for r in same_id]:
             reasons.append(f"{manifest.name} lists {pid} with other hashes (the protocol changed since)")
+            kinds.append(OTHER_HASHES)
             continue
         try:
             ok, why = proof_matches(manifest)
         except PreregError as exc:
             ok, why = False, str(exc)
         if ok:
-            return True, f"listed in {manifest.name}; {why}"
+            return True, (f"listed in {manifest.name}; {why}" if detail
+                          else f"{pid} is listed in a stamped pre-registration manifest")
         reasons.append(f"listed in {manifest.name}, but {why}")
-    if not reasons:
-        return False, f"{pid} is not listed in any manifest under {paths.timestamps}"
-    return False, "; ".join(reasons)
+        kinds.append(NO_PROOF)
+    if detail:
+        return False, "; ".join(reasons) if reasons else f"{pid} is not listed in any manifest under {paths.timestamps}"
+    # The most telling public fact first: a manifest that lists the protocol beats one that could not be read.
+    for kind in (NO_PROOF, OTHER_HASHES, UNREADABLE):
+        if kind in kinds:
+            return False, kind.format(pid=pid)
+    return False, NOT_LISTED.format(pid=pid)
 
 
 def stamp(manifest: Path, calendars: Sequence[str] = DEFAULT_CALENDARS, timeout: float = 10.0) -> tuple[Path, list[str]]:

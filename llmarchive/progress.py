@@ -24,6 +24,14 @@ Two ways in:
   terminal the reporter stays silent.  At most one bar is live in a
   process; a second request while one is live gets the do-nothing
   reporter, so a nested call never draws two.
+
+Each bar also counts the answers it saw that the grammar could read
+(``outcome`` ``valid``) — on a small model most are not, and the bar says so
+while the run goes.  A caller that is not a runner (the runtime fingerprint)
+passes ``unit`` (``prompts``) in its report instead of a trial.
+
+:class:`LogLines` is the same report as a line every so many trials, for a
+log (Dagster's console, a CI log) where a redrawn bar would be noise.
 """
 import os
 from types import TracebackType
@@ -79,6 +87,7 @@ class TrialProgress:
         self._closing = closing
         self._progress: Optional[Progress] = None
         self._tasks: dict[str, TaskID] = {}
+        self._tallies: dict[str, "Tally"] = {}
 
     @property
     def active(self) -> bool:
@@ -93,7 +102,8 @@ class TrialProgress:
                            table_column=Column(max_width=30, no_wrap=True, overflow="ellipsis")),
                 BarColumn(bar_width=12),
                 MofNCompleteColumn(),
-                TextColumn("trials"),
+                TextColumn("{task.fields[unit]}"),
+                TextColumn("{task.fields[readable]}"),
                 RateColumn(),
                 LeftColumn(),
                 console=self.console,
@@ -142,13 +152,65 @@ class TrialProgress:
 
     def _draw(self, done: int, total: int, trial: Mapping[str, Any]) -> None:
         label = str(trial.get("protocol_id") or trial.get("run_id") or "trials")
+        tally = self._tallies.setdefault(label, Tally())
+        tally.add(trial)
         task = self._tasks.get(label)
         if task is None:
             # Trials recorded before this process (a resumed run) are not this
             # process's rate: start the bar there, so only new trials count.
-            task = self._progress.add_task(label, total=total, completed=max(done - 1, 0))
+            task = self._progress.add_task(label, total=total, completed=max(done - 1, 0),
+                                           unit=str(trial.get("unit") or "trials"), readable="")
             self._tasks[label] = task
-        self._progress.update(task, completed=done, total=total, refresh=True)
+        self._progress.update(task, completed=done, total=total, readable=tally.short(), refresh=True)
+
+
+class Tally:
+    """How many of the answers seen (this process) the grammar could read."""
+
+    def __init__(self) -> None:
+        self.readable = self.unreadable = 0
+
+    def add(self, trial: Mapping[str, Any]) -> None:
+        outcome = trial.get("outcome")
+        if outcome == "valid":
+            self.readable += 1
+        elif outcome is not None:
+            self.unreadable += 1
+
+    @property
+    def seen(self) -> int:
+        return self.readable + self.unreadable
+
+    def short(self) -> str:
+        """``7 readable`` (empty before the first answer, or for a report that carries none)."""
+        return f"{self.readable} readable" if self.seen else ""
+
+    def words(self) -> str:
+        """`` (7 readable, 33 not, of the 40 answered now)``, or empty."""
+        if not self.seen:
+            return ""
+        return f" ({self.readable} readable, {self.unreadable} not, of the {self.seen} answered now)"
+
+
+class LogLines:
+    """The runner's progress callback as one line every ``every`` reports, and at the last one.
+
+    ``say`` receives each line (a Dagster step passes ``context.log.info``),
+    e.g. ``risky_choice_framing__wording__v0: 40/120 trials (3 readable, 37
+    not, of the 40 answered now)``.
+    """
+
+    def __init__(self, say: Callable[[str], None], every: int = 40) -> None:
+        self.say = say
+        self.every = max(1, every)
+        self._tallies: dict[str, Tally] = {}
+
+    def __call__(self, done: int, total: int, trial: Mapping[str, Any]) -> None:
+        label = str(trial.get("protocol_id") or trial.get("run_id") or "trials")
+        tally = self._tallies.setdefault(label, Tally())
+        tally.add(trial)
+        if done % self.every == 0 or done == total:
+            self.say(f"{label}: {done}/{total} {trial.get('unit') or 'trials'}{tally.words()}")
 
 
 class _Nothing:

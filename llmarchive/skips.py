@@ -18,7 +18,7 @@ first wins — archive-wide states before decisions, decisions before
 failures, failures before absence — so every gap has exactly one cause.
 The table with what each condition means is in :mod:`llmarchive.coverage`.
 """
-from typing import Iterable, Optional
+from typing import Iterable, Mapping, Optional
 
 from llmarchive import records
 from llmarchive.paths import ArchivePaths
@@ -81,11 +81,27 @@ def first_condition(conditions: Iterable[str]) -> str:
     return next(c for c in PRECEDENCE if c in seen)
 
 
+# The structured facts a skip may carry beside its reason, each a public fact coverage may publish
+# (llmarchive.coverage_wording): the budget's rung and pool by name, the month a pool was judged for.
+PUBLIC_FACTS = ("rung", "pool", "month")
+
+
 def record_skip(paths: ArchivePaths, day: str, job: str, protocol_id: Optional[str], condition: str,
-                reason: str) -> dict:
-    """A ``skip`` record whose cause comes from :func:`cause_for`."""
+                reason: str, facts: Optional[Mapping[str, str]] = None) -> dict:
+    """A ``skip`` record whose cause comes from :func:`cause_for`.
+
+    ``reason`` is the owner's, in full (it may name amounts, files, an
+    error's text) and stays in the private log; what coverage publishes
+    about the skip is composed from the condition, the job, the date, the
+    protocol and ``facts`` (only :data:`PUBLIC_FACTS` keys, names not
+    figures), never from ``reason``.
+    """
+    extra = dict(facts or {})
+    unknown = sorted(set(extra) - set(PUBLIC_FACTS))
+    if unknown:
+        raise ValueError(f"a skip's public facts are {', '.join(PUBLIC_FACTS)}; got {', '.join(unknown)}")
     return records.append(paths, "skip", {"date": day, "job": job, "protocol_id": protocol_id, "reason": reason,
-                                          "cause": cause_for([condition]), "condition": condition})
+                                          "cause": cause_for([condition]), "condition": condition, **extra})
 
 
 def skip_condition(record: dict) -> Optional[str]:

@@ -137,6 +137,28 @@ def coverage_part(paths: ArchivePaths, today: str) -> dict:
     }
 
 
+def runs_part(paths: ArchivePaths) -> dict:
+    """Run folders publication would refuse: unreadable ones, and complete runs whose trial log is not the one
+    their record and measurement describe (:mod:`llmarchive.log_agreement`), each named with why."""
+    from llmarchive.jsonio import RecordFileError
+    from llmarchive.log_agreement import log_disagreement, measured_trials
+
+    found = store.archive_scan(paths)
+    problems = [{"run_id": bad.run_id, "problem": bad.problem} for bad in found.unreadable]
+    for run in found.complete:
+        try:
+            measurement = read_json(store.measurement_file(run.folder))
+        except RecordFileError as exc:
+            problems.append({"run_id": run.run_id, "problem": str(exc)})
+            continue
+        counted = measured_trials(measurement) if isinstance(measurement, dict) else None
+        why = log_disagreement(run.folder, run.record, counted)
+        if why:
+            problems.append({"run_id": run.run_id, "problem": why})
+    return {"complete": len(found.complete), "open": len(found.open),
+            "refused": sorted(problems, key=lambda p: p["run_id"])}
+
+
 def _last_line_time(log: Path) -> Optional[str]:
     """``recorded_at`` of the last complete line of a JSONL log (read from its end)."""
     try:
@@ -206,5 +228,6 @@ def morning_status(paths: ArchivePaths, today: Optional[str] = None,
         "needs_review": _guarded(lambda: reviews_part(paths)),
         "budget": _guarded(lambda: budget_part(paths, today[:7])),
         "coverage": _guarded(lambda: coverage_part(paths, today)),
+        "runs": _guarded(lambda: runs_part(paths)),
         "publication": _guarded(lambda: publication_part(paths, inputs_current)),
     }

@@ -108,7 +108,12 @@ class Run:
 
 @dataclass(frozen=True)
 class Unreadable:
-    """A run folder whose record cannot be read, and what is wrong with it."""
+    """A run folder whose record cannot be read, and what is wrong with it.
+
+    ``problem`` is the owner's line (it names the file by its path);
+    :attr:`public_problem` says the same in words a published coverage row
+    may carry: the record's file name and the kind of fault, no path.
+    """
 
     folder: Path
     problem: str
@@ -116,6 +121,16 @@ class Unreadable:
     @property
     def run_id(self) -> str:
         return self.folder.name
+
+    @property
+    def public_problem(self) -> str:
+        for marker, words in (("missing beside", "is missing beside the run's other files"),
+                              ("not UTF-8", "is not UTF-8 text"), ("not valid JSON", "is not valid JSON"),
+                              ("not a JSON object", "is not a JSON object"),
+                              ("nested too deeply", "is nested too deeply")):
+            if marker in self.problem:
+                return f"{RUN_FILE} {words}"
+        return f"{RUN_FILE} cannot be read"
 
 
 @dataclass

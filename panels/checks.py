@@ -30,6 +30,30 @@ def run_groups(protocols: Sequence[Mapping], headers: Sequence[Mapping]) -> dict
     }
 
 
+def run_groups_for(protocol_id: str, protocols: Sequence[Mapping], headers: Sequence[Mapping]
+                   ) -> dict[str, list[Failure]]:
+    """One protocol's failures per group: what its partition of the Dagster ``protocols`` asset reports.
+
+    The rules of one protocol (gates 1 and 1b, the design readers) run on it
+    alone; the rules between protocols (twins, the 12-word leak) run on the
+    whole set and keep every failure that names it; gate 1b's self-test —
+    whether the gate can catch a broken B at all — concerns every protocol.
+    Each of :func:`run_groups`'s failures about the protocol is here.
+    """
+    mine = [p for p in protocols if p.get("protocol_id") == protocol_id]
+
+    def naming(failures: list[Failure]) -> list[Failure]:
+        return [f for f in failures if f.protocol_id == protocol_id or protocol_id in f.detail]
+
+    return {
+        "gate_1": invariants.check_all(mine),
+        "gate_1b": conformance.self_test_failures(protocols) + conformance.check_all(mine),
+        "twin_pairing": naming(lanes.twin_failures(headers)),
+        "leak_12_words": naming(leak.check(protocols)),
+        "design_readers": design_failures(mine),
+    }
+
+
 def design_failures(protocols: Sequence[Mapping]) -> list[Failure]:
     """The simulated readers' design rules (:func:`panels.readers.design_failures`) on every built protocol.
 

@@ -49,6 +49,17 @@ Readers
 Every reader ignores what its model says nothing about (an anchor, the order
 of the options, a default), so its B equals its A there.
 
+Known-answer readers
+--------------------
+Three readers answer as models with figures known in advance, each under a
+model id ``simulated-reader-<name>`` (:func:`simulated_reader` tells such an
+id from any other): ``invariant`` (the normative reader: no A↔B gap),
+``framing-sensitive`` (the biased reader: a known A↔B gap) and
+``ignores-question`` (``constant``: the first option whatever the text says,
+so C moves nothing and the run is ``not_reading``).  :func:`known_answer`
+gives what each must come back with; ``llmarchive.reader_server`` serves
+them over HTTP as an OpenAI-compatible server.
+
 The figures (``gap_ab_pct``, ``gap_aa_prime_pct``, ``gap_ac_pct``,
 ``stability_pct``) are what :func:`design_figures` returns and what the
 builder writes into each protocol as ``design_readers``.
@@ -63,6 +74,8 @@ from measure.invariants import version_frame
 from measure.schema import VERSIONS
 
 READERS = ("normative", "biased")
+# The reader that ignores the question (see :func:`choice`); a known-answer reader, never a design reader.
+CONSTANT = "constant"
 ALPHA = BETA = 0.88
 LAMBDA = 2.25
 GAMMA = 0.61
@@ -182,12 +195,22 @@ def biased_scores(family: str, rewording_type: str, structure: Mapping, version:
 
 
 def choice(reader: str, family: str, rewording_type: str, structure: Mapping, version: str) -> dict[str, Fraction]:
-    """The reader's share of answers per option letter for one version of one item."""
+    """The reader's share of answers per option letter for one version of one item.
+
+    Besides the design readers (:data:`READERS`) this answers for
+    :data:`CONSTANT`, the reader that ignores the question: the first option
+    letter, whatever the text says.  It is not a design reader (it fails the
+    positive control by construction); it is the known-answer reader whose
+    run must come back flagged ``not_reading``.
+    """
     if reader == "normative":
         return _split(normative_scores(structure, version), exact=True)
     if reader == "biased":
         return _split(biased_scores(family, rewording_type, structure, version), exact=False)
-    raise ValueError(f"unknown reader {reader!r}; readers: {', '.join(READERS)}")
+    if reader == CONSTANT:
+        first = min(structure["roles"])
+        return {letter: Fraction(1 if letter == first else 0) for letter in sorted(structure["roles"])}
+    raise ValueError(f"unknown reader {reader!r}; readers: {', '.join(READERS + (CONSTANT,))}")
 
 
 # --------------------------------------------------------------------- trials and figures
@@ -202,19 +225,30 @@ def _letters_for(shares: Mapping[str, Fraction], n: int, where: str) -> list[str
     return out
 
 
+def replicate_answers(reader: str, protocol: Mapping, item: Mapping, version: str) -> list[str]:
+    """The option letter of each of the ``n_per_scenario`` replicates of one item's version, in order.
+
+    A tie is split across the replicates exactly (letters in sorted order),
+    so a complete run holds the reader's shares and nothing else.
+    """
+    shares = choice(reader, protocol["family"], protocol["rewording_type"], item["structure"], version)
+    return _letters_for(shares, protocol["n_per_scenario"], f"{protocol['protocol_id']} {item['item_id']} {version}")
+
+
+def response_text(reader: str, letter: str) -> str:
+    """The reader's whole response: one sentence, then the ``DECISION:`` line both grammars read."""
+    return f"The {reader} reader chooses option {letter}.\nDECISION: {letter}"
+
+
 def trials(reader: str, protocol: Mapping) -> list[dict]:
     """The reader's complete run of a protocol, as trial records read by the real grammar."""
-    family, rewording_type = protocol["family"], protocol["rewording_type"]
     options = protocol["options"]
     extract = grammar_v2.extract if protocol["grammar_version"] == 2 else grammar.extract
-    replicates = protocol["n_per_scenario"]
     out = []
     for item in protocol["panel"]:
         for version in VERSIONS:
-            shares = choice(reader, family, rewording_type, item["structure"], version)
-            letters = _letters_for(shares, replicates, f"{protocol['protocol_id']} {item['item_id']} {version}")
-            for replicate, letter in enumerate(letters):
-                response = f"The {reader} reader chooses option {letter}.\nDECISION: {letter}"
+            for replicate, letter in enumerate(replicate_answers(reader, protocol, item, version)):
+                response = response_text(reader, letter)
                 decided = extract(response, options)
                 out.append({"record_type": "trial", "protocol_id": protocol["protocol_id"],
                             "item_id": item["item_id"], "version": version, "replicate_index": replicate,
@@ -328,5 +362,74 @@ def design_failures(protocol: Mapping, design: Optional[Mapping[str, Mapping]] =
     return out
 
 
-__all__ = ["READERS", "choice", "cpt", "design_failures", "design_figures", "figures", "frame",
-           "measure_reader", "reader_models", "trials", "value", "weight"]
+# --------------------------------------------------------------------- known-answer readers
+# Three readers whose figures on any protocol are known before a single call: served over HTTP by
+# llmarchive.reader_server, they let the whole outside route (prompts as published, the client, the
+# grammar, the estimator, the intake) be checked against answers nobody has to guess.
+SIMULATED_MODEL_PREFIX = "simulated-reader-"
+INVARIANT, FRAMING_SENSITIVE, IGNORES_QUESTION = "invariant", "framing-sensitive", "ignores-question"
+# known-answer reader → the reader of :func:`choice` that answers for it
+KNOWN_ANSWER_READERS: dict[str, str] = {INVARIANT: "normative", FRAMING_SENSITIVE: "biased",
+                                        IGNORES_QUESTION: CONSTANT}
+KNOWN_ANSWER_WORDS = {
+    INVARIANT: "answers A, A′ and B alike (expected value, a tie split evenly) and takes C's better option: "
+               "no A↔B gap, a reading at the noise floor",
+    FRAMING_SENSITIVE: "the family's classic biased reader: its answer follows the frame the text sets, so B "
+                       "moves it by a gap known in advance",
+    IGNORES_QUESTION: "always the first option, whatever the text says: C moves nothing, so its run is flagged "
+                      "not_reading",
+}
+
+
+def simulated_model_id(name: str) -> str:
+    """The model id a known-answer reader answers as (``simulated-reader-<name>``)."""
+    if name not in KNOWN_ANSWER_READERS:
+        raise ValueError(f"unknown simulated reader {name!r}; readers: {', '.join(KNOWN_ANSWER_READERS)}")
+    return SIMULATED_MODEL_PREFIX + name
+
+
+def simulated_reader(model_id: object) -> Optional[str]:
+    """The known-answer reader's name when ``model_id`` is one's id; None for any other model id."""
+    if not isinstance(model_id, str) or not model_id.startswith(SIMULATED_MODEL_PREFIX):
+        return None
+    name = model_id[len(SIMULATED_MODEL_PREFIX):]
+    return name if name in KNOWN_ANSWER_READERS else None
+
+
+_KNOWN_CACHE: dict[tuple[str, str], dict] = {}
+
+
+def known_answer(name: str, protocol: Mapping) -> dict:
+    """What the known-answer reader ``name`` must come back with on ``protocol``, from the real estimator.
+
+    ``figures`` are :func:`figures`'s four (``gap_ab_pct``, ``gap_aa_prime_pct``,
+    ``gap_ac_pct``, ``stability_pct``) — design figures for the two design
+    readers — and ``null_floor_pct`` and ``flags`` are the reader's complete
+    run measured as the archive measures any run (before the flags a
+    comparison point adds, ``exploratory``).  The bootstrap's seed depends on
+    the run's date and model, so an interval is not known in advance; the
+    point figures are.
+    """
+    simulates = KNOWN_ANSWER_READERS.get(name)
+    if simulates is None:
+        raise ValueError(f"unknown simulated reader {name!r}; readers: {', '.join(KNOWN_ANSWER_READERS)}")
+    key = (_design_key(protocol), name)
+    if key not in _KNOWN_CACHE:
+        if len(_KNOWN_CACHE) >= _DESIGN_CACHE_MAX:
+            _KNOWN_CACHE.clear()
+        record = measure_reader(simulates, protocol)
+        _KNOWN_CACHE[key] = {
+            "reader": name, "model_id": simulated_model_id(name), "simulates": simulates,
+            "words": KNOWN_ANSWER_WORDS[name],
+            "figures": {"gap_ab_pct": record["gap_pct"], "gap_aa_prime_pct": record["gap_null_pct"],
+                        "gap_ac_pct": record["gap_positive_pct"], "stability_pct": record["stability_pct"]},
+            "null_floor_pct": record["null_floor_pct"],
+            "flags": list(record["flags"]),
+        }
+    return copy.deepcopy(_KNOWN_CACHE[key])
+
+
+__all__ = ["CONSTANT", "KNOWN_ANSWER_READERS", "READERS", "SIMULATED_MODEL_PREFIX", "choice", "cpt",
+           "design_failures", "design_figures", "figures", "frame", "known_answer", "measure_reader",
+           "reader_models", "replicate_answers", "response_text", "simulated_model_id", "simulated_reader",
+           "trials", "value", "weight"]

@@ -2,9 +2,11 @@
 
 One entry point, :func:`publish_all`.  It reads the records once
 (:mod:`publish.sources`), renders every file into a staging folder beside
-``public/``, runs the leak guard over every byte of it
-(:mod:`publish.leak`) and only then swaps the staging folder into place.  A
-refused build leaves ``public/`` exactly as it was.
+``public/``, runs the wording leak guard (:mod:`publish.leak`) and the
+publication guard (:mod:`publish.guard`: no money of the owner's, no path
+of this machine, no credential) over every byte of it in one pass, and only
+then swaps the staging folder into place.  A refused build leaves
+``public/`` exactly as it was.
 
 What it writes into ``public/``::
 
@@ -29,10 +31,11 @@ from measure.canonical import sha256_hex
 from publish import changes, croissant, csvs, database, open_lane, panels, site, sources, status
 from publish.datasette_meta import DB_FILE
 from publish.errors import LeakError, PublishError, SiteError
+from publish.guard import GuardError, PublicationGuard
 from publish.leak import LeakGuard
 
 
-__all__ = ["publish_all", "PublishError", "LeakError", "SiteError", "leak_guard"]
+__all__ = ["publish_all", "PublishError", "LeakError", "GuardError", "SiteError", "leak_guard", "publication_guard"]
 
 
 def _pretty(value) -> bytes:
@@ -47,6 +50,39 @@ def leak_guard(inputs: sources.Inputs) -> LeakGuard:
 
     public = [t.text for t in inputs.texts.public] + [INSTRUCTION]
     return LeakGuard(inputs.texts.guarded, public)
+
+
+def publication_guard(paths: ArchivePaths, inputs: sources.Inputs, panel_files: dict[str, bytes]) -> PublicationGuard:
+    """The publication guard for a build (:mod:`publish.guard`), read from the home as it is now.
+
+    Exempt from its money rules: the words of the open panels as published
+    (``panel_files``, ``panels/<protocol_id>.json``), the decision
+    instruction, the models' answers the open lane publishes, and the words
+    an outsider wrote on a comparison point (who submitted it, its note, its
+    model ids) — data, not ours, and never allowed to block a publication by
+    mentioning an amount.
+    """
+    from llmarchive import budget as budget_mod
+    from panels.instruction import INSTRUCTION
+    from publish import guard
+
+    exempt = [INSTRUCTION, *(t.text for t in inputs.texts.public)]
+    exempt += [text for data in panel_files.values() for text in guard.json_strings(data)]
+    exempt += list(guard.answers_with_amounts(line for run in inputs.open_runs for line in run.lines))
+    exempt += [point[key] for point in inputs.by_kind("comparison_point")
+               for key in ("submitted_by", "note", "model_id", "requested_model_id") if isinstance(point.get(key), str)]
+    try:
+        budget = budget_mod.load_budget(paths)
+        entries = budget_mod.ledger_entries(paths)
+    except budget_mod.BudgetError as exc:
+        raise PublishError(f"the publication guard cannot read the budget it keeps out of public/: {exc}") from None
+    seeds = []
+    if paths.panel_seed_file.exists():
+        try:
+            seeds.append(paths.panel_seed_file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PublishError(f"{paths.panel_seed_file}: cannot be read ({exc})") from None
+    return guard.build(paths.home, Path(__file__).resolve().parent.parent, budget, entries, exempt, seeds=seeds)
 
 
 def _write(root: Path, name: str, data: bytes) -> None:
@@ -88,12 +124,15 @@ def publish_all(paths: ArchivePaths, build_time: Optional[str] = None) -> dict:
     """Build every public file from the records and move them into ``public/``; return the render manifest.
 
     The blocking checks of :mod:`publish.checks` run first (every hash
-    chain verifies, no flagged measurement on the curve, every coverage gap
-    has its cause), so every entry point publishes under the same rule.
+    chain verifies and every complete run's trial log is the one its record
+    describes, no flagged measurement on the curve, every coverage gap has
+    its cause and no period that ended as of ``build_time`` is left without
+    one), so every entry point publishes under the same rule.
 
     Raises :class:`PublishError` (bad input, naming the file; a blocking
     check that fails; or another build of the same home running), :class:`LeakError` (guarded wording
-    found; nothing written) or :class:`SiteError` (a site rule refused).
+    found; nothing written), :class:`GuardError` (the owner's money, a path of this machine or a
+    credential found; nothing written) or :class:`SiteError` (a site rule refused).
     """
     # The one timestamp parser (llmarchive.dates): the right form and a real instant, before anything is written.
     try:
@@ -108,7 +147,7 @@ def publish_all(paths: ArchivePaths, build_time: Optional[str] = None) -> dict:
 def _build(paths: ArchivePaths, build_time: str) -> dict:
     from publish import checks
 
-    blocking = checks.blocking_problems(paths)
+    blocking = checks.blocking_problems(paths, build_time)
     if blocking:
         raise PublishError(checks.refusal(blocking))
     inputs = sources.gather(paths)
@@ -121,7 +160,9 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
     files[csvs.COVERAGE_FILE] = csvs.coverage_csv(coverage_rows)
     files[csvs.CHANGES_FILE] = csvs.changes_csv(changes.change_rows(inputs.measurements, inputs.cells))
     files.update(open_lane.files(inputs.open_runs))
-    files.update(panels.files(paths, inputs.headers))
+    panel_files = panels.files(paths, inputs.headers)
+    files.update(panel_files)
+    boundary = publication_guard(paths, inputs, panel_files)
     latest = max((m["run_date"] for m in inputs.measurements), default=None)
     files["croissant.json"] = _pretty(croissant.build(files, inputs.open_runs, latest, build_time[:10]))
 
@@ -140,7 +181,7 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
         for name, data in files.items():
             if name != DB_FILE:
                 _write(staging, name, data)
-        guard.check_tree(staging)
+        guard.check_tree(staging, also=boundary)     # the wording leak guard and the publication guard, one pass
         _swap(staging, paths.public)
     finally:
         if staging.exists():

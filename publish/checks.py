@@ -5,24 +5,34 @@ Each returns a list of problems in words (empty means the check passes).
 asset reports each as an asset check, so both read the same verdict.
 
 * :func:`chain_problems` — every run's trial log and every bookkeeping log
-  verifies as a hash chain from its first record.
+  verifies as a hash chain from its first record, and every complete run's
+  log is the one its record and its measurement describe (the trials they
+  counted, the last record ``run.json`` names, no torn line).
 * :func:`flagged_on_curve` — no measurement carries a flag and
   ``on_curve: true`` at once (the estimator never writes one; a hand edit
   would).
-* :func:`unexplained_gaps` — every coverage row that is a gap names exactly
-  one cause from the closed list.
+* :func:`unexplained_gaps` and :func:`unexplained_periods` — every coverage
+  row that is a gap names exactly one cause from the closed list, and no
+  scheduled period that has ended is left with neither output nor a cause
+  (method §10.4), computed as of the build.
 * :func:`leak_problems` — no published byte carries guard or sealed wording
-  (the leak guard, run again over ``public/`` as it stands), and
+  (the leak guard, run again over ``public/`` as it stands) nor the owner's
+  money, a path of this machine or a credential (the publication guard,
+  :mod:`publish.guard`), and
   ``public/panels/`` holds exactly the open protocols' panel files, each
   verifying against its own hashes and the registry's
   (:func:`publish.panels.published_problems`).
 """
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
 from llmarchive import records, store
+from llmarchive.log_agreement import log_disagreement, measured_trials, state_of_records
 from llmarchive.jsonio import RecordFileError, read_json, read_jsonl
 from llmarchive.paths import ArchivePaths
+from llmarchive.records import parse_time
+from measure.errors import ArchiveError
 from measure import chain
 from measure.schema import GAP_CAUSES
 from publish.errors import LeakError, PublishError
@@ -36,25 +46,37 @@ def _run_folders(paths: ArchivePaths) -> list[Path]:
     return store.run_folders(paths.experiments)
 
 
-def _log_problem(log: str) -> Optional[str]:
+def _log_problem(folder: str) -> Optional[str]:
+    """What is wrong with a run folder's trial log: a broken chain, or — for a complete run — a log that is
+    not the one its record and its measurement describe (:mod:`llmarchive.log_agreement`)."""
+    log = store.trial_log(Path(folder))
     try:
-        chain.verify(read_jsonl(Path(log)))
+        found = read_jsonl(log)
+        chain.verify(found)
     except (chain.ChainError, RecordFileError) as exc:
         return f"{log}: {exc}"
-    except UnicodeDecodeError as exc:
-        return f"{log}: not UTF-8 text (byte {exc.start})"
-    return None
+    if not store.is_complete(Path(folder)) or not store.has_run(Path(folder)):
+        return None      # an open run is never published; an unreadable record is refused by its own check
+    try:
+        record = read_json(store.run_file(Path(folder)))
+        measurement = read_json(store.measurement_file(Path(folder)))
+    except RecordFileError as exc:
+        return str(exc)
+    if not isinstance(record, dict) or not isinstance(measurement, dict):
+        return None      # not objects: the store's scan and the measurement's own check name them
+    return log_disagreement(Path(folder), record, measured_trials(measurement), state_of_records(Path(folder), found))
 
 
 def chain_problems(paths: ArchivePaths) -> list[str]:
-    """Every trial log and record log that does not verify from its first record.
+    """Every trial log and record log that does not verify from its first record, and every complete run
+    whose trial log disagrees with its own record (fewer or more trials, another last record, a torn line).
 
     Ten years of runs are thousands of logs (460,800 trials in the
     benchmark's archive), so many logs are verified in two worker processes
     — clean ones (:mod:`publish.workers`), never forked from the caller,
     which may be a Dagster step or a server with threads of its own.
     """
-    logs = [str(store.trial_log(folder)) for folder in _run_folders(paths)]
+    logs = [str(folder) for folder in _run_folders(paths)]
     if len(logs) < 64:
         found = [_log_problem(log) for log in logs]
     else:
@@ -101,34 +123,60 @@ def unexplained_gaps(paths: ArchivePaths) -> list[str]:
     return problems
 
 
+def unexplained_periods(paths: ArchivePaths, build_time: Optional[str] = None) -> list[str]:
+    """Every scheduled period that ended by the build's day with neither output nor an observed condition.
+
+    method §10.4: a period with no cause fails the publication, whether or
+    not the coverage job has run since — so the rows are computed here, as
+    of the build time (:func:`llmarchive.coverage.compute`, which writes
+    nothing), the same computation the coverage job records.
+    """
+    from llmarchive.coverage import compute
+
+    when = parse_time(build_time) if build_time else None
+    now = when or datetime.now(timezone.utc)
+    try:
+        result = compute(paths, now.date().isoformat(), now=now)
+    except ArchiveError as exc:
+        return [f"coverage cannot be computed: {exc}"]
+    return [f"coverage {job} {period}{' ' + pid if pid else ''}: the period ended with no output and no observed "
+            "condition — a gap with no cause (`llmarchive coverage` names it; find why the job neither ran nor "
+            "recorded a skip)" for job, period, pid in result.unexplained]
+
+
 def leak_problems(paths: ArchivePaths) -> list[str]:
     from publish import leak_guard, panels, sources
 
     if not paths.public.is_dir():
         return []
+    from publish import publication_guard
+    from publish.guard import GuardError
+
     problems: list[str] = []
     try:
         inputs = sources.gather(paths)
         # A panel file for a protocol that is not open publishes guarded wording whatever the guard finds.
         problems = panels.published_problems(paths.public, inputs.headers)
-        leak_guard(inputs).check_tree(paths.public, workers=1)
-    except LeakError as exc:
+        published = {f"panels/{p.name}": p.read_bytes() for p in sorted((paths.public / "panels").glob("*.json"))}
+        leak_guard(inputs).check_tree(paths.public, workers=1, also=publication_guard(paths, inputs, published))
+    except (LeakError, GuardError) as exc:
         return problems + [str(exc)]
     except PublishError as exc:
         return [f"the leak guard could not read its inputs: {exc}"]
     return problems
 
 
-def blocking_problems(paths: ArchivePaths) -> dict[str, list[str]]:
+def blocking_problems(paths: ArchivePaths, build_time: Optional[str] = None) -> dict[str, list[str]]:
     """The checks that must pass before anything is published, by name (only the failing ones).
 
     :func:`publish.publish_all` runs them, so ``llmarchive publish`` and the
-    Dagster asset publish under one rule; the fourth check, the leak guard,
-    runs inside the build on the staging folder.
+    Dagster asset publish under one rule; the fourth check, the leak guard
+    with the publication guard, runs inside the build on the staging folder.
+    ``build_time`` is the instant coverage is judged at (default: now).
     """
     found = {"trial_log_chains": chain_problems(paths),
              "no_flagged_measurement_on_curve": flagged_on_curve(paths),
-             "coverage_gaps_have_causes": unexplained_gaps(paths)}
+             "coverage_gaps_have_causes": unexplained_gaps(paths) + unexplained_periods(paths, build_time)}
     return {name: problems for name, problems in found.items() if problems}
 
 
@@ -144,6 +192,6 @@ def run_all(paths: ArchivePaths) -> dict[str, list[str]]:
     return {
         "trial_log_chains": chain_problems(paths),
         "no_flagged_measurement_on_curve": flagged_on_curve(paths),
-        "coverage_gaps_have_causes": unexplained_gaps(paths),
+        "coverage_gaps_have_causes": unexplained_gaps(paths) + unexplained_periods(paths),
         "leak_guard": leak_problems(paths),
     }

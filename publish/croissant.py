@@ -25,7 +25,7 @@ from llmarchive import __version__
 from llmarchive.dates import parse_date
 from measure.canonical import sha256_hex
 from measure.schema import FIELD_DESCRIPTIONS, MEASUREMENT_FIELDS, OUTCOME_FIELD_DESCRIPTIONS, OUTCOME_FIELDS
-from publish import changes, csvs, open_lane, wording
+from publish import changes, csvs, open_lane, reading, wording
 from publish.open_lane import OpenRun
 
 CROISSANT_TYPES = {"pct": "sc:Float", "unit_interval": "sc:Float", "number": "sc:Float", "int": "sc:Integer",
@@ -122,16 +122,20 @@ def build(files: dict[str, bytes], open_runs: list[OpenRun], date_published: Opt
     distribution = [
         {"@type": "cr:FileObject", "@id": "stability.csv", "name": "stability.csv", "contentUrl": "stability.csv",
          "encodingFormat": "text/csv", "sha256": sha256_hex(files["stability.csv"]),
-         "description": "One row per measurement, one column per measurement field; both series."},
+         "description": ("One row per measurement: its reading in words, then one column per measurement "
+                         "field; both series.")},
         {"@type": "cr:FileObject", "@id": "outcomes.csv", "name": "outcomes.csv", "contentUrl": "outcomes.csv",
          "encodingFormat": "text/csv", "sha256": sha256_hex(files["outcomes.csv"]),
          "description": "Every measurement's outcome distribution: one row per run, version and outcome."},
     ]
     record_sets = [
         {"@type": "cr:RecordSet", "@id": "stability", "name": "stability",
-         "description": "Measurements (stability.csv).",
-         "field": [_field("stability", n, label, FIELD_DESCRIPTIONS[n], {"fileObject": {"@id": "stability.csv"}})
-                   for n, label in MEASUREMENT_FIELDS]},
+         "description": ("Measurements (stability.csv): first what each row can be read as, in words, then every "
+                         "measurement field exactly as computed."),
+         "field": [_field("stability", n, label, d, {"fileObject": {"@id": "stability.csv"}})
+                   for n, label, d in reading.READING_COLUMNS]
+                  + [_field("stability", n, label, FIELD_DESCRIPTIONS[n], {"fileObject": {"@id": "stability.csv"}})
+                     for n, label in MEASUREMENT_FIELDS]},
         {"@type": "cr:RecordSet", "@id": "outcomes", "name": "outcomes",
          "description": "Outcome counts (outcomes.csv).",
          "field": [_field("outcomes", n, label, OUTCOME_FIELD_DESCRIPTIONS[n], {"fileObject": {"@id": "outcomes.csv"}})
@@ -146,7 +150,7 @@ def build(files: dict[str, bytes], open_runs: list[OpenRun], date_published: Opt
             {"@type": "cr:RecordSet", "@id": "changes", "name": "changes",
              "description": "Changes between consecutive on-curve measurements (changes.csv).",
              "field": [_field("changes", n, label, d, {"fileObject": {"@id": "changes.csv"}})
-                       for n, label, d in changes.CHANGE_COLUMN_SPEC]})
+                       for n, label, d in reading.CHANGE_READING_COLUMNS + changes.CHANGE_COLUMN_SPEC]})
     if "coverage.csv" in files:
         distribution.append(
             {"@type": "cr:FileObject", "@id": "coverage.csv", "name": "coverage.csv", "contentUrl": "coverage.csv",

@@ -11,6 +11,7 @@ import csv
 import io
 from typing import Any, Iterable, Sequence
 
+from llmarchive.coverage_wording import public_detail
 from llmarchive.records import KINDS
 from measure.canonical import canonical_json
 from measure.schema import MEASUREMENT_FIELDS, OUTCOME_FIELD_NAMES, OUTCOMES, VERSIONS
@@ -58,9 +59,16 @@ def write_csv(header: Sequence[str], rows: Iterable[Sequence[str]]) -> bytes:
 
 
 def stability_csv(measurements: Iterable[dict]) -> bytes:
-    """One row per measurement, one column per ``MEASUREMENT_FIELDS`` key, in schema order."""
-    header = [name for name, _ in MEASUREMENT_FIELDS]
-    rows = ([cell(m[name], label) for name, label in MEASUREMENT_FIELDS] for m in measurements)
+    """One row per measurement: the derived words first (:data:`publish.reading.READING_COLUMNS`: what the
+    row can be read as, its flags as sentences), then one column per ``MEASUREMENT_FIELDS`` key, in schema
+    order and exactly as computed.  The words lead because a spreadsheet is read from the left; every
+    parser that reads columns by name is unaffected, and :mod:`publish.reader` checks the schema's part."""
+    from publish.reading import READING_COLUMNS, derived_columns
+
+    header = [name for name, _, _ in READING_COLUMNS] + [name for name, _ in MEASUREMENT_FIELDS]
+    rows = ([cell(words[name], label) for name, label, _ in READING_COLUMNS]
+            + [cell(m[name], label) for name, label in MEASUREMENT_FIELDS]
+            for m, words in ((m, derived_columns(m)) for m in measurements))
     return write_csv(header, rows)
 
 
@@ -85,11 +93,14 @@ def coverage_rows(records: Iterable[dict]) -> list[dict]:
 
     The log is append-only, so a job first recorded as a gap and later run
     (or re-classified) has two records; the later one is what happened.
+    ``detail`` is the row's public words (:func:`llmarchive.coverage_wording.public_detail`): a row
+    written before those existed is never copied as written.
     """
     latest: dict[tuple, dict] = {}
     for record in records:
         key = (record.get("period"), record.get("job"), record.get("series"), record.get("protocol_id"))
         latest[key] = {name: record.get(name) for name in COVERAGE_FIELDS}
+        latest[key]["detail"] = public_detail(record)
     return sorted(latest.values(), key=lambda r: (str(r["period"]), str(r["series"]), str(r["job"]),
                                                   str(r["protocol_id"] or "")))
 
@@ -101,6 +112,9 @@ def coverage_csv(rows: Iterable[dict]) -> bytes:
 def changes_csv(rows: Iterable[dict]) -> bytes:
     """The change rule's rows (:func:`publish.changes.change_rows`), one column per ``CHANGE_FIELDS`` key."""
     from publish.changes import CHANGE_COLUMN_SPEC
+    from publish.reading import CHANGE_READING_COLUMNS, change_reading
 
-    return write_csv([n for n, _, _ in CHANGE_COLUMN_SPEC],
-                     ([cell(r[n], label) for n, label, _ in CHANGE_COLUMN_SPEC] for r in rows))
+    spec = CHANGE_READING_COLUMNS + CHANGE_COLUMN_SPEC
+    return write_csv([n for n, _, _ in spec],
+                     ([cell(change_reading(r) if n == "reading" else r[n], label) for n, label, _ in spec]
+                      for r in rows))

@@ -3,11 +3,11 @@
 Every table, column, view and index is declared in :data:`TABLES` and
 :data:`VIEWS` — with the description Datasette shows — so the database and
 ``metadata.yml`` (:mod:`publish.datasette_meta`) are generated from one
-place and cannot drift.  The ``measurements`` columns are
-``measure.schema.MEASUREMENT_FIELDS`` themselves, in schema order, with the
-schema's own descriptions, followed by one derived column,
-``min_detectable_change_pct`` (:mod:`publish.changes`).  The ``changes``
-table holds the change rule's rows, the same as ``changes.csv``.
+place and cannot drift.  The ``measurements`` columns are the row's reading
+in words first (:mod:`publish.reading`), then ``MEASUREMENT_FIELDS``
+themselves, in schema order with the schema's descriptions, then
+``min_detectable_change_pct`` (:mod:`publish.changes`).  ``changes`` holds
+the change rule's rows (as ``changes.csv``), its verdict in words first.
 
 Type mapping: ``pct``, ``unit_interval`` and ``number`` → REAL; ``int`` and
 ``count`` → INTEGER; ``bool`` → INTEGER 0/1; ``text`` → TEXT; ``json`` →
@@ -34,9 +34,10 @@ from measure.schema import (
     PROTOCOL_HEADER_FIELDS,
     TRIAL_FIELD_LABELS,
 )
-from publish import changes, csvs, human_gap
+from publish import changes, csvs, human_gap, reading
 from publish.errors import PublishError
 from publish.sources import Inputs
+from publish.status import public_instrument_detail
 
 SQL_TYPES = {"pct": float, "unit_interval": float, "number": float, "int": int, "count": int, "bool": int,
              "text": str, "json": str}
@@ -216,7 +217,8 @@ MEASUREMENT_EXTRA_SPEC = (
     ("min_detectable_change_pct", "pct",
      "Derived, not a schema field: the smallest move from this measurement the change rule could call if "
      "the next measurement were as precise (max of sqrt(2) x CI half-width and 2 x drop_bound_pct_ab). "
-     "Empty when the measurement has no interval."),
+     "Empty when the measurement has no interval. Above 100 it is more than the scale: the losses alone could "
+     "explain any result, so no move could be called from here."),
 )
 
 COVERAGE_COLUMN_SPEC = (("coverage_id", "int", "Row number, in (period, series, job, protocol) order."),) + tuple(
@@ -229,9 +231,10 @@ TABLES: tuple[Table, ...] = (
     Table("runs", "One row per completed, published experiment run.",
           _cols(RUN_COLUMN_SPEC), "run_id", foreign_keys=[("protocol_id", "protocols", "protocol_id")],
           indexes=[("protocol_id", "run_date"), ("series", "run_date")]),
-    Table("measurements", "One row per measurement, one column per MEASUREMENT_FIELDS key (the same rows as "
-          "stability.csv). Both series are here, told apart by the series column; never draw them as one line.",
-          [Column(n, label, FIELD_DESCRIPTIONS[n]) for n, label in MEASUREMENT_FIELDS]
+    Table("measurements", "One row per measurement (the same rows as stability.csv): first what the row can be "
+          "read as, in words (reading, flag_sentences), then one column per MEASUREMENT_FIELDS key, exactly as "
+          "computed. Both series are here, told apart by the series column; never draw them as one line.",
+          _cols(reading.READING_COLUMNS) + [Column(n, label, FIELD_DESCRIPTIONS[n]) for n, label in MEASUREMENT_FIELDS]
           + _cols(MEASUREMENT_EXTRA_SPEC), "run_id",
           foreign_keys=[("run_id", "runs", "run_id"), ("protocol_id", "protocols", "protocol_id")],
           indexes=[("protocol_id", "model_family", "series", "run_date"), ("series", "run_date"),
@@ -240,7 +243,7 @@ TABLES: tuple[Table, ...] = (
           "model_family), each consecutive pair of on-curve measurements with the difference, its random-error "
           "bound, its systematic cap and the label computed by the frozen change rule (the same rows as "
           "changes.csv).",
-          _cols(changes.CHANGE_COLUMN_SPEC), "to_run_id",
+          _cols(reading.CHANGE_READING_COLUMNS + changes.CHANGE_COLUMN_SPEC), "to_run_id",
           foreign_keys=[("to_run_id", "measurements", "run_id"), ("from_run_id", "measurements", "run_id")],
           indexes=[("protocol_id", "model_family", "series", "to_run_date"), ("to_run_date",), ("label",)],
           sort="to_run_date"),
@@ -257,7 +260,8 @@ TABLES: tuple[Table, ...] = (
           indexes=[("run_id",), ("protocol_id", "item_id", "version")]),
     Table("comparison_points", "Outside runs on an open panel, recomputed by this project's estimator. A separate "
           "context table: never on the main curve, never in an aggregate, never a ranking.",
-          _cols(COMPARISON_COLUMN_SPEC), "record_sha256", indexes=[("protocol_id", "run_date")]),
+          _cols(reading.POINT_COLUMNS + COMPARISON_COLUMN_SPEC), "record_sha256",
+          indexes=[("protocol_id", "run_date")]),
     Table("instrument", "The instrument's own daily checks: the reference model's runtime fingerprint, the guard "
           "rotation, the subject fingerprint and any alarm.",
           _cols(INSTRUMENT_COLUMN_SPEC), "record_sha256", indexes=[("kind", "date")]),
@@ -316,7 +320,7 @@ def protocol_rows(inputs: Inputs) -> list[dict]:
 
 def measurement_rows(inputs: Inputs):
     for m in inputs.measurements:
-        yield {**m, "min_detectable_change_pct": changes.min_detectable_change_pct(m)}
+        yield {**reading.derived_columns(m), **m, "min_detectable_change_pct": changes.min_detectable_change_pct(m)}
 
 
 def run_rows(inputs: Inputs) -> list[dict]:
@@ -372,13 +376,15 @@ def instrument_rows(inputs: Inputs) -> list[dict]:
                 named.add("verdict")
             out.append({"record_sha256": r.get("record_sha256"), "kind": kind, "date": r.get("date"),
                         "status": status, "protocol_id": r.get("protocol_id"), "run_id": r.get("run_id"),
-                        "subject_model_id": r.get("subject_model_id"), "detail": _record_detail(r, named),
+                        "subject_model_id": r.get("subject_model_id"),
+                        "detail": public_instrument_detail(kind, status, _record_detail(r, named), r, inputs),
                         "recorded_at": r.get("recorded_at")})
     return sorted(out, key=lambda r: (str(r["date"]), r["kind"], str(r["record_sha256"])))
 
 
 def succession_rows(inputs: Inputs) -> list[dict]:
     from publish.sources import SUCCESSION_KINDS
+    from publish.succession_words import PRIVATE_FIELDS, public_reason
 
     out = []
     for kind in SUCCESSION_KINDS:
@@ -389,7 +395,8 @@ def succession_rows(inputs: Inputs) -> list[dict]:
                      "status", "reason"}
             out.append({"record_sha256": r.get("record_sha256"), "kind": kind, "date": r.get("date"),
                         "model_family": r.get("model_family"), "model_id": model, "previous_model_id": previous,
-                        "status": r.get("status"), "reason": r.get("reason"), "detail": _record_detail(r, named)})
+                        "status": r.get("status"), "reason": public_reason(kind, r),
+                        "detail": _record_detail(r, named | set(PRIVATE_FIELDS))})
     return sorted(out, key=lambda r: (str(r["date"]), r["kind"], str(r["record_sha256"])))
 
 
@@ -407,7 +414,8 @@ def comparison_rows(inputs: Inputs) -> list[dict]:
         if r.get("record_sha256") in withdrawn:
             continue
         m = r.get("measurement") if isinstance(r.get("measurement"), dict) else {}
-        out.append({"record_sha256": r.get("record_sha256"), "date": r.get("date"), "run_date": m.get("run_date"),
+        out.append({**reading.point_columns(r),
+                    "record_sha256": r.get("record_sha256"), "date": r.get("date"), "run_date": m.get("run_date"),
                     "protocol_id": r.get("protocol_id"), "model_id": r.get("model_id"),
                     "submitted_by": r.get("submitted_by"),
                     **{k: m.get(k) for k in ("stability_pct", "ci_low_pct", "ci_high_pct", "entropy_a", "entropy_b",
@@ -462,7 +470,8 @@ def build(path: Path, inputs: Inputs) -> None:
         _insert(db, TABLE_BY_NAME["protocols"], protocol_rows(inputs))
         _insert(db, TABLE_BY_NAME["runs"], run_rows(inputs))
         _insert(db, TABLE_BY_NAME["measurements"], measurement_rows(inputs))
-        _insert(db, TABLE_BY_NAME["changes"], changes.change_rows(inputs.measurements, inputs.cells))
+        _insert(db, TABLE_BY_NAME["changes"], ({"reading": reading.change_reading(r), **r}
+                                               for r in changes.change_rows(inputs.measurements, inputs.cells)))
         outcome_table = TABLE_BY_NAME["outcomes"]
         _insert(db, outcome_table, (dict(zip(outcome_table.column_names, row))
                                     for row in csvs.outcome_rows(inputs.measurements)))

@@ -156,40 +156,55 @@ class LeakGuard:
     def check_file(self, path: Path, name: Optional[str] = None) -> None:
         self.check_texts(file_texts(path, name or str(path)))
 
-    def check_tree(self, root: Path, workers: int = 2) -> None:
+    def check_tree(self, root: Path, workers: int = 2, also=None) -> None:
         """Check every file under ``root`` (a build's staging folder or a release).
 
         The files (and a database's tables) are independent, so they are
         searched by ``workers`` processes, each given this index once; clean
         ones, never forked from the caller (:mod:`publish.workers`).
+
+        ``also`` is a second guard searched in the same pass over the same
+        texts (:class:`publish.guard.PublicationGuard`: its ``scan_text``,
+        ``scan_file_bytes`` and ``error``), so every file is read once for
+        both; its refusal raises its own error class.
         """
         tasks = []
         for path in sorted((p for p in root.rglob("*") if p.is_file()), key=lambda p: -p.stat().st_size):
             name = str(path.relative_to(root))
             if path.suffix.lower() in SQLITE_SUFFIXES:
                 tasks.extend((str(path), name, part) for part in _sqlite_parts(path))
+                if also is not None:
+                    tasks.append((str(path), name, RAW))
             else:
                 tasks.append((str(path), name, None))
         if workers <= 1 or len(tasks) < 2:
             for task in tasks:
-                message = _check_task(task, self)
-                if message:
-                    raise LeakError(message)
+                _raise(_check_task(task, self, also), also)
             return
-        with pool(workers, initializer=_adopt, initargs=(self,)) as executor:
+        with pool(workers, initializer=_adopt, initargs=(self, also)) as executor:
             for future in as_completed([executor.submit(_check_task, task) for task in tasks]):
-                message = future.result()
-                if message:
+                found = future.result()
+                if found:
                     executor.shutdown(wait=False, cancel_futures=True)
-                    raise LeakError(message)
+                    _raise(found, also)
+
+
+RAW = ("raw",)   # the task part that searches a database's raw bytes (the second guard's paths and credentials)
+
+
+def _raise(found: Optional[tuple[str, bool]], also) -> None:
+    if found:
+        message, is_leak = found
+        raise LeakError(message) if is_leak else also.error(message)
 
 
 _WORKER_GUARD: Optional[LeakGuard] = None
+_WORKER_ALSO = None
 
 
-def _adopt(guard: "LeakGuard") -> None:
-    global _WORKER_GUARD
-    _WORKER_GUARD = guard
+def _adopt(guard: "LeakGuard", also=None) -> None:
+    global _WORKER_GUARD, _WORKER_ALSO
+    _WORKER_GUARD, _WORKER_ALSO = guard, also
     # A worker never runs its caller's signal handlers; an orchestrator's
     # (Dagster installs one) would turn the pool's routine shutdown into a
     # traceback in every worker.  Workers take the defaults.
@@ -197,14 +212,23 @@ def _adopt(guard: "LeakGuard") -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _check_task(task: tuple, guard: Optional[LeakGuard] = None) -> Optional[str]:
+def _check_task(task: tuple, guard: Optional[LeakGuard] = None, also=None) -> Optional[tuple[str, bool]]:
+    """``(message, is_leak)`` for the first refusal in one task's texts, else None."""
     path, name, part = task
     guard = guard or _WORKER_GUARD
+    also = also if also is not None else _WORKER_ALSO
+    if part == RAW:
+        message = also.scan_file_bytes(Path(path), name)
+        return (message, False) if message else None
     texts = _sqlite_texts(Path(path), name, part) if part is not None else file_texts(Path(path), name)
     for where, text in texts:
         leak = guard.scan_text(text, where)
         if leak:
-            return leak.message()
+            return leak.message(), True
+        if also is not None:
+            message = also.scan_text(text, where)
+            if message:
+                return message, False
     return None
 
 

@@ -148,9 +148,24 @@ GLOSSARY: dict[str, dict[str, str]] = {
         "flat": "Neither margin was cleared.",
         "min_detectable_change_pct": "The smallest move from a measurement that the change rule could call if the next "
                                      "measurement were as precise; a smaller real move would read as flat.",
-        "not measurable": "Shown instead of a stability figure when more than half of version A's or version B's "
-                          "answers were unreadable: the figure would say more about which answers happened to be "
-                          "readable than about the model.",
+        "not measurable": "Shown instead of a stability figure and its interval when more than half of version A's "
+                          "or version B's answers were unreadable (or the A–B loss bound is as wide as the scale): "
+                          "the figure would say more about which answers happened to be readable than about the "
+                          "model.",
+    },
+    "Reading a row": {
+        "reading": ("The first column of every measurement table, stability.csv and the database: what the row's "
+                    "numbers can be read as — not measurable, at the noise floor or measurable — then on the curve, "
+                    "or off it with a short reason per flag. Derived from the row's own fields, which stay exactly "
+                    "as computed."),
+        "flag_sentences": "Each flag of a row said as a sentence with its figures, instead of the check's formula.",
+        "more than the scale": ("A loss bound or a smallest detectable change above 100 on a 0–100 scale: the "
+                                "unreadable answers alone could explain any result, so the row says nothing about "
+                                "rewording."),
+        "simulated reader, known answer": ("A comparison point run by one of the archive's own deterministic "
+                                           "readers (simulated-reader-…) through the outsiders' route: its answer is "
+                                           "known before any call, so it checks that the archive sees what it "
+                                           "should. Never a model, never on a curve."),
     },
     "Instrument and succession records": {
         "runtime_fingerprint": "The reference model's daily answers to fixed prompts; any difference raises an "

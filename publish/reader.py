@@ -32,7 +32,10 @@ from measure.schema import MEASUREMENT_FIELD_NAMES, MEASUREMENT_FIELDS
 from publish import csvs, open_lane
 from publish.datasette_meta import DB_FILE
 from publish.errors import PublishError
+from publish.reading import READING_COLUMNS
 
+DERIVED_NAMES = tuple(name for name, _, _ in READING_COLUMNS)
+"""The words stability.csv publishes before the schema's fields; a copy of an older publication has none."""
 LABEL_WORDS = {"pct": "a number", "unit_interval": "a number", "number": "a number", "int": "an integer",
                "count": "an integer", "bool": "true or false", "text": "text", "json": "a JSON value"}
 
@@ -276,8 +279,10 @@ def _measurement_from_csv(path: Path, run_id: str) -> Optional[dict]:
     reader = csv.reader(io.StringIO(read_text(path), newline=""))
     try:
         header = next(reader, None)
-        if header is None or tuple(header) != MEASUREMENT_FIELD_NAMES:
-            raise PublishError(f"{path}: its header is not the measurement schema's fields")
+        if header is None or tuple(header[-len(MEASUREMENT_FIELD_NAMES):]) != MEASUREMENT_FIELD_NAMES \
+                or tuple(header[:-len(MEASUREMENT_FIELD_NAMES)]) not in ((), DERIVED_NAMES):
+            raise PublishError(f"{path}: its header is not the measurement schema's fields (after the derived "
+                               f"{', '.join(DERIVED_NAMES)})")
         for number, row in enumerate(reader, start=2):
             if len(row) != len(header):
                 raise PublishError(f"{path}, row {number}: {len(row)} cells, the header has {len(header)}")

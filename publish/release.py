@@ -10,7 +10,14 @@ What goes in (method §10, "The private / public boundary"):
   (``docs/method.md``, which the code's citations point into), and the one public
   piece of ``panels/`` — the decision instruction;
 * ``CITATION.cff`` and ``.zenodo.json`` with this version and date filled in;
-* a copy of the specification (``SPEC.md``).
+* a copy of the specification (``SPEC.md``);
+* the licences (:data:`LICENCE_FILES`): ``LICENSE`` (AGPL-3.0, the code) and
+  ``LICENSES/`` (CC-BY-4.0 for the data, CC-BY-SA-4.0 for the prose, and
+  which part each covers).
+
+Every listed file must exist: a missing one stops the release with its name
+(a release once listed ``LICENSE`` and skipped it, silently, because it did
+not exist).
 
 What never goes in: anything under the archive home's ``private/``, the
 protocol builders and scenario families (``panels/`` except the
@@ -41,8 +48,12 @@ from publish.errors import PublishError
 REPO = Path(__file__).resolve().parent.parent
 VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
 CODE_DIRS = ("measure", "llmarchive", "publish", "assets")
+# The licences (LICENSES/README.md says which part each covers): the AGPL's full text for the code, and the
+# Creative Commons legal code for the data and the prose, which those licences let a copy carry by its URI
+# alone; the full texts ship anyway.
+LICENCE_FILES = ("LICENSE", "LICENSES/README.md", "LICENSES/CC-BY-4.0.txt", "LICENSES/CC-BY-SA-4.0.txt")
 CODE_FILES = ("definitions.py", "Makefile", "pyproject.toml", "README.md", "metadata.yml", "cadence.yaml",
-              "subject_models.yaml", "LICENSE", "docs/method.md", "panels/__init__.py", "panels/instruction.py")
+              "subject_models.yaml", "docs/method.md", "panels/__init__.py", "panels/instruction.py") + LICENCE_FILES
 # Kept private with its data (method §10, point 2): the budget mechanism is not a secret, but its files carry
 # the project's real figures, so code and data stay private together.
 PRIVATE_NAMES = re.compile(r"(^|/)[^/]*(budget|spend)[^/]*(/|$)")   # a file or a folder (llmarchive/budget/)
@@ -105,9 +116,22 @@ def zenodo(version: str, date: str) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
+def check_listed_files(repo: Path = REPO) -> None:
+    """Refuse, naming it, a listed file that is missing: a release never drops a licence or a document silently."""
+    for name in CODE_FILES:
+        if not (repo / name).is_file():
+            what = "licence file" if name in LICENCE_FILES else "file"
+            raise PublishError(f"the release lists the {what} {name}, which is missing at {repo / name}; "
+                               "restore it before releasing")
+
+
 def assemble(paths: ArchivePaths, version: str, out: Path, spec: Optional[Path] = None,
-             date: Optional[str] = None) -> Release:
-    """Rebuild the publication and assemble release ``version`` into ``out`` (which must not exist)."""
+             date: Optional[str] = None, repo: Path = REPO) -> Release:
+    """Rebuild the publication and assemble release ``version`` into ``out`` (which must not exist).
+
+    ``repo`` is the source tree the code and the listed files are copied from (this repository; a test
+    passes a copy of it).
+    """
     from publish import leak_guard, publish_all, sources
 
     if not VERSION_RE.match(version):
@@ -130,6 +154,7 @@ def assemble(paths: ArchivePaths, version: str, out: Path, spec: Optional[Path] 
             raise PublishError(f"the release must carry a copy of the specification: put it at {spec} "
                                "or pass --spec FILE")
     date = parse_date(date, "the release date (--date)") if date is not None else utc_today()
+    check_listed_files(repo)
 
     manifest = publish_all(paths)
     files: dict[str, str] = {}
@@ -140,13 +165,12 @@ def assemble(paths: ArchivePaths, version: str, out: Path, spec: Optional[Path] 
         _copy(paths.public / "render_manifest.json", out / "data", "render_manifest.json", files)
         files = {f"data/{k}": v for k, v in files.items()}
         for folder in CODE_DIRS:
-            base = REPO / folder
+            base = repo / folder
             if base.is_dir():
                 for src in sorted(p for p in base.rglob("*") if p.is_file()):
-                    _copy(src, out, str(src.relative_to(REPO)), files)
+                    _copy(src, out, str(src.relative_to(repo)), files)
         for name in CODE_FILES:
-            if (REPO / name).is_file():
-                _copy(REPO / name, out, name, files)
+            _copy(repo / name, out, name, files)
         _copy(spec, out, "SPEC.md", files)
         for name, text in (("CITATION.cff", citation(version, date)), (".zenodo.json", zenodo(version, date)),
                            ("RELEASE_CHECKLIST.md", CHECKLIST.format(version=version))):

@@ -10,12 +10,15 @@ external request, no relative time: every date in the markup is absolute.
 The document must be usable 400 px wide.
 
 This module prepares plain values for the templates (which rows, in which
-order, what the change rule says); the templates decide how they look.  Three
+order, what the change rule says); the templates decide how they look.  Four
 modules by concern: this one (the pages' values, the drawers, :func:`render`),
-:mod:`publish.site_templates` (the Jinja2 environment, its filters and the
-shared formatting) and :mod:`publish.site_rules` (assembly into one document
-and the rules re-checked on it); their names are re-exported here, so callers
-use ``publish.site`` alone.
+:mod:`publish.site_home` (the homepage's status bar, every series and the
+instrument), :mod:`publish.site_templates` (the Jinja2 environment, its
+filters and the shared formatting) and :mod:`publish.site_rules` (assembly
+into one document and the rules re-checked on it); their names are
+re-exported here, so callers use ``publish.site`` alone.  What a number can
+be read as comes from :mod:`publish.reading`, the same words the CSV and the
+database publish.
 
 Rules enforced, each refusing the build (:class:`SiteError`):
 
@@ -35,7 +38,12 @@ Rules enforced, each refusing the build (:class:`SiteError`):
   measurements inline (the newest), so it stays readable at ten years; the
   full list is linked (Datasette's ``flagged_measurements``, ``stability.csv``).
 
-What the pages show beyond the records' own fields: the ``instrument_alarm``
+What the pages show beyond the records' own fields: each measurement's
+reading first (every Results table, every drawer) and its flags as
+sentences; the status bar's lines per series, the instrument and the
+comparison points (:mod:`publish.site_home`); each comparison point's kind
+("simulated reader, known answer" for one of the archive's simulated
+readers) with its interval; the ``instrument_alarm``
 of ``status.json`` on Home and Results; the change rows of
 :mod:`publish.changes` as the "biggest move" and each drawer's
 ``min_detectable_change_pct``; a measurement with most answers unreadable as
@@ -53,22 +61,22 @@ from markupsafe import Markup
 from measure import stats
 from measure.schema import FIELD_DESCRIPTIONS, MEASUREMENT_FIELDS, VERSIONS
 from panels.instruction import INSTRUCTION
-from publish import changes, human_gap, pages, svg
-from publish import status as status_file
+from publish import changes, human_gap, pages, reading, svg
 from publish.datasette_meta import CANNED_QUERIES, DB_FILE
 from publish.errors import SiteError
 from publish.open_lane import verify_command
 from publish.panels import PANELS_DIR, file_name as panel_file_name
+from publish.site_home import latched_alarm, status_bar
 from publish.site_rules import EXTERNAL_LOAD, FLAGGED_INLINE, RELATIVE_TIME, assemble, check_site
 from publish.site_templates import (UNREADABLE_SHARE, VERSION_LABEL, breakable, environment, pct, render_template,
                                     repeats_reading, rounded_reason, static_text, unit, unreadable)
 from publish.sources import Inputs
-from publish.status import coverage_summary, instrument_summary
+from publish.status import alarm_words, coverage_summary, instrument_summary
 
 __all__ = [  # the names callers reach through publish.site, wherever they are defined
     "SiteContext", "render", "home", "results", "data_page", "design_page", "glossary_page", "methodology_page",
     "drawer_data", "sample_responses", "latest_per_curve", "biggest_move", "curves", "flagged", "generations",
-    "examples", "status_bar", "latched_alarm", "DRAWER_FIELDS", "DRAWER_RESPONSES", "RESPONSE_CHARS",
+    "examples", "status_bar", "latched_alarm", "point_key", "DRAWER_FIELDS", "DRAWER_RESPONSES", "RESPONSE_CHARS",
     "SCAN_HEADERS", "FLAGGED_HEADERS", "COMPARISON_HEADERS", "DESIGN_FIGURES",
     "EXTERNAL_LOAD", "FLAGGED_INLINE", "RELATIVE_TIME", "assemble", "check_site",
     "UNREADABLE_SHARE", "VERSION_LABEL", "breakable", "environment", "pct", "render_template", "repeats_reading",
@@ -113,25 +121,6 @@ def latest_per_curve(measurements: list[dict], series: str) -> list[dict]:
     return sorted(latest.values(), key=lambda m: (str(m.get("model_family")), m["protocol_id"]))
 
 
-def status_bar(ctx: SiteContext) -> str:
-    summary = coverage_summary(ctx.coverage_rows, "commercial")
-    latest = max((m["run_date"] for m in ctx.inputs.measurements if m["series"] == "commercial"), default=None)
-    causes = ", ".join(f"{c} {n}" for c, n in summary["gaps_by_cause"].items())
-    return render_template("status_bar.html", bar=Markup(svg.coverage_bar(summary)), summary=summary, causes=causes,
-                           latest=latest, fp=instrument_summary(ctx.inputs)["runtime_fingerprint"],
-                           build_time=ctx.build_time)
-
-
-def latched_alarm(ctx: SiteContext) -> Optional[dict]:
-    """The ``instrument_alarm`` entry of ``status.json`` (``None`` when nothing is latched).
-
-    Read through :func:`publish.status.status`, the function that writes
-    ``status.json``, so the page and the file say the same thing.
-    """
-    alarm = status_file.status(ctx.inputs, ctx.coverage_rows, ctx.build_time).get("instrument_alarm")
-    return alarm if isinstance(alarm, dict) else None
-
-
 def home(ctx: SiteContext) -> str:
     a = {"sure": 18, "gamble": 12}
     b = {"sure": 11, "gamble": 19}
@@ -144,13 +133,16 @@ def home(ctx: SiteContext) -> str:
 # Results
 # --------------------------------------------------------------------------
 
-SCAN_HEADERS = [("Protocol", "text"), ("Type", "text"), ("Lane", "text"), ("Family", "text"), ("Date", "text"),
-                ("Model returned", "text"), ("Stability %", "num"), ("95% CI", "num"), ("Entropy A", "num"),
-                ("Entropy B", "num"), ("Noise floor", "num"), ("Status", "num")]
-FLAGGED_HEADERS = [("Date", "text"), ("Series", "text"), ("Protocol", "text"), ("Model returned", "text"),
-                   ("Stability %", "num"), ("Entropy A / B", "num"), ("Flags and reasons", "text")]
-COMPARISON_HEADERS = [("Measured on", "text"), ("Protocol", "text"), ("Model", "text"), ("Submitted by", "text"),
-                      ("Stability %", "num"), ("Entropy A / B", "num"), ("Noise floor", "num")]
+# The reading (publish.reading) is every results table's first column: what the row's numbers can be read as.
+SCAN_HEADERS = [("Reading", "text"), ("Protocol", "text"), ("Type", "text"), ("Lane", "text"), ("Family", "text"),
+                ("Date", "text"), ("Model returned", "text"), ("Stability %", "num"), ("95% CI", "num"),
+                ("Entropy A", "num"), ("Entropy B", "num"), ("Noise floor", "num"), ("Status", "num")]
+FLAGGED_HEADERS = [("Reading", "text"), ("Date", "text"), ("Series", "text"), ("Protocol", "text"),
+                   ("Model returned", "text"), ("Stability %", "num"), ("Entropy A / B", "num"),
+                   ("Flags and reasons", "text")]
+COMPARISON_HEADERS = [("Reading", "text"), ("Measured on", "text"), ("Protocol", "text"), ("Model", "text"),
+                      ("Submitted by", "text"), ("Stability %", "num"), ("95% CI", "num"), ("Entropy A / B", "num"),
+                      ("Noise floor", "num"), ("Flags", "text")]
 
 
 def biggest_move(measurements: list[dict]) -> Optional[dict]:
@@ -261,7 +253,10 @@ def results(ctx: SiteContext) -> str:
 
     ms = ctx.inputs.measurements
     flagged_rows, flagged_total = flagged(ms)
-    alarms = sorted(ctx.inputs.by_kind("instrument_alarm"), key=lambda r: str(r.get("date")), reverse=True)[:10]
+    # An alarm's own reason is private (it can hold an error's text): the list shows it in public words.
+    alarms = [{"date": a.get("date"), "words": alarm_words(a, ctx.inputs)}
+              for a in sorted(ctx.inputs.by_kind("instrument_alarm"), key=lambda r: str(r.get("date")),
+                              reverse=True)[:10]]
     return render_template(
         "results.html", SCAN_HEADERS=SCAN_HEADERS, FLAGGED_HEADERS=FLAGGED_HEADERS,
         COMPARISON_HEADERS=COMPARISON_HEADERS,
@@ -271,7 +266,8 @@ def results(ctx: SiteContext) -> str:
         instrument=instrument_summary(ctx.inputs), alarms=alarms,
         coverage=coverage_summary(ctx.coverage_rows, "commercial"),
         coverage_open=coverage_summary(ctx.coverage_rows, "open_weights"),
-        comparison=comparison_rows(ctx.inputs), examples=examples(ctx), succession=succession_rows(ctx.inputs))
+        comparison=comparison_rows(ctx.inputs), point_key=point_key, examples=examples(ctx),
+        succession=succession_rows(ctx.inputs))
 
 
 # --------------------------------------------------------------------------
@@ -285,7 +281,8 @@ def data_page(ctx: SiteContext) -> str:
                            verify_command=verify_command(), verify_example=verify_command(open_ids[-1]) if open_ids else None,
                            file_names={name for name, _, _ in ctx.data_files},
                            queries=list(CANNED_QUERIES.items()),
-                           columns=[(n, label, FIELD_DESCRIPTIONS[n]) for n, label in MEASUREMENT_FIELDS])
+                           columns=list(reading.READING_COLUMNS)
+                           + [(n, label, FIELD_DESCRIPTIONS[n]) for n, label in MEASUREMENT_FIELDS])
 
 
 def glossary_page() -> str:
@@ -324,27 +321,56 @@ def methodology_page() -> str:
 # the drawers
 # --------------------------------------------------------------------------
 
-def drawer_data(measurements: list[dict], open_runs: Optional[list] = None) -> dict:
-    """What a row's drawer shows, for the rows that have one (the latest of each curve, both series).
+def drawer_data(measurements: list[dict], open_runs: Optional[list] = None,
+                points: Optional[list[dict]] = None) -> dict:
+    """What a row's drawer shows, for the rows that have one (the latest of each curve, both series, and
+    every comparison point, keyed :func:`point_key`).
 
-    Beside the measurement's own fields: ``min_detectable_change_pct``
-    (:func:`publish.changes.min_detectable_change_pct`), ``unreadable`` (see
-    :func:`unreadable`) and, for an open-lane run, ``responses``: one
-    response of each of :data:`DRAWER_RESPONSES` from the open-lane file,
-    with the decision the grammar read from it.
+    Beside the measurement's own fields: its ``reading`` and ``flag_sentences``
+    (:mod:`publish.reading`), ``bounds`` (each loss bound and
+    ``min_detectable_change_pct`` in words when it is beyond the scale),
+    ``min_detectable_change_pct`` (:func:`publish.changes.min_detectable_change_pct`),
+    ``unreadable`` (see :func:`unreadable`) and, for an open-lane run,
+    ``responses``: one response of each of :data:`DRAWER_RESPONSES` from the
+    open-lane file, with the decision the grammar read from it.  A comparison
+    point's entry also carries ``point_kind`` ("simulated reader, known
+    answer" for a simulated reader), ``expected``, ``model_id`` and
+    ``submitted_by``.
     """
     rows = latest_per_curve(measurements, "commercial") + latest_per_curve(measurements, "open_weights")
     lines = {r.run_id: r.lines for r in (open_runs or [])}
     out = {}
     for m in rows:
-        entry = {k: m.get(k) for k in DRAWER_FIELDS}
-        entry["min_detectable_change_pct"] = changes.min_detectable_change_pct(m)
-        entry["unreadable"] = unreadable(m)
-        entry["repeats_reading"] = repeats_reading(m)
+        entry = _drawer_entry(m)
         if m["run_id"] in lines:
             entry["responses"] = sample_responses(lines[m["run_id"]])
         out[m["run_id"]] = entry
+    for point in points or []:
+        if isinstance(point.get("measurement"), dict):
+            out[point_key(point)] = {**_drawer_entry(point["measurement"]),
+                                     **{k: point.get(k) for k in ("point_kind", "expected", "model_id",
+                                                                  "submitted_by")},
+                                     "known_answer": point.get("point_kind") == reading.KNOWN_ANSWER}
     return out
+
+
+def point_key(point: dict) -> str:
+    """A comparison point's drawer key: never a run id of the series (the point's own run id is the submitter's)."""
+    return f"point-{str(point.get('record_sha256'))[:16]}"
+
+
+def _drawer_entry(m: dict) -> dict:
+    entry = {k: m.get(k) for k in DRAWER_FIELDS}
+    entry["min_detectable_change_pct"] = changes.min_detectable_change_pct(m)
+    entry["unreadable"] = unreadable(m)
+    entry["repeats_reading"] = repeats_reading(m)
+    entry["reading"] = reading.reading(m)
+    entry["flag_sentences"] = reading.flag_sentences(m)
+    entry["bounds"] = {k: reading.beyond_scale(v) for k, v in
+                       [(k, m.get(k)) for k in ("drop_bound_pct_ab", "drop_bound_pct_aa", "drop_bound_pct_ac")]
+                       + [("min_detectable_change_pct", entry["min_detectable_change_pct"])]
+                       if reading.beyond_scale(v)}
+    return entry
 
 
 def sample_responses(lines: list[bytes]) -> list[dict]:
@@ -390,7 +416,9 @@ def render(ctx: SiteContext) -> str:
         "value": pages.VALUE,
         "glossary": glossary_page(),
     }
-    document = assemble(page_html, ctx.build_time, drawer_data(ctx.inputs.measurements, ctx.inputs.open_runs),
-                        human)
+    from publish.database import comparison_rows
+
+    document = assemble(page_html, ctx.build_time,
+                        drawer_data(ctx.inputs.measurements, ctx.inputs.open_runs, comparison_rows(ctx.inputs)), human)
     check_site(document)
     return document

@@ -18,12 +18,11 @@ from typing import Optional
 import jinja2
 from markupsafe import Markup
 
-from publish import wording
+from publish import reading, wording
 from publish.datasette_meta import DATABASE
 
 VERSION_LABEL = {"A": "A", "A_prime": "A′", "B": "B", "C": "C"}
-UNREADABLE_SHARE = 0.5
-"""Above this share of unreadable answers in A or in B, no stability figure is shown: there is too little to read."""
+UNREADABLE_SHARE = reading.UNREADABLE_SHARE
 
 
 
@@ -68,19 +67,21 @@ def breakable(identifier) -> Markup:
     return Markup(escape("" if identifier is None else str(identifier)).replace("__", "__<wbr>"))
 
 
+def code_name(name) -> Markup:
+    """A flag or field name that may wrap after each ``_`` (never inside a word), as ``<code>``."""
+    text = escape("" if name is None else str(name)).replace("_", "_<wbr>")
+    return Markup(f'<code class="name">{text}</code>')
+
+
 def unreadable(m: dict) -> Optional[dict]:
     """``{"readable": n, "total": N}`` for A and B together when too few answers were readable, else ``None``.
 
     With more than half of A's or of B's answers unreadable, the stability
     figure is dominated by which answers happened to be readable (its loss
-    bound is wider than the scale), so the site shows the count instead.
+    bound is as wide as the scale), so the site shows the count instead:
+    :func:`publish.reading.readable`, the rule every published reading uses.
     """
-    u_a, u_b = m.get("u_a"), m.get("u_b")
-    if u_a is None or u_b is None or max(u_a, u_b) <= UNREADABLE_SHARE:
-        return None
-    n_valid = m.get("n_valid") or {}
-    n = m.get("n") or 0
-    return {"readable": int(n_valid.get("A", 0)) + int(n_valid.get("B", 0)), "total": 2 * int(n)}
+    return reading.readable(m)
 
 
 _NUMBER_WORDS = {15: "fifteen"}
@@ -132,9 +133,11 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("publish", "templates"), autoescape=True,
                              finalize=_finalize, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
-    env.filters.update(pct=pct, unit=unit, sortv=_sort_value, reason=rounded_reason, breakable=breakable)
+    env.filters.update(pct=pct, unit=unit, sortv=_sort_value, reason=rounded_reason, breakable=breakable,
+                       code_name=code_name)
     env.globals.update(wording=wording, VERSION_LABEL=VERSION_LABEL, unreadable=unreadable,
-                       datasette=f"../{DATABASE}")
+                       reading=reading.reading, flag_sentences=reading.flag_sentences,
+                       KNOWN_ANSWER=reading.KNOWN_ANSWER, datasette=f"../{DATABASE}")
     return env
 
 

@@ -14,10 +14,12 @@ render manifest) — plus a digest of the inputs the build read.
 Only these two files and the site carry the build time; everything else is
 a function of the records alone.
 """
+import re
 from collections import Counter
 from typing import Optional
 
 from llmarchive import __version__
+from llmarchive.coverage_wording import code_word, day_of
 from llmarchive.instrument.verdict import CORE_CHANGE, latched_from
 from measure.canonical import canonical_sha256, sha256_hex
 from measure.schema import GAP_CAUSES, SCHEMA_SHA256, SCHEMA_VERSION, SERIES
@@ -62,13 +64,58 @@ def _latest(records: list[dict], fields: tuple[str, ...]) -> Optional[dict]:
     return {k: record.get(k) for k in fields}
 
 
+def alarm_words(alarm: dict, inputs: Inputs) -> str:
+    """Why an alarm was raised, in public words: its source, date and the check's own verdict.
+
+    The alarm record's ``reason`` is not copied: an instrument that could not
+    run writes the error's text there (a model file's path, an exception), so
+    the words are composed from structured fields — the day's runtime
+    fingerprint status, the rotated protocol and its verdict.
+    """
+    source = code_word(alarm.get("source")) or "instrument"
+    day = day_of(alarm.get("date"))
+    if source == "runtime_fingerprint":
+        found = [r for r in inputs.by_kind("runtime_fingerprint") if str(r.get("date")) == day]
+        status = code_word(found[-1].get("status")) if found else None
+        where = re.match(r"prompt ([a-z0-9_]+)\b", str(found[-1].get("first_difference") or "")) if found else None
+        return (f"runtime_fingerprint on {day}: " + (f"status {status}" if status else "the check did not pass")
+                + (f" (first difference at prompt {where.group(1)})" if where else ""))
+    if source == "guard_rotation":
+        pid = code_word(alarm.get("protocol_id"))
+        found = [r for r in inputs.by_kind("guard_rotation")
+                 if str(r.get("date")) == day and (pid is None or r.get("protocol_id") == pid)]
+        verdict = code_word(found[-1].get("verdict")) if found else None
+        return f"guard_rotation on {day}: " + " ".join(x for x in (pid, verdict or "the check did not pass") if x)
+    return f"{source} alarm on {day}"
+
+
+def public_instrument_detail(kind: str, status: object, detail: Optional[dict], record: dict,
+                             inputs: Inputs) -> Optional[dict]:
+    """An instrument record's other fields as the database publishes them, without a private reason.
+
+    A check that could not run keeps the error's text (a path, an exception) as its ``reason``, and its
+    alarm repeats it: neither is copied; an alarm's reason is composed from public fields
+    (:func:`alarm_words`).
+    """
+    if detail is not None and (status == "unavailable" or kind == "instrument_alarm"):
+        detail = {k: v for k, v in detail.items() if k != "reason"}
+        if kind == "instrument_alarm":
+            detail["reason"] = alarm_words(record, inputs)
+    return detail or None
+
+
 def instrument_summary(inputs: Inputs) -> dict:
+    alarms = inputs.by_kind("instrument_alarm")
+    latest = _latest(alarms, ("date", "source"))
+    if latest is not None:
+        newest = max(alarms, key=lambda r: (str(r.get("date")), str(r.get("recorded_at"))))
+        latest["reason"] = alarm_words(newest, inputs)
     return {
         "runtime_fingerprint": _latest(inputs.by_kind("runtime_fingerprint"), ("date", "status")),
         "guard_rotation": _latest(inputs.by_kind("guard_rotation"), ("date", "protocol_id", "verdict")),
         "subject_fingerprint": _latest(inputs.by_kind("subject_fingerprint"),
                                        ("date", "subject_model_id", "correct", "total")),
-        "latest_alarm": _latest(inputs.by_kind("instrument_alarm"), ("date", "source", "reason")),
+        "latest_alarm": latest,
     }
 
 
@@ -80,7 +127,14 @@ def instrument_alarm(inputs: Inputs) -> Optional[dict]:
     ``core_change`` records; a build that did not read that log sees every
     alarm as unacknowledged, which errs on the side of showing the alarm.
     """
-    return latched_from(inputs.by_kind("instrument_alarm"), inputs.by_kind(CORE_CHANGE))
+    latch = latched_from(inputs.by_kind("instrument_alarm"), inputs.by_kind(CORE_CHANGE))
+    if latch is None:
+        return None
+    first = next((a for a in inputs.by_kind("instrument_alarm")
+                  if a.get("record_sha256") == latch.get("first_alarm_sha256")), None)
+    # The words are composed from the first open alarm's fields (alarm_words), never its reason.
+    return {**latch, "reason": alarm_words(first or {"source": latch.get("source"), "date": latch.get("since")},
+                                            inputs)}
 
 
 def measurement_counts(measurements: list[dict]) -> dict:

@@ -46,10 +46,22 @@ CLOCK_ENV = "LLMARCHIVE_TEST_CLOCK"
 """An ISO 8601 instant (UTC) the whole session starts at instead of now; unset: the real clock."""
 
 _session_clock = pytest.StashKey[object]()
+_session_home = pytest.StashKey[str]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Start the session's clock at ``$LLMARCHIVE_TEST_CLOCK`` (before any test module is imported)."""
+    """Start the session's clock at ``$LLMARCHIVE_TEST_CLOCK`` (before any test module is imported).
+
+    Also point ``$LLMARCHIVE_HOME`` at an empty folder for the session, before
+    any test module is imported: what is read at import — the Dagster
+    partitions start at the home's first admission (assets/partitions.py) —
+    must never come from the developer's ``var/`` (``make test`` exports it).
+    """
+    import tempfile
+
+    home = tempfile.mkdtemp(prefix="llmarchive-session-home-")
+    os.environ["LLMARCHIVE_HOME"] = home
+    config.stash[_session_home] = home
     instant = os.environ.get(CLOCK_ENV)
     if not instant:
         return
@@ -70,6 +82,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    home = config.stash.get(_session_home, None)
+    if home is not None:
+        shutil.rmtree(home, ignore_errors=True)
     traveller = config.stash.get(_session_clock, None)
     if traveller is not None:
         traveller.stop()

@@ -53,3 +53,14 @@ def failure_text(result) -> str:
             parts.append(str(data.user_failure_data.description if data.user_failure_data else "")
                          + " " + str(data.error.message if data.error else ""))
     return "\n".join(parts)
+
+
+def refusals(result) -> list[tuple[str, dict[str, Any]]]:
+    """Every intentional failure (a ``dagster.Failure``) in ``result``: its description and plain metadata."""
+    out = []
+    for event in result.all_events:
+        if event.event_type_value == "STEP_FAILURE":
+            data = event.step_failure_data.user_failure_data
+            if data is not None and data.label == "intentional-failure":
+                out.append((data.description, {k: getattr(v, "value", v) for k, v in data.metadata.items()}))
+    return out

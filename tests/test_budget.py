@@ -134,11 +134,12 @@ def test_a_scenario_run_never_reaches_into_the_reserves(paths):
 def test_a_budget_refusal_records_its_condition_and_takes_its_cause_from_skips(paths):
     """Both ways the budget refuses work — the month's plan and one run's permission — write the skip through
     llmarchive.skips, so the skip names the condition coverage reads and its cause is the mapping's."""
-    spend(paths, 96)  # past the 95 % rung: no scenario protocol may run
-    B.allowed_protocols(paths, v0_headers(), month=B.current_month(), date="2026-11-02")
+    spend(paths, 96)  # past the 95 % rung: no scenario protocol may run (the spend lands in this month)
+    today = records.utc_today()
+    B.allowed_protocols(paths, v0_headers(), month=B.current_month(), date=today)
     header = header_for("risky_choice_framing__wording__v0", "open", "risky_choice_framing__anchoring__v0")
     with pytest.raises(B.BudgetHalted):
-        B.authorize_run(paths, BUDGET, header, "manual", 120, date="2026-11-02")
+        B.authorize_run(paths, BUDGET, header, "manual", 120, date=today)
     written = records.read(paths, "skip")
     assert len(written) == 13
     assert {(s["condition"], s["cause"]) for s in written} == {("budget_refused", cause_for(["budget_refused"]))}
@@ -202,14 +203,15 @@ def test_run_refuses_a_paid_subject_without_a_budget(archive_home, monkeypatch, 
 
 def test_run_stops_before_any_call_when_the_ladder_says_no(paths, monkeypatch, capsys):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-x")
-    spend(paths, 96)
+    spend(paths, 96)                     # in this month: the month the run's date falls in
+    today = records.utc_today()
     code = main(["run", "sunk_cost_fallacy__order__v0", "--subject", "anthropic", "--model", "claude-x",
-                 "--base-url", "http://127.0.0.1:9", "--run-date", "2026-11-03"])
+                 "--base-url", "http://127.0.0.1:9", "--run-date", today])
     assert code == 1
     assert "budget_halted" in capsys.readouterr().err
     skip = records.read(paths, "skip")[-1]
     assert (skip["protocol_id"], skip["cause"], skip["date"]) == ("sunk_cost_fallacy__order__v0", "budget_halted",
-                                                                  "2026-11-03")
+                                                                  today)
     assert not paths.experiments.exists() or not any(paths.experiments.iterdir())
 
 
@@ -336,3 +338,23 @@ def test_budget_init_takes_token_prices(archive_home, capsys):
     assert main(["budget", "init", "--force", "--ceiling", "20", "--bridge-reserve", "6.5", "--heartbeat-reserve",
                  "1", "--scenario-rate", "0.0094", "--fingerprint-rate", "0.0011", "--input-price", "2.8"]) == 2
     assert "both --input-price and --output-price" in capsys.readouterr().err
+
+
+def test_the_ladder_judges_the_month_of_the_date_it_is_given(paths, time_machine):
+    """A refusal dated 2026-11-02 is about November's pool, whatever month the clock is in (here December)."""
+    tight = B.Budget(10.0, 6.5, 1.0, {"scenario": 0.01, "fingerprint": 0.001}, ladder=(B.Rung(99.9, 0, ()),))
+    B.write_budget(paths, tight)
+    time_machine.move_to("2026-11-20T12:00:00Z")
+    spend(paths, 2)                              # November: 0.50 € left of a 2.50 € general pool
+    time_machine.move_to("2026-12-02T12:00:00Z")
+    header = header_for("risky_choice_framing__wording__v0", "open", "risky_choice_framing__anchoring__v0")
+    assert B.ladder_state(paths, tight, date="2026-11-02").month == "2026-11"
+    with pytest.raises(B.BudgetHalted, match=r"€0\.50 left in the general pool for 2026-11$"):
+        B.authorize_run(paths, tight, header, "manual", 120, date="2026-11-02")
+    plan = B.allowed_protocols(paths, v0_headers(), "sweep", date="2026-11-02", budget=tight)
+    assert plan.state.month == "2026-11" and plan.allowed == []
+    skips = records.read(paths, "skip")
+    assert {s["month"] for s in skips} == {"2026-11"} and {s["pool"] for s in skips} == {"general"}
+    assert all("for 2026-12" not in s["reason"] for s in skips)
+    # December has spent nothing: the same run dated in December is allowed.
+    assert B.authorize_run(paths, tight, header, "manual", 120, date="2026-12-02").pool == "general"

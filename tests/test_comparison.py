@@ -1,4 +1,4 @@
-"""Comparison points: our own open run's trials.jsonl is accepted as it is; every rejection reason is named."""
+"""Comparison points: a comparison run's trials.jsonl is accepted as it is; every rejection reason is named."""
 import json
 import shutil
 
@@ -9,6 +9,7 @@ from llmarchive import registry
 from llmarchive.budget import unbudgeted
 from llmarchive.cli import main
 from llmarchive.comparison import EXPLORATORY_NOTE, SubmissionRejected, submit
+from llmarchive.comparison_run import EXPLORATORY_NOTE as COMPARISON_RUN_NOTE
 from llmarchive.instrument.rotation import due_protocol
 from llmarchive.paths import ArchivePaths
 from llmarchive.runner import RunSettings, run_protocol
@@ -22,9 +23,16 @@ GUARD = "risky_choice_framing__anchoring__v0"
 MODEL = "outside-lab-model-2026-11"
 
 
+def comparison_run_settings(run_id: str, run_date: str) -> RunSettings:
+    """What ``llmarchive comparison run`` gives the runner (llmarchive.comparison_run): an outsider's run made here."""
+    return RunSettings(run_id=run_id, run_date=run_date, concurrency=8, exploratory=COMPARISON_RUN_NOTE,
+                       extra={"comparison_run": {"panel_file": f"{OPEN}.json", "api": "anthropic"}})
+
+
 @pytest.fixture(scope="module")
 def twin_runs_template(tmp_path_factory):
-    """An admitted archive with one complete run of the open protocol and one of its guard twin."""
+    """An admitted archive with one complete comparison run of the open protocol (made here with the settings
+    ``llmarchive comparison run`` uses) and one run of its guard twin."""
     home = tmp_path_factory.mktemp("comparison") / "archive"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("LLMARCHIVE_HOME", str(home))
@@ -35,8 +43,9 @@ def twin_runs_template(tmp_path_factory):
             for pid, run_id in ((OPEN, "open-run"), (GUARD, "guard-run")):
                 protocol = registry.load_protocol(paths, pid)
                 subject = AnthropicSubject(MODEL, protocol["generation"]["max_tokens"], base_url=fake.base_url)
-                run_protocol(paths, protocol, subject, RunSettings(run_id=run_id, run_date="2026-11-10",
-                                                                      concurrency=8), authorization=unbudgeted())
+                settings = (comparison_run_settings(run_id, "2026-11-10") if pid == OPEN else
+                            RunSettings(run_id=run_id, run_date="2026-11-10", concurrency=8))
+                run_protocol(paths, protocol, subject, settings, authorization=unbudgeted())
     return home
 
 
@@ -67,7 +76,7 @@ def nothing_stored(paths):
     assert not paths.comparison_points.exists() or list(paths.comparison_points.iterdir()) == []
 
 
-def test_our_own_open_runs_trial_log_is_accepted_as_it_is_and_recomputed_here(paths):
+def test_a_comparison_runs_trial_log_is_accepted_as_it_is_and_recomputed_here(paths):
     experiments_before = sorted(p.name for p in paths.experiments.iterdir())
     due_before = due_protocol(paths, "2026-11-20")
     file = paths.run_dir("open-run") / "trials.jsonl"
@@ -183,9 +192,11 @@ def test_every_reason_is_reported_at_once(paths, tmp_path):
         submit(paths, write(tmp_path, [header] + trials))
     conditions = {c for c, _ in info.value.reasons}
     assert conditions >= {"panel_sha256", "grammar_version", "versions", "model_id", "submitted_by", "chain"}
-    message = str(info.value)
-    assert message.startswith(f"{tmp_path / 'submission.jsonl'}: submission rejected, nothing stored: ")
-    assert "\n" not in message, "one line, every reason in it"
+    file = tmp_path / "submission.jsonl"
+    lines = str(info.value).split("\n")
+    count = len(info.value.reasons)
+    assert lines[0] == f"{file}: submission rejected, nothing stored ({count} reasons):"
+    assert lines[1:] == [f"{file}: {c}: {m}" for c, m in info.value.reasons], "one line per reason, naming the file"
     nothing_stored(paths)
 
 
@@ -210,47 +221,50 @@ def test_the_cli_accepts_and_refuses(paths, tmp_path, capsys):
 
 
 # --------------------------------------------------------------------------
-# bad input: one line naming the file and the problem, never a traceback (issue 14)
+# bad input: one line per reason naming the file and the condition, never a traceback (issues 14, 24)
 # --------------------------------------------------------------------------
 
 OTHER_OPEN = "base_rate_neglect__wording__v0"
 
 
-def refused_in_one_line(paths, file, capsys, *words):
-    """The CLI refuses ``file`` with exit 2 (bad input, like every other) and a single stderr line naming it and each of ``words``."""
+def refused_reason_by_reason(paths, file, capsys, *words):
+    """The CLI refuses ``file`` with exit 2 (bad input, like every other): a first line naming it and how many
+    reasons, then one line per reason, each naming the file; each of ``words`` is in one of them.  Returns the
+    reason lines joined by newlines."""
     code = main(["comparison", "submit", str(file), "--submitted-by", "a test lab"])
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
     assert code == 2 and captured.out == ""
-    assert len(lines) == 1, lines
-    assert lines[0].startswith(f"error: {file}: submission rejected, nothing stored: "), lines[0]
+    assert lines[0].startswith(f"error: {file}: submission rejected, nothing stored ("), lines[0]
+    count = int(lines[0].rsplit("(", 1)[1].split()[0])
+    assert len(lines) == 1 + count and all(line.startswith(f"{file}: ") for line in lines[1:]), lines
     for word in words:
-        assert word in lines[0], lines[0]
+        assert any(word in line for line in lines[1:]), (word, lines)
     nothing_stored(paths)
-    return lines[0]
+    return "\n".join(lines[1:])
 
 
-def test_a_file_that_is_not_utf8_is_refused_in_one_line_naming_the_file(paths, tmp_path, capsys):
+def test_a_file_that_is_not_utf8_is_refused_reason_by_reason_naming_the_file(paths, tmp_path, capsys):
     good = (paths.run_dir("open-run") / "trials.jsonl").read_bytes()
     first_newline = good.index(b"\n") + 1
     bad = tmp_path / "latin1.jsonl"
     prefix = b'{"record_type": "trial", "response_text": "caf'
     bad.write_bytes(good[:first_newline] + prefix + b'\xe9"}\n')          # Latin-1 é
     at = first_newline + len(prefix)
-    refused_in_one_line(paths, bad, capsys, f"format: the file is not UTF-8 text (byte {at}, line 2)")
+    refused_reason_by_reason(paths, bad, capsys, f"format: the file is not UTF-8 text (byte {at}, line 2)")
 
 
-def test_a_truncated_last_line_is_refused_in_one_line_naming_the_line(paths, tmp_path, capsys):
+def test_a_truncated_last_line_is_refused_reason_by_reason_naming_the_line(paths, tmp_path, capsys):
     good = (paths.run_dir("open-run") / "trials.jsonl").read_bytes()
     cut = tmp_path / "cut.jsonl"
     cut.write_bytes(good[:-40])                     # a transfer that stopped inside the last record
-    refused_in_one_line(paths, cut, capsys, "format: line 120 is cut off: the file ends in the middle of a record")
+    refused_reason_by_reason(paths, cut, capsys, "format: line 120 is cut off: the file ends in the middle of a record")
 
 
 def test_many_lines_that_are_not_json_are_summarised_in_the_one_line(paths, tmp_path, capsys):
     pretty = tmp_path / "pretty.json"
     pretty.write_text(json.dumps(trials_of(paths, "open-run")[0], indent=2) + "\n")
-    line = refused_in_one_line(paths, pretty, capsys, "line 2 is not JSON", "more line(s) that are not JSON",
+    line = refused_reason_by_reason(paths, pretty, capsys, "line 2 is not JSON", "more line(s) that are not JSON",
                                "holds no trial record")
     assert line.count("is not JSON (") == 3
 
@@ -272,12 +286,12 @@ def test_many_lines_that_are_not_json_are_summarised_in_the_one_line(paths, tmp_
     ("header", "model_id", 5, "the header's model_id must be a string, got an integer"),
     ("header", "run_date", 20261110, "the header's run_date must be a string, got an integer"),
 ])
-def test_a_field_of_the_wrong_type_is_named_in_one_line(paths, tmp_path, capsys, where, key, value, words):
+def test_a_field_of_the_wrong_type_is_named_reason_by_reason(paths, tmp_path, capsys, where, key, value, words):
     trials = unchained(trials_of(paths, "open-run"))
     header = {"record_type": "comparison_submission", "run_date": "2026-11-10"}
     (trials[0] if where == "trial" else header)[key] = value
     expected = ("format: 1 trial(s) carry " if where == "trial" else "format: ") + words
-    refused_in_one_line(paths, write(tmp_path, [header] + trials), capsys, expected)
+    refused_reason_by_reason(paths, write(tmp_path, [header] + trials), capsys, expected)
 
 
 def test_a_null_outcome_is_a_format_problem_because_every_real_trial_has_one(paths, tmp_path):
@@ -322,13 +336,13 @@ def test_no_field_of_any_json_type_makes_a_traceback(paths, tmp_path):
                 try:
                     submit(paths, file, submitted_by="a fuzzing lab")
                 except SubmissionRejected as exc:
-                    assert "\n" not in str(exc) and str(exc).startswith(f"{file}: ")
+                    assert all(line.startswith(f"{file}: ") for line in str(exc).split("\n"))
 
 
-def test_a_header_from_another_protocol_is_refused_in_one_line(paths, tmp_path, capsys):
+def test_a_header_from_another_protocol_is_refused_reason_by_reason(paths, tmp_path, capsys):
     other = registry.load_protocol(paths, OTHER_OPEN)
     header = {"record_type": "comparison_submission", "protocol_id": OTHER_OPEN,
               "panel_sha256": other["panel_sha256"], "n": other["n"], "grammar_version": other["grammar_version"]}
-    refused_in_one_line(paths, write(tmp_path, [header] + trials_of(paths, "open-run")), capsys,
+    refused_reason_by_reason(paths, write(tmp_path, [header] + trials_of(paths, "open-run")), capsys,
                         f"protocol: the header names {OTHER_OPEN} but the trials are of {OPEN}",
                         "panel_sha256:")

@@ -224,11 +224,11 @@ def test_an_edited_panel_an_alias_a_missing_version_and_a_short_run_are_refused_
     paths = use_archive(published, tmp_path, monkeypatch)
     assert main(["comparison", "submit", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1, "one message listing every reason"
+    assert len(err) == 1 + int(err[0].rsplit("(", 1)[1].split()[0]), "a first line, then one line per reason"
     for words in ("panel_sha256: declared", "declared protocol_sha256", "were sent a prompt that is not this panel's",
                   "model_id: 'outside-lab-model-latest' is not an exact model id",
                   "versions: version(s) C missing", "n: a short run: 90 of the 120 trials"):
-        assert words in err[0], (words, err[0])
+        assert any(words in line for line in err[1:]), (words, err)
     assert records.read(paths, "comparison_point") == []
 
 
@@ -282,7 +282,9 @@ def test_each_refusal_reason_is_named_with_exit_2_and_nothing_stored(
     paths = use_archive(published, tmp_path, monkeypatch)
     assert main(["comparison", "submit", str(file)]) == 2
     err = capsys.readouterr().err
-    assert words in err and err.count("\n") == 1, err
+    lines = err.strip().split("\n")
+    assert any(line.startswith(f"{file}: ") and words in line for line in lines[1:]), err
+    assert lines[0].startswith(f"error: {file}: submission rejected, nothing stored ("), err
     assert records.read(paths, "comparison_point") == []
 
 
@@ -303,3 +305,28 @@ def test_the_readme_carries_the_outsiders_recipe_command_for_command():
     joined = readme.replace(" \\\n    ", " ")         # shell line continuations, as pasted
     missing = [piece for _, command in recipe(OPEN) for piece in command.split(" && ") if piece not in joined]
     assert missing == []
+
+
+def test_an_id_too_long_or_unprintable_is_refused_before_any_call_with_a_message_that_says_why(outsider, tmp_path,
+                                                                                              capsys):
+    """Ids are capped in length and the refusal says it is the length (issue 24), before anything is spent."""
+    from llmarchive.comparison_run import default_run_id
+    from llmarchive.paths import UnsafeId, check_id
+
+    home, panel = outsider
+    with FakeProvider(decide_by_hash()) as fake:
+        for extra, model, words in (
+                ((), "m" * 300, "--model is 300 characters long; at most 200 are accepted"),
+                ((), "outside\u202emodel", "--model 'outside\\u202emodel' holds invisible format character(s) \\u202e"),
+                ((), "outside\x1b[2Jmodel", "--model 'outside\\x1b[2Jmodel' holds control character(s) \\x1b"),
+                (("--run-id", "r" * 300), MODEL, "--run-id: run_id is 300 characters long; at most 200 are accepted")):
+            assert comparison_run(panel, fake, tmp_path / "s.jsonl", *extra, model=model) == 2
+            err = capsys.readouterr().err
+            assert words in err and "\x1b" not in err and "\u202e" not in err, err
+        assert fake.requests == []
+    assert not (home / "private" / "experiments").exists(), "nothing written"
+    # a long (but acceptable) model id still gets a path-safe default run id, distinct per model
+    ids = {default_run_id(OPEN, "vendor/" + "m" * 190 + suffix, "openai") for suffix in ("a", "b")}
+    assert len(ids) == 2 and all(len(i) <= 200 and check_id(i, "run_id") for i in ids)
+    with pytest.raises(UnsafeId, match="is 300 characters long; at most 200 are accepted"):
+        check_id("r" * 300, "run_id")

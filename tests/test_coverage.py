@@ -214,7 +214,9 @@ def test_budget_halted_from_the_budget_ladders_own_skip_records(paths):
     result = compute(paths, "2026-12-01", facts=gather(paths, protocols=PROTOCOLS), jobs=("full_sweep",), now=NOW)
     sweep = rows_by(result, "full_sweep")
     assert sweep[("2026-11", P_OPEN)]["cause"] == "budget_halted"
-    assert "general pool" in sweep[("2026-11", P_OPEN)]["detail"]
+    detail = sweep[("2026-11", P_OPEN)]["detail"]
+    assert "the general pool had no room for it in 2026-11" in detail and "€" not in detail
+    assert all("€" in s["reason"] for s in records.read(paths, "skip")), "the owner's skip log keeps the amounts"
 
 
 def test_protocol_confounded_when_not_preregistered(paths):
@@ -507,7 +509,8 @@ def test_an_instrument_job_that_could_not_run_is_a_gap_not_a_run(paths):
     assert fp[("2026-11-02", None)]["detail"].startswith("instrument_unavailable")
     rotation = rows_by(result, "guard_margin_rotation")[("2026-11-02", P_GUARD)]
     assert (rotation["status"], rotation["cause"]) == ("gap", "provider_outage")
-    assert rotation["detail"].startswith("instrument_unavailable") and "would not load" in rotation["detail"]
+    assert rotation["detail"].startswith("instrument_unavailable")
+    assert "would not load" not in rotation["detail"], "the record's reason stays private"
 
 
 @pytest.mark.parametrize("stop", [
@@ -529,7 +532,7 @@ def test_a_sweep_stopped_by_a_failed_write_is_its_own_condition_not_human_absent
     sweep = rows_by(compute(paths, "2026-12-01", facts=facts(), jobs=("full_sweep",), now=NOW), "full_sweep")
     own, rest = sweep[("2026-11", P_OPEN)], sweep[("2026-11", P_GUARD)]
     assert own["cause"] == "provider_outage" and own["detail"].startswith("storage_write_failed")
-    assert "No space left" in own["detail"]
+    assert "No space left" not in own["detail"], "the stop's detail stays in run.json"
     assert rest["cause"] == "provider_outage" and rest["detail"].startswith("storage_write_failed")
     assert "the sweep stopped there" in rest["detail"]
 

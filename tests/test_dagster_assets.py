@@ -5,7 +5,6 @@ the local fake provider (over HTTP), its resumption after an interruption,
 coverage and publication with their checks.  The open-weights partition on
 the embedded model is in ``test_dagster_open_weights.py``.
 """
-import json
 
 import pytest
 from dagster import MultiPartitionKey
@@ -17,7 +16,8 @@ from llmarchive.store import load_run
 from llmarchive.sweep import sweep_run_id
 from measure.canonical import canonical_sha256
 from panels.build import protocol_hash
-from tests.dagster_helpers import failure_text, materialization_metadata, resources, run, this_month_key, today
+from tests.dagster_helpers import (failure_text, materialization_metadata, refusals, resources, run, this_month_key,
+                                   today)
 from tests.fake_provider import Fault, decide_by_hash
 from tests.instrument_helpers import paid_archive, preregister
 
@@ -38,42 +38,46 @@ def key(protocol_id: str, month: str = None) -> MultiPartitionKey:
     return MultiPartitionKey({"month": month or this_month_key(), "protocol": protocol_id})
 
 
-def test_the_protocols_asset_builds_24_files_and_its_four_blocking_checks_pass(archive_home, instance):
+def test_a_protocol_partition_builds_the_files_and_its_blocking_gate_checks_pass_for_that_protocol(
+        archive_home, instance):
     from llmarchive.paths import ArchivePaths
 
     paths = ArchivePaths.from_env()
-    result = run(["protocols"], resources(paths), instance)
+    result = run(["protocols"], resources(paths), instance, partition_key=OPEN)
     meta = materialization_metadata(result, "protocols")
-    assert meta["protocols"] == 24 and meta["status"] == {"candidate": 24}
-    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert meta["status"] == "candidate" and meta["panel_sha256"] == registry.load_protocol(paths, OPEN)["panel_sha256"]
+    evaluations = result.get_asset_check_evaluations()
+    assert {e.partition for e in evaluations} == {OPEN}, "the gates are evaluated per protocol partition"
+    checks = {e.check_name: e.passed for e in evaluations}
     # The four SPEC gates, and whatever blocking check panels adds beside them: all must pass on a clean build.
     assert {"gate_1", "gate_1b", "twin_pairing", "leak_12_words"} <= set(checks) and all(checks.values()), checks
     assert len(list(paths.protocols.glob("*.json"))) == 24
 
 
-def test_a_tampered_protocol_fails_gate_1b_and_the_check_names_it(archive_home, instance):
-    from dagster import AssetSelection
-
-    from assets.definitions_builder import ASSETS, CHECKS
-    from assets.protocols import protocol_checks
-    from dagster import materialize
+def test_a_builder_that_breaks_one_protocol_fails_gate_1b_on_that_partition_only(archive_home, instance, monkeypatch):
     from llmarchive.paths import ArchivePaths
 
+    broken_id = "sunk_cost_fallacy__order__v0"
+    build = registry.build_protocols
+
+    def broken_builder(*seeds):
+        """The real builder, with one B reworded beyond an order change (re-hashed: self-consistent)."""
+        protocols = build(*seeds)
+        for protocol in protocols:
+            if protocol["protocol_id"] == broken_id:
+                protocol["panel"][3]["versions"]["B"] = protocol["panel"][3]["versions"]["A"] + " Please think it over."
+                protocol["panel_sha256"] = canonical_sha256(protocol["panel"])
+                protocol["protocol_sha256"] = protocol_hash(protocol)
+        return protocols
+
+    monkeypatch.setattr(registry, "build_protocols", broken_builder)
     paths = ArchivePaths.from_env()
-    run(["protocols"], resources(paths), instance)
-    target = paths.protocols / "sunk_cost_fallacy__order__v0.json"
-    protocol = json.loads(target.read_text(encoding="utf-8"))
-    protocol["panel"][3]["versions"]["B"] = protocol["panel"][3]["versions"]["A"] + " Please think it over."
-    # Re-hashed, so the file is self-consistent: only the gate can tell the rewording is not an order change.
-    protocol["panel_sha256"] = canonical_sha256(protocol["panel"])
-    protocol["protocol_sha256"] = protocol_hash(protocol)
-    target.write_text(json.dumps(protocol), encoding="utf-8")
-    result = materialize(ASSETS + CHECKS, selection=AssetSelection.checks(protocol_checks),
-                         resources=resources(paths), instance=instance, raise_on_error=False)
-    evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
-    assert evaluations["gate_1b"].passed is False
-    listed = evaluations["gate_1b"].metadata["first_failures"].value
-    assert "sunk_cost_fallacy__order__v0" in listed
+    broken = run(["protocols"], resources(paths), instance, partition_key=broken_id, raise_on_error=False)
+    other = run(["protocols"], resources(paths), instance, partition_key=OPEN, raise_on_error=False)
+    evaluations = {e.check_name: e for e in broken.get_asset_check_evaluations()}
+    assert evaluations["gate_1b"].passed is False and evaluations["gate_1b"].partition == broken_id
+    assert broken_id in evaluations["gate_1b"].metadata["first_failures"].value
+    assert all(e.passed for e in other.get_asset_check_evaluations()), "another protocol's partition is not blamed"
 
 
 def test_a_commercial_partition_runs_its_protocol_over_http_and_the_measurement_recomputes(paths, fake, instance):
@@ -170,14 +174,34 @@ def test_an_interrupted_commercial_partition_resumes_without_repeating_a_trial(p
     assert materialization_metadata(second, "commercial_measurements")["run_id"] == run_dir.name
 
 
-def test_a_commercial_partition_refuses_a_past_month_and_a_missing_key(paths, fake, instance, monkeypatch):
+def test_a_commercial_partition_refuses_a_past_month_a_missing_key_and_a_missing_budget_as_intended_failures(
+        paths, fake, instance, monkeypatch):
     res = resources(paths, fake.base_url)
     past = run(["commercial_trials"], res, instance, partition_key=key(OPEN, "2026-09-01"), raise_on_error=False)
-    assert not past.success and "never backfilled" in failure_text(past)
+    [(said, facts)] = refusals(past)
+    assert not past.success and "never backfilled" in said and "Nothing was spent" in said
+    assert facts["refusal"] == "not_this_month" and facts["spent_eur"] == 0.0 and facts["month"] == "2026-09"
+
+    paths.budget_file.unlink()
+    budgetless = run(["commercial_trials"], res, instance, partition_key=key(OPEN), raise_on_error=False)
+    [(said, facts)] = refusals(budgetless)
+    assert "no budget" in said and facts["refusal"] == "no_budget" and "budget init" in facts["what_to_do"]
+
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     keyless = run(["commercial_trials"], res, instance, partition_key=key(OPEN), raise_on_error=False)
-    assert not keyless.success and "ANTHROPIC_API_KEY is not set" in failure_text(keyless)
+    [(said, facts)] = refusals(keyless)
+    assert "ANTHROPIC_API_KEY is not set" in said and "Nothing was spent" in said
+    assert facts["refusal"] == "no_key" and facts["spent_eur"] == 0.0 and facts["protocol_id"] == OPEN
     assert fake.chat_requests == [] and budget_mod.ledger(paths) == []
+
+
+def test_the_instrument_refuses_a_day_that_is_not_today_as_an_intended_failure(paths, instance):
+    from datetime import date, timedelta
+
+    yesterday = (date.fromisoformat(today()) - timedelta(days=1)).isoformat()
+    past = run(["runtime_fingerprint"], resources(paths), instance, partition_key=yesterday, raise_on_error=False)
+    [(said, facts)] = refusals(past)
+    assert "never a backfill" in said and facts["refusal"] == "not_today" and facts["today"] == today()
 
 
 def test_coverage_and_publication_after_a_commercial_month_pass_their_checks(paths, fake, instance):

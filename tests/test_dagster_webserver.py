@@ -61,8 +61,9 @@ def test_the_webserver_serves_every_asset_and_paid_schedules_start_stopped_even_
         assert schedules == {"daily_instrument_schedule": "RUNNING", "daily_subject_fingerprint_schedule": paid,
                              "monthly_sweep_schedule": paid, "monthly_coverage_schedule": "RUNNING",
                              "monthly_publication_schedule": "RUNNING"}
-        assert sensors == {"model_watch": paid, "lease_on_life": "RUNNING"}
-        assert {"commercial_job", "open_weights_job", "daily_instrument_job"} <= {j["name"] for j in repo["jobs"]}
+        assert sensors == {"model_watch": paid, "lease_on_life": "RUNNING", "preregistration_manifests": "RUNNING"}
+        assert {"commercial_job", "open_weights_job", "daily_instrument_job", "panels_job", "manifest_job",
+                "write_manifest_job"} <= {j["name"] for j in repo["jobs"]}
     finally:
         stop(process)
 

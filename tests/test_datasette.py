@@ -2,8 +2,9 @@
 
 The server is configured exactly as ``make serve`` runs it: the database
 opened immutable, ``metadata.yml`` from the repository root, the
-read-only plugin, and the explicit time limit and row cap of
-``publish.datasette_meta.SETTINGS``.
+archive's plugins and templates, and the explicit time limit and row cap of
+``publish.datasette_meta.SETTINGS``.  The same server over real HTTP, started
+by ``llmarchive serve``: tests/test_datasette_server.py.
 """
 import asyncio
 import csv
@@ -36,7 +37,7 @@ def ds(db_path):
 
     metadata = yaml.safe_load(datasette_meta.REPO_METADATA.read_text(encoding="utf-8"))
     instance = Datasette(immutables=[str(db_path)], metadata=metadata, settings=dict(datasette_meta.SETTINGS),
-                         plugins_dir=str(datasette_meta.PLUGINS_DIR))
+                         plugins_dir=str(datasette_meta.PLUGINS_DIR), template_dir=str(datasette_meta.TEMPLATES_DIR))
     return instance
 
 
@@ -67,10 +68,12 @@ def test_every_table_view_and_column_of_the_database_is_described(db_path):
 
 def test_measurement_column_descriptions_come_from_the_schema():
     from measure.schema import FIELD_DESCRIPTIONS, MEASUREMENT_FIELD_NAMES
+    from publish.reading import READING_COLUMNS
 
     metadata = datasette_meta.build_metadata()
     columns = metadata["databases"]["archive"]["tables"]["measurements"]["columns"]
-    assert list(columns) == list(MEASUREMENT_FIELD_NAMES) + ["min_detectable_change_pct"]
+    assert list(columns) == ([name for name, _, _ in READING_COLUMNS] + list(MEASUREMENT_FIELD_NAMES)
+                             + ["min_detectable_change_pct"])
     assert {n: columns[n] for n in MEASUREMENT_FIELD_NAMES} == {n: FIELD_DESCRIPTIONS[n] for n in MEASUREMENT_FIELD_NAMES}
 
 
@@ -82,8 +85,9 @@ def test_licences_and_the_comparison_sentence_are_in_the_metadata():
     for name in ("CC-BY-4.0", "CC-BY-SA-4.0", "AGPL-3.0"):
         assert name in metadata["description"]
     queries = metadata["databases"]["archive"]["queries"]
-    assert set(queries) == {"what_changed", "stability_over_time", "latest_scan", "flagged_measurements", "open_vs_guard_twin",
-                            "coverage_gaps_by_cause", "comparison_points_by_date"}
+    assert set(queries) == {"start_here", "what_changed", "stability_over_time", "latest_scan", "flagged_measurements",
+                            "open_vs_guard_twin", "coverage_gaps_by_cause", "comparison_points_by_date"}
+    assert list(queries)[0] == "start_here"
     assert wording.NO_ONE_MAY_CONCLUDE in queries["comparison_points_by_date"]["description"]
     tables = metadata["databases"]["archive"]["tables"]
     assert not set(queries) & set(tables), "a canned query must not shadow a table"
@@ -187,12 +191,15 @@ def test_the_row_cap_is_applied(ds):
     assert body["truncated"] is True
 
 
-def test_serve_command_is_immutable_with_explicit_limits(db_path):
-    command = datasette_meta.serve_command(db_path, datasette_meta.REPO_METADATA)
-    assert command[:4] == ["datasette", "serve", "-i", str(db_path)]
-    joined = " ".join(command)
+def test_serve_command_is_immutable_with_explicit_limits_and_relative_paths(db_path):
+    command = datasette_meta.serve_command(db_path.parent, datasette_meta.REPO_METADATA)
+    assert command.argv[:4] == ["datasette", "serve", "-i", "public/archive.db"]
+    assert command.cwd == db_path.parent.parent
+    joined = " ".join(command.argv)
     assert "--setting sql_time_limit_ms 1000" in joined and "--setting max_returned_rows 1000" in joined
     assert "--host 127.0.0.1" in joined and f"--plugins-dir {datasette_meta.PLUGINS_DIR}" in joined
+    assert f"--template-dir {datasette_meta.TEMPLATES_DIR}" in joined and "--static site:public" in joined
+    assert str(db_path) not in joined and str(command.cwd) not in joined
 
 
 def test_what_changed_lists_the_called_changes_of_the_changes_table_newest_first(ds, db_path):

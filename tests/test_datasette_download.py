@@ -28,8 +28,9 @@ def server(publish_template, tmp_path_factory):
     publish_all(paths, build_time=BUILD)
     db = paths.public / datasette_meta.DB_FILE
     port = free_port()
-    command = [sys.executable, "-m"] + datasette_meta.serve_command(db, datasette_meta.REPO_METADATA, port=port)
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    serve = datasette_meta.serve_command(db.parent, datasette_meta.REPO_METADATA, port=port, static=False)
+    process = subprocess.Popen([sys.executable, "-m"] + serve.argv, cwd=serve.cwd, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

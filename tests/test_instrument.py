@@ -176,7 +176,7 @@ def test_an_alarm_raised_after_a_run_marks_that_days_measurement_and_it_still_ve
     assert outcome.status == "fail"
     folder = load_run(paths.run_dir("early-in-the-day"))
     assert "instrument_suspect" in folder.measurement["flags"]
-    assert "fp01" in folder.measurement["flag_reasons"]["instrument_suspect"]
+    assert "instrument_alarm from runtime_fingerprint on 2026-11-02" in folder.measurement["flag_reasons"]["instrument_suspect"]
     assert folder.run["instrument_suspect"].startswith("instrument: instrument_alarm")
     assert recompute(folder.measurement, folder.trials, folder.protocol_header) == []
     assert "instrument_suspect" not in load_run(paths.run_dir("other-day")).measurement["flags"]

@@ -352,8 +352,8 @@ def test_an_alarm_raised_while_a_same_day_run_is_calling_the_model_leaves_it_ins
     assert seen["n"] == 120
     folder = load_run(paths.run_dir("in-flight"))
     assert "instrument_suspect" in folder.measurement["flags"] and folder.measurement["on_curve"] is False
-    assert "a guard protocol moved" in folder.measurement["flag_reasons"]["instrument_suspect"]
-    assert "a guard protocol moved" in folder.run["instrument_suspect"]
+    assert "instrument_alarm from guard_rotation" in folder.measurement["flag_reasons"]["instrument_suspect"]
+    assert "instrument_alarm from guard_rotation" in folder.run["instrument_suspect"]
 
 
 @pytest.mark.parametrize("when", ["just before the measurement is written", "just after it is written"])
@@ -393,7 +393,7 @@ def test_an_alarm_landing_beside_the_measurement_write_is_never_missed(admitted,
     assert result.complete and suspect_value(admitted, "2026-11-02")
     folder = load_run(admitted.run_dir("beside-the-write"))
     assert "instrument_suspect" in folder.measurement["flags"], when
-    assert "a digest changed at noon" in folder.measurement["flag_reasons"]["instrument_suspect"]
+    assert "instrument_alarm from runtime_fingerprint" in folder.measurement["flag_reasons"]["instrument_suspect"]
 
 
 def test_the_roots_an_alarm_walks_are_every_place_a_run_folder_lives(paths):

@@ -12,6 +12,7 @@ the month it is swept, whatever day the suite runs on.
 """
 import csv
 import io
+import json
 import sqlite3
 
 import pytest
@@ -40,7 +41,7 @@ OPEN = "risky_choice_framing__wording__v0"
 
 
 @pytest.mark.time_machine("2026-11-01T06:00:00Z")
-def test_a_day_of_the_cycle_is_published_from_its_records(archive_home, monkeypatch):
+def test_a_day_of_the_cycle_is_published_from_its_records(archive_home, monkeypatch, tmp_path):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-cycle")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     paths = admitted_archive(monkeypatch)
@@ -69,7 +70,15 @@ def test_a_day_of_the_cycle_is_published_from_its_records(archive_home, monkeypa
     max_tokens = registry.load_protocol(paths, pid)["generation"]["max_tokens"]
     guard_rotation(paths, "2026-11-02", ScriptedSubject(lambda p: "DECISION: A", max_tokens), protocol_id=pid)
     run_dir = paths.run_dir(sweep_run_id("2026-11-02", OPEN, "claude-sonnet-5"))
-    submit(paths, run_dir / "trials.jsonl", submitted_by="a test lab", today="2026-11-03")
+    # An outside lab's run of the open panel on the same model: its own answers under its own run id (the
+    # sweep's own trial log is the archive's run, which the intake refuses as a comparison point).
+    outside = tmp_path / "outside-lab.jsonl"
+    with open(run_dir / "trials.jsonl", encoding="utf-8") as log, open(outside, "w", encoding="utf-8") as out:
+        for line in log:
+            t = {k: v for k, v in json.loads(line).items() if k not in ("prev_sha256", "record_sha256")}
+            t.update(run_id="outside-lab-run-1", response_text=f"The lab's run reads it.\nDECISION: {t['token']}")
+            out.write(json.dumps(t) + "\n")
+    submit(paths, outside, submitted_by="a test lab", today="2026-11-03")
     record_coverage(paths, "2026-11-02", jobs=("full_sweep", "runtime_fingerprint", "subject_fingerprint"))
 
     publish_all(paths, build_time="2026-11-03T00:00:00Z")

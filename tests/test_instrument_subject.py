@@ -156,6 +156,7 @@ def test_a_refused_call_does_not_lose_the_charges_of_the_answered_ones(paths):
     assert sum(e["answered"] for e in charges) == 23 and len(charges) == 24
 
 
+@pytest.mark.time_machine("2026-11-02T06:00:00Z")   # the days' spend lands in their own month, the one judged
 def test_fingerprint_spending_uses_the_heartbeat_reserve_after_the_general_pool_and_stops_at_both(paths):
     small = budget_mod.Budget(1.0, 0.5, 0.1, {"scenario": 0.01, "fingerprint": 0.01})   # general pool €0.40
     budget_mod.write_budget(paths, small)

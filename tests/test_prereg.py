@@ -70,10 +70,10 @@ def test_no_manifest_without_an_admitted_protocol(archive_home):
 def test_a_listed_protocol_with_a_matching_proof_is_preregistered(paths):
     manifest, _ = prereg.write_manifest(paths, registry.load_all(paths))
     protocol = registry.load_protocol(paths, "risky_choice_framing__wording__v0")
-    ok, why = prereg.is_preregistered(paths, protocol)
+    ok, why = prereg.is_preregistered(paths, protocol, detail=True)
     assert not ok and "no .ots proof" in why
     write_ots(manifest)
-    ok, why = prereg.is_preregistered(paths, protocol)
+    ok, why = prereg.is_preregistered(paths, protocol, detail=True)
     assert ok and manifest.name in why
     assert prereg.proof_status(manifest) == "pending"
 
@@ -81,19 +81,22 @@ def test_a_listed_protocol_with_a_matching_proof_is_preregistered(paths):
 def test_a_protocol_missing_from_every_manifest_is_not_preregistered(paths):
     manifest, _ = prereg.write_manifest(paths, registry.load_all(paths))
     write_ots(manifest)
-    ok, why = prereg.is_preregistered(paths, registry.load_protocol(paths, "sunk_cost_fallacy__order__v1"))
+    ok, why = prereg.is_preregistered(paths, registry.load_protocol(paths, "sunk_cost_fallacy__order__v1"),
+                                      detail=True)
     assert not ok and "not listed" in why
 
 
 def test_a_proof_for_other_bytes_does_not_count(paths):
     manifest, _ = prereg.write_manifest(paths, registry.load_all(paths))
     write_ots(manifest, digest=hashlib.sha256(b"some other manifest").digest())
-    ok, why = prereg.is_preregistered(paths, registry.load_protocol(paths, "risky_choice_framing__wording__v0"))
+    ok, why = prereg.is_preregistered(paths, registry.load_protocol(paths, "risky_choice_framing__wording__v0"),
+                                      detail=True)
     assert not ok and "commits to digest" in why
     # An edited manifest no longer matches the proof made for it.
     write_ots(manifest)
     manifest.write_bytes(manifest.read_bytes().replace(b'"protocols"', b'"protocols" '))
-    ok, why = prereg.is_preregistered(paths, registry.load_protocol(paths, "risky_choice_framing__wording__v0"))
+    ok, why = prereg.is_preregistered(paths, registry.load_protocol(paths, "risky_choice_framing__wording__v0"),
+                                      detail=True)
     assert not ok and "commits to digest" in why
 
 
@@ -101,15 +104,32 @@ def test_a_changed_protocol_is_not_covered(paths):
     manifest, _ = prereg.write_manifest(paths, registry.load_all(paths))
     write_ots(manifest)
     protocol = dict(registry.load_protocol(paths, "risky_choice_framing__anchoring__v0"), protocol_sha256="0" * 64)
-    ok, why = prereg.is_preregistered(paths, protocol)
+    ok, why = prereg.is_preregistered(paths, protocol, detail=True)
     assert not ok and "other hashes" in why
 
 
 def test_a_corrupt_proof_is_reported_not_crashed(paths):
     manifest, _ = prereg.write_manifest(paths, registry.load_all(paths))
     prereg.proof_path(manifest).write_bytes(b"not a proof")
-    ok, why = prereg.is_preregistered(paths, registry.load_protocol(paths, "risky_choice_framing__wording__v0"))
+    ok, why = prereg.is_preregistered(paths, registry.load_protocol(paths, "risky_choice_framing__wording__v0"),
+                                      detail=True)
     assert not ok and "not a readable OpenTimestamps proof" in why
+
+
+def test_the_reason_a_run_carries_names_public_facts_only(paths):
+    """The reason becomes a run's ``exploratory`` flag and a published flag reason: no path, no file name."""
+    pid = "risky_choice_framing__wording__v0"
+    protocol = registry.load_protocol(paths, pid)
+    assert prereg.is_preregistered(paths, protocol) == (False, f"no pre-registration manifest lists {pid}")
+    manifest, _ = prereg.write_manifest(paths, registry.load_all(paths))
+    ok, why = prereg.is_preregistered(paths, protocol)
+    assert not ok and why == f"the pre-registration manifest that lists {pid} has no timestamp proof that matches it"
+    changed = dict(protocol, protocol_sha256="0" * 64)
+    assert "only with other hashes" in prereg.is_preregistered(paths, changed)[1]
+    write_ots(manifest)
+    assert prereg.is_preregistered(paths, protocol) == (True, f"{pid} is listed in a stamped pre-registration manifest")
+    for _, reason in (prereg.is_preregistered(paths, protocol), prereg.is_preregistered(paths, changed)):
+        assert str(paths.home) not in reason and manifest.name not in reason and "/" not in reason
 
 
 class _Calendar(http.server.BaseHTTPRequestHandler):

@@ -10,7 +10,7 @@ from llmarchive.paths import ArchivePaths
 from measure import chain
 from measure.canonical import sha256_hex
 from measure.schema import MEASUREMENT_FIELD_NAMES, MEASUREMENT_FIELDS, OUTCOME_FIELD_NAMES, OUTCOMES, VERSIONS
-from publish import PublishError, publish_all
+from publish import PublishError, publish_all, reading
 from tests import publish_helpers as ph
 
 BUILD_1 = "2026-12-03T00:00:00Z"
@@ -30,21 +30,23 @@ def read_csv(path):
     return list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
 
 
-def test_stability_csv_header_is_exactly_measurement_fields(published):
+def test_stability_csv_header_is_the_reading_then_exactly_measurement_fields(published):
     paths, _, _ = published
     rows = read_csv(paths.public / "stability.csv")
-    assert tuple(rows[0]) == MEASUREMENT_FIELD_NAMES
+    assert tuple(rows[0]) == ("reading", "flag_sentences") + MEASUREMENT_FIELD_NAMES
 
 
 def test_stability_csv_has_one_row_per_measurement_with_json_cells_for_non_scalars(published):
     paths, data, _ = published
-    rows = read_csv(paths.public / "stability.csv")[1:]
+    header, *rows = read_csv(paths.public / "stability.csv")
     assert len(rows) == len(data["measurements"])
     by_run = {m["run_id"]: m for m in data["measurements"]}
     labels = dict(MEASUREMENT_FIELDS)
     for row in rows:
-        record = dict(zip(MEASUREMENT_FIELD_NAMES, row))
+        record = dict(zip(header, row))
         m = by_run[record["run_id"]]
+        assert record["reading"] == reading.reading(m)
+        assert json.loads(record["flag_sentences"]) == reading.flag_sentences(m)
         for name in MEASUREMENT_FIELD_NAMES:
             value, cell = m[name], record[name]
             if value is None:
@@ -57,7 +59,7 @@ def test_stability_csv_has_one_row_per_measurement_with_json_cells_for_non_scala
                 assert float(cell) == value
             else:
                 assert cell == str(value)
-    assert {r[MEASUREMENT_FIELD_NAMES.index("series")] for r in rows} == {"commercial", "open_weights"}
+    assert {r[header.index("series")] for r in rows} == {"commercial", "open_weights"}
 
 
 def test_outcomes_csv_unpacks_every_outcome_of_every_version(published):
@@ -120,8 +122,8 @@ def test_a_run_is_published_only_once_complete(archive):
     ph.write_run(archive, p, "running", "2026-10-03")
     (archive.run_dir("running") / "measurement.json").unlink()
     publish_all(archive, build_time=BUILD_1)
-    runs = {r[2] for r in read_csv(archive.public / "stability.csv")[1:]}
-    assert runs == {"done"}
+    header, *rows = read_csv(archive.public / "stability.csv")
+    assert {r[header.index("run_id")] for r in rows} == {"done"}
     lane = (archive.public / "open-lane" / "2026.jsonl").read_text()
     assert '"run_id":"running"' not in lane
 
@@ -205,12 +207,14 @@ def test_croissant_is_valid_for_mlcroissant_and_its_records_read_back(published)
     document = json.loads((paths.public / "croissant.json").read_text())
     dataset = mlc.Dataset(jsonld=paths.public / "croissant.json")
     fields = {rs["@id"]: [f["name"] for f in rs["field"]] for rs in document["recordSet"]}
-    assert fields["stability"] == list(MEASUREMENT_FIELD_NAMES)
+    assert fields["stability"] == ["reading", "flag_sentences"] + list(MEASUREMENT_FIELD_NAMES)
+    assert fields["changes"][0] == "reading"
     assert fields["outcomes"] == list(OUTCOME_FIELD_NAMES)
     types = {f["name"]: f["dataType"] for f in document["recordSet"][0]["field"]}
     assert types["stability_pct"] == "sc:Float" and types["entropy_a"] == "sc:Float"
     assert types["n"] == "sc:Integer" and types["schema_version"] == "sc:Integer"
     assert types["on_curve"] == "sc:Boolean" and types["flags"] == "sc:Text"
+    assert types["reading"] == "sc:Text" and types["flag_sentences"] == "sc:Text"
     stability = list(dataset.records(record_set="stability"))
     assert len(stability) == len(data["measurements"])
     outcomes = list(dataset.records(record_set="outcomes"))
@@ -241,7 +245,7 @@ def test_changes_csv_holds_every_consecutive_on_curve_pair_labelled_by_compare(p
 
     paths, data, _ = published
     rows = read_csv(paths.public / "changes.csv")
-    assert tuple(rows[0]) == CHANGE_FIELDS
+    assert tuple(rows[0]) == ("reading",) + CHANGE_FIELDS
     by_run = {m["run_id"]: m for m in data["measurements"]}
     on_curve = [m for m in data["measurements"] if m["on_curve"]]
     curves = {(m["protocol_id"], m["series"], m["model_family"]) for m in on_curve}
@@ -249,10 +253,11 @@ def test_changes_csv_holds_every_consecutive_on_curve_pair_labelled_by_compare(p
                          for c in curves)
     assert len(rows) - 1 == expected_pairs > 0
     for row in rows[1:]:
-        record = dict(zip(CHANGE_FIELDS, row))
+        record = dict(zip(rows[0], row))
         x, y = by_run[record["from_run_id"]], by_run[record["to_run_id"]]
         assert x["on_curve"] and y["on_curve"] and x["run_date"] < y["run_date"]
         assert record["label"] == compare(x, y)
+        assert record["reading"].startswith(f"{record['label']}: ") and "random-error bound" in record["reading"]
         assert float(record["delta_pct"]) == pytest.approx(y["stability_pct"] - x["stability_pct"])
 
 
@@ -479,3 +484,79 @@ def test_publish_check_reports_a_panel_file_of_a_guard_protocol_and_an_edited_on
     assert any(p.startswith(f"panels/{OPEN_V0[0]}.json: protocol_sha256") for p in problems)
     (folder / f"{OPEN_V0[1]}.json").unlink()
     assert any(f"panels/{OPEN_V0[1]}.json: missing" in p for p in checks.leak_problems(archive))
+
+
+# --- what the files say a row means (issue 25) ---------------------------------------------------
+
+def unreadable_plan(items):
+    """A model that rarely answers in the format: 3 of 30 answers readable in A and in B, none in A′ and C."""
+    plan = {v: {i: ["unparseable", "unparseable"] for i in items} for v in VERSIONS}
+    for i in items[:3]:
+        plan["A"][i] = ["A", "unparseable"]
+        plan["B"][i] = ["B", "unparseable"]
+    return plan
+
+
+def test_a_run_with_few_readable_answers_reads_not_measurable_first_in_the_csv_and_the_database(archive, tmp_path):
+    import sqlite3
+
+    from tests import known_answer_helpers as kh
+
+    p = ph.protocol(archive, "risky_choice_framing__wording__v0")
+    m = ph.write_run(archive, p, "ow-poor", "2026-12-02", series="open_weights", model_family="smollm2",
+                     subject_model_id="smollm2-135m", plan=unreadable_plan(list(p["item_ids"])))
+    ph.write_run(archive, p, "c-ok", "2026-12-02")
+    points = kh.file_known_answer_points(archive, tmp_path / "submissions")
+    publish_all(archive, build_time=BUILD_1)
+    assert m["drop_bound_pct_ab"] == 180.0 and m["stability_pct"] is not None
+
+    header, *rows = read_csv(archive.public / "stability.csv")
+    row = dict(zip(header, next(r for r in rows if r[header.index("run_id")] == "ow-poor")))
+    assert row["reading"] == ("not measurable: 6 of 60 answers of A and B readable — the losses alone could "
+                              "explain any result; off the curve")
+    assert row["stability_pct"] == repr(m["stability_pct"]) and row["drop_bound_pct_ab"] == "180.0", \
+        "the schema's fields stay exactly as computed"
+    sentences = json.loads(row["flag_sentences"])
+    assert sorted(sentences) == sorted(m["flags"])
+    assert "by up to 180.0 points" in sentences["drop_confounded"]
+    assert "more than the whole 0–100 scale, so the losses alone could explain any result" in \
+        sentences["drop_confounded"]
+
+    db = sqlite3.connect(archive.public / "archive.db")
+    try:
+        columns = [c[1] for c in db.execute("pragma table_info(measurements)")]
+        assert columns[:3] == ["reading", "flag_sentences", "record_type"]
+        got, mdc = db.execute("select reading, min_detectable_change_pct from measurements where run_id = ?",
+                              ("ow-poor",)).fetchone()
+        assert got == row["reading"] and mdc == 360.0
+        assert [c[1] for c in db.execute("pragma table_info(changes)")][0] == "reading"
+        kinds = dict(db.execute("select model_id, point_kind from comparison_points"))
+        assert kinds == {point["model_id"]: reading.KNOWN_ANSWER for point in points.values()}
+        expected = db.execute("select expected, reading from comparison_points where model_id = ?",
+                              (points["framing-sensitive"]["model_id"],)).fetchone()
+        assert expected[0] and expected[1] == reading.reading(points["framing-sensitive"]["measurement"])
+    finally:
+        db.close()
+
+
+def test_the_public_reader_takes_stability_csv_with_or_without_its_reading_columns(published, tmp_path):
+    from publish.reader import public_inputs
+
+    paths, data, _ = published
+    folder = tmp_path / "public"
+    shutil.copytree(paths.public, folder)
+    run_id = "c-2026-11-rcf-wording"
+    expected = next(m for m in data["measurements"] if m["run_id"] == run_id)
+    assert public_inputs(folder, run_id).measurement == expected
+    header, *rows = read_csv(folder / "stability.csv")
+
+    def rewrite(head, body):
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerows([head, *body])
+        (folder / "stability.csv").write_text(out.getvalue(), encoding="utf-8")
+
+    rewrite(header[2:], [r[2:] for r in rows])           # a copy published before the words were added
+    assert public_inputs(folder, run_id).measurement == expected
+    rewrite(["remarks"] + header[2:], [["x"] + r[2:] for r in rows])
+    with pytest.raises(PublishError, match="header is not the measurement schema's fields"):
+        public_inputs(folder, run_id)

@@ -63,7 +63,9 @@ def test_eleven_consecutive_words_are_not_a_leak(archive):
 def test_a_leak_disguised_by_case_punctuation_and_markup_in_a_record_is_refused(archive):
     run = guard_words(archive, item_index=7, version="A")[5:19]
     disguised = " , ".join(w.upper() for w in run).replace("THE", "<b>the</b>")
-    ph.add_record(archive, "instrument_alarm", date="2026-11-15", source="operator", reason=disguised)
+    # A model id is the provider's text, published as recorded: the guard reads it like any other byte.
+    ph.add_record(archive, "subject_model", date="2026-11-15", model_family="claude-sonnet", model_id=disguised,
+                  previous_model_id="claude-sonnet-5", declared_by="models_endpoint")
     with pytest.raises(LeakError, match=r"risky_choice_framing__anchoring__v0, item s08"):
         publish_all(archive, build_time=BUILD)
 

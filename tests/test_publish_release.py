@@ -6,7 +6,7 @@ import yaml
 
 from llmarchive.cli import main
 from publish import PublishError
-from publish.release import assemble
+from publish.release import LICENCE_FILES, REPO, assemble
 from tests import publish_helpers as ph
 
 BUILD = "2026-12-03T00:00:00Z"
@@ -60,8 +60,12 @@ def test_release_assembles_the_public_payload_and_nothing_private(archive, spec,
                  "data/croissant.json", "data/archive.db", "data/index.html", "data/status.json",
                  "data/render_manifest.json", "measure/schema.py", "measure/measurement.py", "publish/leak.py",
                  "panels/instruction.py", "metadata.yml", "docs/method.md", "CITATION.cff", ".zenodo.json", "SPEC.md",
-                 "RELEASE.json", "RELEASE_CHECKLIST.md"):
+                 "RELEASE.json", "RELEASE_CHECKLIST.md", "LICENSE", "LICENSES/README.md", "LICENSES/CC-BY-4.0.txt",
+                 "LICENSES/CC-BY-SA-4.0.txt", "publish/datasette_templates/table.html",
+                 "publish/datasette_plugins/archive_limits.py"):
         assert name in files, name
+    for name in ("LICENSE", "LICENSES/README.md", "LICENSES/CC-BY-4.0.txt", "LICENSES/CC-BY-SA-4.0.txt"):
+        assert (out / name).read_bytes() == (REPO / name).read_bytes(), name
     assert any(f.startswith("measure/vectors/") for f in files)
     forbidden = [f for f in files if f.startswith(("panels/families", "tests/", "private/", "data/private"))
                  or (f.startswith("panels/") and f not in ("panels/__init__.py", "panels/instruction.py"))
@@ -91,6 +95,46 @@ def test_release_refuses_an_existing_folder_a_private_folder_a_bad_version_and_n
     with pytest.raises(PublishError, match="copy of the specification"):
         assemble(archive, "1.0.0", tmp_path / "r2", spec=tmp_path / "missing.md")
     assert not (tmp_path / "r1").exists() and not (tmp_path / "r2").exists()
+
+
+AGPL_3_SHA256 = "57c8ff33c9c0cfc3ef00e650a1cc910d7ee479a8bc509f6c9209a7c2a11399d6"   # the FSF's agpl-3.0.txt
+
+
+def test_the_licence_texts_are_at_the_root_and_name_what_each_covers():
+    import hashlib
+
+    from publish import wording
+
+    licence = (REPO / "LICENSE").read_bytes()
+    assert hashlib.sha256(licence).hexdigest() == AGPL_3_SHA256
+    assert licence.startswith(b"                    GNU AFFERO GENERAL PUBLIC LICENSE\n")
+    by = (REPO / "LICENSES" / "CC-BY-4.0.txt").read_text(encoding="utf-8")
+    by_sa = (REPO / "LICENSES" / "CC-BY-SA-4.0.txt").read_text(encoding="utf-8")
+    assert "Creative Commons Attribution 4.0 International Public License" in by
+    assert "Creative Commons Attribution-ShareAlike 4.0 International Public License" in by_sa
+    notes = (REPO / "LICENSES" / "README.md").read_text(encoding="utf-8")
+    for part, (name, url) in wording.LICENCES.items():
+        assert name in notes and url.rstrip("/") in notes, part
+    for legalcode in ("https://creativecommons.org/licenses/by/4.0/legalcode",
+                      "https://creativecommons.org/licenses/by-sa/4.0/legalcode"):
+        assert legalcode in notes
+    assert set(LICENCE_FILES) == {"LICENSE", "LICENSES/README.md", "LICENSES/CC-BY-4.0.txt",
+                                  "LICENSES/CC-BY-SA-4.0.txt"}
+
+
+@pytest.mark.parametrize("missing", LICENCE_FILES)
+def test_release_refuses_naming_a_missing_licence_file(archive, spec, tmp_path, missing):
+    from publish.release import CODE_FILES
+
+    repo = tmp_path / "repo"
+    for name in CODE_FILES:
+        if name != missing:
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            (repo / name).write_bytes((REPO / name).read_bytes())
+    out = tmp_path / "release"
+    with pytest.raises(PublishError, match=f"licence file {missing}, which is missing"):
+        assemble(archive, "1.0.0", out, spec=spec, repo=repo)
+    assert not out.exists()
 
 
 def test_citation_files_at_the_root_are_valid_and_carry_the_licences():

@@ -7,8 +7,9 @@ import re
 import pytest
 
 from measure.schema import FLAGS, GAP_CAUSES, LANES, OUTCOMES, SERIES, VERSIONS
-from publish import SiteError, pages, publish_all, site, svg, wording
+from publish import SiteError, pages, publish_all, reading, site, svg, wording
 from publish.errors import CurveError
+from tests import known_answer_helpers as kh
 from tests import publish_helpers as ph
 
 BUILD = "2026-12-03T00:00:00Z"
@@ -16,11 +17,23 @@ BUILD = "2026-12-03T00:00:00Z"
 
 @pytest.fixture(scope="module")
 def published_site(publish_template, tmp_path_factory):
-    """(paths, populated data, index.html) of one archive populated and published once for the module."""
+    """(paths, populated data, index.html) of one archive populated and published once for the module.
+
+    Besides :func:`publish_helpers.populate`'s records, the three known-answer readers' runs are filed as
+    comparison points through the intake (``data["points"]``, by reader)."""
     paths = ph.fresh_archive(publish_template, tmp_path_factory.mktemp("site") / "home")
     data = ph.populate(paths)
+    data["points"] = kh.file_known_answer_points(paths, tmp_path_factory.mktemp("submissions"))
     publish_all(paths, build_time=BUILD)
     return paths, data, (paths.public / "index.html").read_text(encoding="utf-8")
+
+
+def published_points(paths):
+    """Every comparison point the build publishes, by its drawer key, with its recomputed measurement."""
+    from publish.database import comparison_rows
+    from publish.sources import gather
+
+    return {site.point_key(p): p["measurement"] for p in comparison_rows(gather(paths))}
 
 
 def section(document, page_id):
@@ -119,9 +132,10 @@ def test_flagged_measurements_appear_with_their_reasons_and_not_on_a_chart(publi
     table = re.search(r'<table class="sortable flagged-table">.*?</table>', results, re.S).group(0)
     for m in flagged:
         assert f'data-run="{m["run_id"]}"' in table
-        for flag in m["flags"]:
-            assert flag in table
-            assert html.escape(site.rounded_reason(m["flag_reasons"][flag])) in table
+        row = re.search(rf'<tr data-run="{m["run_id"]}".*?</tr>', table, re.S).group(0)
+        assert row.startswith(f'<tr data-run="{m["run_id"]}" class="flagged"><td data-v="{reading.reading(m)}"')
+        for flag, sentence in reading.flag_sentences(m).items():
+            assert f"<code>{flag}</code>: {html.escape(sentence)}</li>" in row
     for chart in re.findall(r'<svg class="chart".*?</svg>', document, re.S):
         protocol_id = re.search(r'aria-label="([^ ]+) ', chart).group(1)
         on_curve = [m for m in data["measurements"]
@@ -249,13 +263,25 @@ def test_the_data_page_lists_every_data_file_with_its_hash(published_site):
 # --- templates (issue 13) -----------------------------------------------------------------------
 
 def test_record_text_is_escaped_by_the_templates(archive):
+    """A model id is the provider's text, shown as it was recorded: escaped, never markup."""
     ph.populate(archive)
-    ph.add_record(archive, "instrument_alarm", date="2026-12-01", source="operator",
-                  reason='<script>alert("x")</script> & <b>bold</b>')
+    hostile = '<script>alert("x")</script> & <b>bold</b>'
+    ph.add_record(archive, "subject_model", date="2026-12-01", model_family="claude-sonnet", model_id=hostile,
+                  previous_model_id="claude-sonnet-5", declared_by="models_endpoint")
     publish_all(archive, build_time=BUILD)
     document = (archive.public / "index.html").read_text(encoding="utf-8")
     assert "<script>alert" not in document and "<b>bold</b>" not in document
-    assert html.escape('<script>alert("x")</script> & <b>bold</b>') in section(document, "results")
+    assert html.escape(hostile) in section(document, "results")
+
+
+def test_an_alarms_own_reason_is_never_shown_only_its_public_words(archive):
+    ph.populate(archive)
+    ph.add_record(archive, "instrument_alarm", date="2026-12-01", source="runtime_fingerprint",
+                  reason="the runtime fingerprint could not run: OSError: /home/owner/models/x.gguf unreadable")
+    publish_all(archive, build_time=BUILD)
+    document = (archive.public / "index.html").read_text(encoding="utf-8")
+    assert "x.gguf" not in document and "OSError" not in document
+    assert "2026-12-01: runtime_fingerprint on 2026-12-01" in section(document, "results")
 
 
 def test_the_stylesheet_and_script_are_package_files_inlined_into_the_one_document(published_site):
@@ -313,34 +339,39 @@ def test_a_results_page_listing_too_many_off_curve_measurements_is_refused():
         site.check_site(document)
 
 
-def test_flag_reasons_show_numbers_rounded_as_in_the_tables(published_site):
+def test_flags_are_sentences_with_their_figures_never_formulas(published_site):
     paths, data, _ = published_site
     flagged = next(m for m in data["measurements"] if not m["on_curve"])
     reasons = {"asymmetric_missingness": "drop_asymmetry_pct_ab = 6.666666667 exceeds 1.0",
-               "below_surface_noise": "gap_pct - drop_bound_pct_ab = -173.33333333 does not exceed "
-                                      "gap_null_pct + drop_bound_pct_aa = 0.0",
-               "degenerate_candidate": "max(entropy_a, entropy_b) = 0.123456789 < 0.20 with stability_pct = "
-                                       "96.666666667 > 90"}
-    odd = dict(flagged, run_id="odd-reasons", run_date="2027-01-01", flags=sorted(reasons), flag_reasons=reasons)
+               "drop_confounded": "drop_bound_pct_ab = 180.0 exceeds 2.0"}
+    odd = dict(flagged, run_id="odd-reasons", run_date="2027-01-01", flags=sorted(reasons), flag_reasons=reasons,
+               u_a=0.9, u_b=0.8333333333, drop_bound_pct_ab=173.333333333, drop_asymmetry_pct_ab=6.666666667)
     table = re.search(r'<table class="sortable flagged-table">.*?</table>', site.results(_context(paths, [odd])),
                       re.S).group(0)
-    assert "drop_asymmetry_pct_ab = 6.7 exceeds 1.0" in table
-    assert "gap_pct - drop_bound_pct_ab = -173.3 does not exceed" in table
-    assert "max(entropy_a, entropy_b) = 0.12 &lt; 0.20 with stability_pct = 96.7 &gt; 90" in table
-    assert not re.search(r"\d\.\d{3,}", re.sub(r"<[^>]+>", "", table)), "a long number in the visible text"
+    row = re.search(r'<tr data-run="odd-reasons".*?</tr>', table, re.S).group(0)
+    text = html.unescape(re.sub(r"<[^>]+>", "", row))
+    assert "A lost 90.0% of its answers and B 83.3%, 6.7 points apart" in text
+    assert "between A and B by up to 173.3 points — more than the whole 0–100 scale, so the losses alone could " \
+           "explain any result" in text
+    assert "exceeds" not in text and " = " not in text, "a formula where a sentence belongs"
+    assert not re.search(r"\d\.\d{3,}", text), "a long number in the visible text"
 
 
-def test_a_measurement_with_most_answers_unreadable_shows_no_stability_figure(published_site):
+def test_a_measurement_with_most_answers_unreadable_shows_no_stability_figure_and_no_interval(published_site):
     paths, data, _ = published_site
     latest = site.latest_per_curve(data["measurements"], "commercial")[0]
-    poor = dict(latest, run_id="poor", run_date="2027-01-01", stability_pct=96.3, u_a=0.6, u_b=0.1,
-                n_valid={"A": 12, "A_prime": 30, "B": 27, "C": 30}, on_curve=False, flags=["drop_confounded"],
-                flag_reasons={"drop_confounded": "drop_bound_pct_ab = 70.0 exceeds 2.0"})
+    poor = dict(latest, run_id="poor", run_date="2027-01-01", stability_pct=100.0, ci_low_pct=0.0, ci_high_pct=100.0,
+                u_a=0.9, u_b=0.9, n_valid={"A": 3, "A_prime": 30, "B": 3, "C": 30}, on_curve=False,
+                drop_bound_pct_ab=180.0, flags=["drop_confounded"])
     results = site.results(_context(paths, [poor]))
     scan = re.search(r'<table class="sortable scan-commercial">.*?</table>', results, re.S).group(0)
     row = re.search(r'<tr data-run="poor".*?</tr>', scan, re.S).group(0)
-    assert "not measurable (39 of 60 answers readable)" in row and "96.3" not in row
-    assert site.unreadable(dict(poor, u_a=0.5)) is None
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+    assert cells[0] == ("not measurable: 6 of 60 answers of A and B readable — the losses alone could explain any "
+                        "result; off the curve")
+    assert "not measurable (6 of 60 answers readable)" in row
+    assert "100.0" not in row and "0.0–100.0" not in row, "a figure of an unmeasurable run shown as a result"
+    assert site.unreadable(dict(poor, u_a=0.5, u_b=0.5, drop_bound_pct_ab=99.0)) is None
 
 
 def test_days_before_the_archive_started_are_drawn_neutral_and_the_legend_says_so(published_site):
@@ -392,10 +423,11 @@ def test_the_drawer_carries_the_smallest_detectable_change(published_site):
 
     from publish import changes
 
-    _, data, document = published_site
+    paths, data, document = published_site
     drawer = json.loads(re.search(r'<script type="application/json" id="drawer-data">(.*?)</script>', document,
                                   re.S).group(1))
     by_id = {m["run_id"]: m for m in data["measurements"]}
+    by_id.update(published_points(paths))
     assert drawer
     for run_id, entry in drawer.items():
         assert entry["min_detectable_change_pct"] == changes.min_detectable_change_pct(by_id[run_id])
@@ -483,10 +515,11 @@ def test_the_data_page_shows_the_outsiders_verify_command_for_an_open_run(publis
 def test_the_drawer_reads_the_interval_by_how_the_repeats_behaved(published_site):
     import json
 
-    _, data, document = published_site
+    paths, data, document = published_site
     drawer = json.loads(re.search(r'<script type="application/json" id="drawer-data">(.*?)</script>', document,
                                   re.S).group(1))
     by_id = {m["run_id"]: m for m in data["measurements"]}
+    by_id.update(published_points(paths))
     for run_id, entry in drawer.items():
         m = by_id[run_id]
         for name in ("replicate_agreement_pct", "ci_stratified_low_pct", "ci_stratified_high_pct", "gap_role_ab_pct"):
@@ -518,3 +551,93 @@ def test_the_human_result_is_read_against_the_role_gap_not_the_letter_gap(publis
     assert "gap_role_ab_pct, the same distance over the options' roles" in text
     assert f": {latest['gap_role_ab_pct']:.1f}; its gap_pct, by letter: {latest['gap_pct']:.1f}" in text
     assert "gap_role_ab_pct" in text.split("Many Labs")[1]
+
+
+# --- what the screens say (issue 25) -------------------------------------------------------------
+
+def _rows(table):
+    return {run: row for run, row in re.findall(r'<tr data-run="([^"]+)"[^>]*>(.*?)</tr>', table, re.S)}
+
+
+def test_every_results_table_shows_the_reading_first(published_site):
+    paths, data, document = published_site
+    results = section(document, "results")
+    by_key = {m["run_id"]: m for m in data["measurements"]}
+    by_key.update(published_points(paths))
+    seen = 0
+    for css in ("scan-commercial", "scan-open", "flagged-table", "comparison-table"):
+        table = re.search(rf'<table class="sortable {css}">.*?</table>', results, re.S).group(0)
+        assert re.search(r'<thead><tr><th scope="col" data-type="text">Reading</th>', table), css
+        for key, row in _rows(table).items():
+            first = re.match(r'<td data-v="[^"]*" class="reading[^"]*">(.*?)</td>', row, re.S)
+            assert first and html.unescape(first.group(1)) == reading.reading(by_key[key]), (css, key)
+            seen += 1
+    assert seen >= 10
+    columns = re.search(r'<h2 id="stability-columns">.*?</table>', section(document, "data"), re.S).group(0)
+    assert re.findall(r"<tr><td><code>([a-z_]+)</code>", columns)[:3] == ["reading", "flag_sentences", "record_type"]
+
+
+def test_the_status_bar_covers_every_series_and_the_instrument(published_site):
+    paths, data, document = published_site
+    bar = re.search(r'<div id="status-bar".*?Published [^<]*</p>', section(document, "home"), re.S).group(0)
+    parts = dict(re.findall(r'<div class="status-part" data-(?:series|part)="([a-z_]+)">(.*?)</div>', bar, re.S))
+    assert list(parts) == ["commercial", "open_weights", "instrument", "comparison"]
+    assert bar.count('<svg class="bar"') == 1 and '<svg class="bar"' in parts["commercial"], \
+        "the coverage bar counts the commercial series only, and only once"
+    assert "Latest run 2026-12-02 (claude-sonnet-5): 4 measurements, 3 on the curve, 1 off it — why: " \
+           "does not read the question (1)" in parts["commercial"]
+    assert "Latest run 2026-11-20 (smollm2-135m): 1 measurement, 1 on the curve, 0 off it" in parts["open_weights"]
+    assert "Runtime fingerprint of the reference model: <strong>pass</strong> on 2026-12-02" in parts["instrument"]
+    assert "Guard rotation: <strong>flat</strong> on 2026-12-02" in parts["instrument"]
+    assert "latched since 2026-11-15" in parts["instrument"]
+    assert "4 comparison points, the latest measured on 2026-11-25; 3 of them are simulated readers with a known " \
+           "answer" in parts["comparison"]
+    # a later open-weights run that is not measurable is named as such, beside the series it belongs to
+    ow = next(m for m in data["measurements"] if m["series"] == "open_weights")
+    poor = dict(ow, run_id="ow-poor", run_date="2026-12-02", u_a=0.9, u_b=0.9, on_curve=False,
+                n_valid={"A": 3, "A_prime": 2, "B": 3, "C": 1}, flags=["drop_confounded", "not_reading"])
+    bar = site.status_bar(_context(paths, [poor]))
+    open_weights = re.search(r'data-series="open_weights">(.*?)</div>', bar, re.S).group(1)
+    assert "Latest run 2026-12-02 (smollm2-135m): 1 measurement, 0 on the curve, 1 off it — why: not measurable: " \
+           "too few readable answers (1). In all: 2 measurements, 1 on the curve." in open_weights
+
+
+def test_known_answer_points_are_labelled_with_their_interval_on_results_and_in_their_drawer(published_site):
+    import json
+
+    from panels import readers
+
+    paths, data, document = published_site
+    table = re.search(r'<table class="sortable comparison-table">.*?</table>', section(document, "results"),
+                      re.S).group(0)
+    drawer = json.loads(re.search(r'<script type="application/json" id="drawer-data">(.*?)</script>', document,
+                                  re.S).group(1))
+    rows = _rows(table)
+    for name, point in data["points"].items():
+        key, m = site.point_key(point), point["measurement"]
+        row = rows[key]
+        assert point["model_id"] == readers.simulated_model_id(name) and point["model_id"] in row
+        assert f'<span class="kind known-answer">{reading.KNOWN_ANSWER}</span>' in row
+        assert f"<td data-v=\"{m['ci_low_pct']}\">{m['ci_low_pct']:.1f}–{m['ci_high_pct']:.1f}</td>" in row
+        entry = drawer[key]
+        assert entry["point_kind"] == reading.KNOWN_ANSWER and entry["known_answer"] is True
+        assert entry["expected"] == readers.KNOWN_ANSWER_WORDS[name]
+        assert entry["reading"] == reading.reading(m)
+    outside = next(row for key, row in rows.items() if "other-model-1" in row)
+    assert reading.KNOWN_ANSWER not in outside and f'<span class="kind">{reading.OUTSIDE_RUN}</span>' in outside
+    recovered = data["points"][readers.FRAMING_SENSITIVE]["measurement"]
+    assert recovered["ci_high_pct"] < 100 - recovered["null_floor_pct"], "the framing reader's effect is recovered"
+    assert "known_answer" in site.static_text("site.js") and "expected" in site.static_text("site.js")
+
+
+def test_a_bound_beyond_the_scale_is_said_in_words_in_the_drawer(published_site):
+    _, data, _ = published_site
+    latest = site.latest_per_curve(data["measurements"], "commercial")[0]
+    lost = dict(latest, run_id="lost", run_date="2027-01-01", u_a=0.9, u_b=0.9, drop_bound_pct_ab=180.0,
+                drop_bound_pct_aa=95.0, on_curve=False, flags=["drop_confounded"])
+    entry = site.drawer_data(data["measurements"] + [lost])["lost"]
+    assert entry["bounds"] == {"drop_bound_pct_ab": reading.MORE_THAN_THE_SCALE,
+                               "min_detectable_change_pct": reading.MORE_THAN_THE_SCALE}
+    assert entry["min_detectable_change_pct"] == 360.0
+    assert entry["reading"].startswith("not measurable: ")
+    assert "bounds.min_detectable_change_pct" in site.static_text("site.js")

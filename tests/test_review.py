@@ -400,7 +400,7 @@ def test_held_bridge_runs_of_an_alarm_day_are_flagged_and_stay_flagged_when_they
     for run_id in review.held:
         held = load_run(held_paths(paths).run_dir(run_id))
         assert "instrument_suspect" in held.measurement["flags"], f"held run {run_id} was missed"
-        assert "a guard protocol moved" in held.run["instrument_suspect"]
+        assert "instrument_alarm from guard_rotation" in held.run["instrument_suspect"]
     assert main(["review", "resolve", review.review_id[:12], "--successor", "--reviewer", "Ada Lovelace",
                  "--date", "2026-11-06"]) == 0
     capsys.readouterr()
@@ -409,7 +409,7 @@ def test_held_bridge_runs_of_an_alarm_day_are_flagged_and_stay_flagged_when_they
     assert len(joined) == len(review.held)
     for m in joined:
         assert "instrument_suspect" in m["flags"] and m["on_curve"] is False
-        assert "a guard protocol moved" in m["flag_reasons"]["instrument_suspect"]
+        assert "instrument_alarm from guard_rotation" in m["flag_reasons"]["instrument_suspect"]
 
 
 def test_a_held_run_an_alarm_met_unreadable_files_no_comparison_point_until_its_mark_is_applied(paths):
@@ -461,4 +461,4 @@ def test_a_comparison_point_filed_before_the_days_alarm_is_published_flagged(pat
     assert len(rows) == len(review.held), "one row per held run: a point replaced, not added beside"
     for row in rows:
         assert "instrument_suspect" in row["flags"], row["measurement"]["run_id"]
-        assert "a guard protocol moved" in row["measurement"]["flag_reasons"]["instrument_suspect"]
+        assert "instrument_alarm from guard_rotation" in row["measurement"]["flag_reasons"]["instrument_suspect"]

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from publish import publish_all
+from tests import known_answer_helpers as kh
 from tests import publish_helpers as ph
 from tests.ports import free_port
 
@@ -42,6 +43,7 @@ def server(publish_template, tmp_path_factory):
         pytest.fail(f"{CHROMIUM} is missing: `make test` installs it (apt-get install -y chromium)")
     paths = ph.fresh_archive(publish_template, tmp_path_factory.mktemp("browser") / "home")
     ph.populate(paths)
+    kh.file_known_answer_points(paths, tmp_path_factory.mktemp("submissions"))
     publish_all(paths, build_time="2026-12-03T00:00:00Z")
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "llmarchive", "--home", str(paths.home), "serve",
@@ -112,15 +114,15 @@ def test_site_works_at_this_width_without_leaving_127_0_0_1(server, browser, wid
     header = page.locator("table.scan-commercial th", has_text="Stability %")
     header.click()
     values = page.eval_on_selector_all(
-        "table.scan-commercial tbody tr", "rows => rows.map(r => parseFloat(r.cells[6].getAttribute('data-v')))")
+        "table.scan-commercial tbody tr", "rows => rows.map(r => parseFloat(r.cells[7].getAttribute('data-v')))")
     assert values == sorted(values) and len(values) == 4
     header.click()
     values = page.eval_on_selector_all(
-        "table.scan-commercial tbody tr", "rows => rows.map(r => parseFloat(r.cells[6].getAttribute('data-v')))")
+        "table.scan-commercial tbody tr", "rows => rows.map(r => parseFloat(r.cells[7].getAttribute('data-v')))")
     assert values == sorted(values, reverse=True)
 
     row = page.locator("table.scan-commercial tbody tr").first
-    protocol_id = row.locator("td").first.inner_text()
+    protocol_id = row.locator("td:nth-child(2) code").inner_text()
     row.click()
     drawer = page.locator("#drawer")
     assert drawer.is_visible()
@@ -230,3 +232,136 @@ def test_an_open_lane_drawer_shows_what_the_model_wrote(server, browser):
         assert f"DECISION: {decision}" in quoted.nth(i).locator("pre").inner_text()
     assert "min_detectable_change_pct" in drawer.inner_text()
     context.close()
+
+
+# --- what the screens say, and the layout (issue 25) ---------------------------------------------
+
+ANCHORS = ["home", "results", "data", "glossary", "current-scan", "off-the-curve", "open-weights",
+           "comparison-points", "succession", "stability-columns"]
+UNDER_HEADER = """id => {
+  const target = document.getElementById(id), header = document.querySelector('body > header');
+  const box = target.matches('section.page') ? target.querySelector('h1') : target;
+  const top = box.getBoundingClientRect().top, bottom = header.getBoundingClientRect().bottom;
+  return {id, top, headerBottom: bottom, visible: box.getClientRects().length > 0 && top < innerHeight};
+}"""
+LAST_COLUMNS = """() => [...document.querySelectorAll('section.page.active table')].map(t => {
+  const rows = [...t.tBodies].flatMap(b => [...b.rows]);
+  const hidden = rows.map(r => r.cells[r.cells.length - 1]).filter(cell => {
+    const box = cell.getBoundingClientRect();
+    if (!cell.getClientRects().length || box.right > innerWidth + 1 || box.left < -1) return true;
+    for (let up = cell.parentElement; up && up !== document.body; up = up.parentElement) {
+      if (getComputedStyle(up).overflowX === 'visible') continue;
+      const edge = up.getBoundingClientRect();
+      if (box.right > edge.right + 1 || box.left < edge.left - 1 || up.scrollWidth > up.clientWidth + 1) return true;
+    }
+    return false;
+  });
+  return {table: t.className || t.closest('section').id, rows: rows.length, hidden: hidden.length};
+})"""
+
+
+def shoot(page, selector, name):
+    """A screenshot of one element as it sits on the whole page (an element shot would stitch the sticky header in)."""
+    box = page.locator(selector).first.bounding_box()
+    top = box["y"] + page.evaluate("scrollY")
+    page.screenshot(path=str(SHOTS / name), full_page=True,
+                    clip={"x": 0, "y": top, "width": page.viewport_size["width"], "height": box["height"]})
+
+
+def open_page(browser, url, width):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(url, wait_until="load")
+    return context, page, errors
+
+
+@pytest.mark.parametrize("width", [400, 1280])
+def test_no_anchored_heading_sits_under_the_sticky_header(server, browser, width):
+    context, page, errors = open_page(browser, server + "/site/index.html", width)
+    found = []
+    for anchor in ANCHORS:
+        page.goto("about:blank")
+        page.goto(f"{server}/site/index.html#{anchor}", wait_until="load")
+        page.wait_for_function("id => document.getElementById(id).closest('section.page').classList.contains('active')",
+                               arg=anchor)
+        found.append(page.evaluate(UNDER_HEADER, anchor))
+        if anchor == "comparison-points":
+            page.screenshot(path=str(SHOTS / f"anchor_comparison_points_{width}.png"))
+    page.click("header nav a[data-tab=results]")             # a tab opened from the menu, not a fresh load
+    page.wait_for_selector("section#results.active")
+    found.append(page.evaluate(UNDER_HEADER, "results"))
+    context.close()
+    assert errors == []
+    for f in found:
+        assert f["visible"] and f["top"] >= f["headerBottom"] - 1, f
+
+
+def test_no_table_hides_its_last_column_at_400_px(server, browser):
+    context, page, errors = open_page(browser, server + "/site/index.html#results", 400)
+    tables = []
+    for tab in ("results", "data", "design"):
+        page.click(f"header nav a[data-tab={tab}]")
+        page.wait_for_selector(f"section#{tab}.active")
+        tables += page.evaluate(LAST_COLUMNS)
+    page.click("header nav a[data-tab=results]")
+    page.wait_for_selector("section#results.active")
+    shoot(page, "table.flagged-table", "flagged_400.png")
+    shoot(page, "table.scan-commercial", "scan_400.png")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 400
+    context.close()
+    assert errors == [] and len(tables) >= 6
+    assert [t for t in tables if t["hidden"]] == [], tables
+
+
+@pytest.mark.parametrize("width", [400, 1280])
+def test_known_answer_points_with_their_interval_are_visible_on_results(server, browser, width):
+    from panels import readers
+
+    from publish.reading import KNOWN_ANSWER
+
+    context, page, errors = open_page(browser, server + "/site/index.html#comparison-points", width)
+    known = page.locator(f"table.comparison-table tbody tr[data-kind='{KNOWN_ANSWER}']")
+    assert known.count() == len(readers.KNOWN_ANSWER_READERS)
+    shoot(page, "div.comparison", f"known_answers_{width}.png")
+    intervals = {}
+    for i in range(known.count()):
+        row = known.nth(i)
+        assert row.is_visible()
+        label = row.locator("span.kind.known-answer")
+        assert label.is_visible() and label.inner_text() == KNOWN_ANSWER
+        model = row.locator("td:nth-child(4) code").inner_text()
+        interval = row.locator("td:nth-child(7)")
+        assert interval.is_visible()
+        intervals[readers.simulated_reader(model)] = interval.inner_text().split(":")[-1].strip()
+    assert set(intervals) == set(readers.KNOWN_ANSWER_READERS)
+    low, high = (float(x) for x in intervals[readers.FRAMING_SENSITIVE].split("–"))
+    assert 0 < low < high < 100, intervals                 # an effect recovered, with its interval
+    known.filter(has_text=readers.simulated_model_id(readers.FRAMING_SENSITIVE)).click()
+    drawer = page.locator("#drawer")
+    assert drawer.is_visible() and KNOWN_ANSWER in drawer.inner_text()
+    assert "Expected, known before any call:" in drawer.inner_text()
+    assert "Reading: measurable; off the curve: exploratory" in drawer.inner_text()
+    page.screenshot(path=str(SHOTS / f"known_answer_drawer_{width}.png"))
+    context.close()
+    assert errors == []
+
+
+@pytest.mark.parametrize("width", [400, 1280])
+def test_the_home_status_bar_covers_the_open_weights_series_and_the_instrument(server, browser, width):
+    context, page, errors = open_page(browser, server + "/site/index.html", width)
+    bar = page.locator("#status-bar")
+    open_weights = bar.locator("[data-series=open_weights]")
+    instrument = bar.locator("[data-part=instrument]")
+    assert open_weights.is_visible() and instrument.is_visible()
+    assert open_weights.inner_text().startswith("Open-weights series")
+    assert "Latest run 2026-11-20 (smollm2-135m): 1 measurement, 1 on the curve, 0 off it" in open_weights.inner_text()
+    assert "Runtime fingerprint of the reference model: pass on 2026-12-02" in instrument.inner_text()
+    assert "Guard rotation: flat on 2026-12-02" in instrument.inner_text()
+    assert bar.locator("[data-series=commercial] svg.bar").is_visible()
+    assert bar.locator("svg.bar").count() == 1
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    shoot(page, "#status-bar", f"status_bar_{width}.png")
+    context.close()
+    assert errors == []

@@ -107,7 +107,7 @@ def test_an_alarm_meeting_a_torn_run_record_marks_the_run_once_it_is_repaired(da
     assert "made-on-the-2nd: instrument_suspect" in capsys.readouterr().out
     loaded = store.load_run(folder)
     assert "instrument_suspect" in loaded.measurement["flags"] and loaded.measurement["on_curve"] is False
-    assert "fp01" in loaded.run["instrument_suspect"]
+    assert "instrument_alarm from runtime_fingerprint" in loaded.run["instrument_suspect"]
     assert recompute(loaded.measurement, loaded.trials, loaded.protocol_header) == []
     assert not store.has_pending_marks(folder) and pending_folders(paths) == []
     assert "made-on-the-2nd" in {m["run_id"] for m in publish_gather(paths).measurements}

@@ -1,4 +1,6 @@
 """An outsider recomputes a published measurement from a copy of public/ alone, and bad input is one line."""
+import csv
+import io
 import json
 import shutil
 import sqlite3
@@ -27,6 +29,17 @@ def public_copy(tmp_path_factory):
     outsider = tmp_path_factory.mktemp("outsider")
     shutil.copytree(paths.public, outsider / "public")
     return outsider
+
+
+def edit_cell(csv_file: Path, run_id: str, column: str, value: str) -> None:
+    """Change one cell of one run's row, read and written as CSV (cells hold commas and quotes)."""
+    header, *rows = list(csv.reader(io.StringIO(csv_file.read_text(encoding="utf-8"), newline="")))
+    for row in rows:
+        if row[header.index("run_id")] == run_id:
+            row[header.index(column)] = value
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([header, *rows])
+    csv_file.write_text(out.getvalue(), encoding="utf-8")
 
 
 def verify(cwd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -75,16 +88,7 @@ def test_without_stability_csv_the_measurement_comes_from_the_database(public_co
 
 def test_an_edited_published_measurement_is_reported_as_a_difference(public_copy, tmp_path):
     shutil.copytree(public_copy / "public", tmp_path / "public")
-    csv_file = tmp_path / "public" / "stability.csv"
-    lines = csv_file.read_text(encoding="utf-8").splitlines(keepends=True)
-    header = lines[0].rstrip("\n").split(",")
-    column = header.index("stability_pct")
-    for i, line in enumerate(lines):
-        if line.startswith("measurement,") and f",{OPEN_RUN}," in line:
-            cells = line.rstrip("\n").split(",")
-            cells[column] = "99.5"
-            lines[i] = ",".join(cells) + "\n"
-    csv_file.write_text("".join(lines), encoding="utf-8")
+    edit_cell(tmp_path / "public" / "stability.csv", OPEN_RUN, "stability_pct", "99.5")
     result = verify(tmp_path, "--public", "public", OPEN_RUN)
     assert result.returncode == 1 and "DIFFERS stability_pct" in result.stdout
 
@@ -145,16 +149,7 @@ def test_a_trial_field_of_the_wrong_type_is_one_line_naming_file_line_and_field(
 
 def test_a_measurement_cell_of_the_wrong_type_is_one_line_naming_the_file(public_copy, tmp_path):
     shutil.copytree(public_copy / "public", tmp_path / "public")
-    csv_file = tmp_path / "public" / "stability.csv"
-    text = csv_file.read_text(encoding="utf-8")
-    header = text.splitlines()[0].split(",")
-    lines = text.splitlines(keepends=True)
-    for i, line in enumerate(lines):
-        if f",{OPEN_RUN}," in line:
-            cells = line.rstrip("\n").split(",")
-            cells[header.index("n")] = "many"
-            lines[i] = ",".join(cells) + "\n"
-    csv_file.write_text("".join(lines), encoding="utf-8")
+    edit_cell(tmp_path / "public" / "stability.csv", OPEN_RUN, "n", "many")
     one_line_error(verify(tmp_path, "--public", "public", OPEN_RUN), "stability.csv", "'n' should be an integer")
 
 

@@ -33,7 +33,7 @@ modules and only re-exported here, so ``from llmarchive import budget``
 reaches the whole API.  A skip the budget records gets its cause from
 :mod:`llmarchive.skips`, never by hand.
 """
-from llmarchive.budget.config import (CATEGORIES, DEFAULT_LADDER, EPSILON_EUR, JOBS, POOLS, PRICE_KEYS,
+from llmarchive.budget.config import (CATEGORIES, DEFAULT_LADDER, EPSILON_EUR, JOBS, POOL_NAMES, POOLS, PRICE_KEYS,
                                       PROMPT_FRAMING_TOKENS, Budget, BudgetError, BudgetHalted, Rung, job_name,
                                       load_budget, parse_budget, write_budget)
 from llmarchive.budget.degradation import (CUT_KIND, FINGERPRINT_CALLS_PER_MONTH, LEVELS, MEASURED_MONTHS,
@@ -41,22 +41,25 @@ from llmarchive.budget.degradation import (CUT_KIND, FINGERPRINT_CALLS_PER_MONTH
                                            current_level, kept_protocols, measured_rate, projected_month_eur,
                                            review_degradation, sweep_due)
 from llmarchive.budget.ladder import (TYPE_ORDER, Authorization, LadderState, Plan, allowed_protocols,
-                                      authorize_run, ladder_state, pool_shortfall, protocol_calls,
-                                      record_plan_skips, rung_selection, select_protocols, unbudgeted)
+                                      authorize_run, judged_month, ladder_state, pool_shortfall, protocol_calls,
+                                      record_plan_skips, refusal_facts, rung_selection, select_protocols,
+                                      unbudgeted)
 from llmarchive.budget.ledger import (CHARGE, RESERVATION, MonthTotals, current_month, ledger, ledger_entries,
                                       month_totals, open_reservations)
 from llmarchive.budget.meter import SpendMeter
 
 __all__ = [
     # config
-    "CATEGORIES", "DEFAULT_LADDER", "EPSILON_EUR", "JOBS", "POOLS", "PRICE_KEYS", "PROMPT_FRAMING_TOKENS",
+    "CATEGORIES", "DEFAULT_LADDER", "EPSILON_EUR", "JOBS", "POOL_NAMES", "POOLS", "PRICE_KEYS",
+    "PROMPT_FRAMING_TOKENS",
     "Budget", "BudgetError", "BudgetHalted", "Rung", "job_name", "load_budget", "parse_budget", "write_budget",
     # ledger
     "CHARGE", "RESERVATION", "MonthTotals", "current_month", "ledger", "ledger_entries", "month_totals",
     "open_reservations",
     # ladder
-    "TYPE_ORDER", "Authorization", "LadderState", "Plan", "allowed_protocols", "authorize_run", "ladder_state",
-    "pool_shortfall", "protocol_calls", "record_plan_skips", "rung_selection", "select_protocols", "unbudgeted",
+    "TYPE_ORDER", "Authorization", "LadderState", "Plan", "allowed_protocols", "authorize_run", "judged_month",
+    "ladder_state", "pool_shortfall", "protocol_calls", "record_plan_skips", "refusal_facts", "rung_selection",
+    "select_protocols", "unbudgeted",
     # degradation
     "CUT_KIND", "FINGERPRINT_CALLS_PER_MONTH", "LEVELS", "MEASURED_MONTHS", "MIN_MEASURED_CALLS",
     "QUARTER_START_MONTHS", "Level", "budget_cuts", "current_level", "kept_protocols", "measured_rate",

@@ -38,6 +38,8 @@ from measure.errors import ArchiveError
 
 CATEGORIES = ("scenario", "fingerprint")
 POOLS = ("general", "bridge", "heartbeat")
+# Each pool by name, as a refusal may publish it (never with an amount).
+POOL_NAMES = {"general": "general pool", "bridge": "bridge reserve", "heartbeat": "heartbeat reserve"}
 # job → (category, pool), for every paid job of the one jobs table (llmarchive.jobs), under its one name;
 # "subject_fingerprint" switches to heartbeat when general is spent.  An older name ("sweep") is read through
 # job_name(), so ledgers and calls that use it keep working.
@@ -76,10 +78,15 @@ class Rung:
     lanes: Optional[tuple[str, ...]]
 
     def describe(self) -> str:
+        """The owner's words: from which share of the pool, and what the rung keeps."""
+        return f"from {self.at_pct:g} % used: {self.effect()}"
+
+    def effect(self) -> str:
+        """The rung by name — what it keeps, no share of the pool: the words a published gap may use."""
         if self.max_protocols == 0:
-            return f"from {self.at_pct:g} % used: only subject_fingerprint"
+            return "only subject_fingerprint"
         lanes = "" if self.lanes is None else " " + "/".join(self.lanes)
-        return f"from {self.at_pct:g} % used: at most {self.max_protocols}{lanes} protocols"
+        return f"at most {self.max_protocols}{lanes} protocols"
 
 
 DEFAULT_LADDER = (Rung(60, 6, None), Rung(80, 4, ("guard",)), Rung(95, 0, ()))

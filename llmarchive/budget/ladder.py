@@ -65,8 +65,23 @@ class LadderState:
         return out
 
 
-def ladder_state(paths: ArchivePaths, budget: Budget, month: Optional[str] = None) -> LadderState:
-    month = month or current_month()
+def judged_month(month: Optional[str] = None, date: Optional[str] = None) -> str:
+    """The month the ladder judges: ``month`` when given, else the month of ``date``, else the clock's.
+
+    A decision dated 2026-11-02 is about November's pools whatever day it is
+    taken on, so a date given always wins over the clock.
+    """
+    if month:
+        return month[:7]
+    if date:
+        return str(date)[:7]
+    return current_month()
+
+
+def ladder_state(paths: ArchivePaths, budget: Budget, month: Optional[str] = None,
+                 date: Optional[str] = None) -> LadderState:
+    """Where ``month`` stands (else the month of ``date``, else the clock's: :func:`judged_month`)."""
+    month = judged_month(month, date)
     totals = month_totals(paths, month)
     spent = totals.spent_eur
     used = 100.0 * spent["general"] / budget.general_pool_eur
@@ -148,14 +163,27 @@ def pool_shortfall(calls: int, rate_eur: float, left_eur: float, job: str, month
     return f"a run of {calls} calls costs about €{cost:.2f}; €{max(left_eur, 0):.2f} left in the {pool} for {month}"
 
 
+def refusal_facts(state: LadderState, job: str, by_rung: bool) -> dict[str, str]:
+    """The public facts of a refusal (:data:`llmarchive.skips.PUBLIC_FACTS`): the rung or the pool by name.
+
+    The skip's reason keeps the amounts for the owner; coverage publishes
+    only these — which rung left the protocol out, or which pool (and for
+    which month) had no room — never a figure.
+    """
+    if by_rung and state.rung is not None:
+        return {"rung": state.rung.effect()}
+    return {"pool": JOBS[job][1], "month": state.month}
+
+
 @dataclass
 class Plan:
-    """What the ladder lets run this month, and what it leaves out (with why)."""
+    """What the ladder lets run this month, and what it leaves out (with why, and its public facts)."""
 
     job: str
     state: LadderState
     allowed: list[str]
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    facts: dict[str, dict[str, str]] = field(default_factory=dict)   # protocol_id -> refusal_facts
 
     def to_json(self) -> dict:
         return {"job": self.job, "state": self.state.to_json(), "allowed": list(self.allowed),
@@ -182,7 +210,7 @@ def allowed_protocols(paths: ArchivePaths, protocols: Sequence[Mapping], job: st
     if job == job_table.SUBJECT_FINGERPRINT:
         scenario_jobs = ", ".join(j for j in JOBS if j != "subject_fingerprint")
         raise BudgetError(f"allowed_protocols plans scenario jobs ({scenario_jobs}); got {job!r}")
-    state = ladder_state(paths, budget, month)
+    state = ladder_state(paths, budget, month, date)
     rate = budget.rate("scenario")
     ids = [p["protocol_id"] for p in protocols]
     if job == "bridge":
@@ -193,6 +221,7 @@ def allowed_protocols(paths: ArchivePaths, protocols: Sequence[Mapping], job: st
     by_id = {p["protocol_id"]: p for p in protocols}
     allowed: list[str] = []
     skipped: list[tuple[str, str]] = []
+    facts: dict[str, dict[str, str]] = {}
     for pid in ranked:
         calls = protocol_calls(by_id[pid])
         short = pool_shortfall(calls, rate, left, job, state.month)
@@ -201,10 +230,12 @@ def allowed_protocols(paths: ArchivePaths, protocols: Sequence[Mapping], job: st
             left -= calls * rate
         else:
             skipped.append((pid, short))
+            facts[pid] = refusal_facts(state, job, by_rung=False)
     for pid in ids:
         if pid not in allowed and all(pid != s for s, _ in skipped):
             skipped.append((pid, why_rung or "not selected"))
-    plan = Plan(job, state, allowed, sorted(skipped))
+            facts[pid] = refusal_facts(state, job, by_rung=True)
+    plan = Plan(job, state, allowed, sorted(skipped), facts)
     if record_skips:
         record_plan_skips(paths, plan, date)
     return plan
@@ -214,7 +245,8 @@ def record_plan_skips(paths: ArchivePaths, plan: Plan, date: Optional[str] = Non
     """One ``skip`` per protocol the plan leaves out, its cause from :mod:`llmarchive.skips`."""
     day = date or utc_today()
     for pid, reason in plan.skipped:
-        record_skip(paths, day, plan.job, pid, REFUSED, reason)
+        record_skip(paths, day, plan.job, pid, REFUSED, reason,
+                    plan.facts.get(pid) or refusal_facts(plan.state, plan.job, by_rung=False))
 
 
 # --------------------------------------------------------------------------
@@ -261,20 +293,21 @@ def authorize_run(paths: ArchivePaths, budget: Budget, header: Mapping, job: str
     pool_list = [p for p in all_protocols or [] if series is None or p.get("series") == series]
     if not any(p.get("protocol_id") == protocol_id for p in pool_list):
         pool_list.append(header)
-    state = ladder_state(paths, budget, month)
+    state = ladder_state(paths, budget, month, date)
     reason = None
+    by_rung = False
     if job == "bridge":
         left = state.bridge_left_eur
     else:
         left = state.general_left_eur
         kept, why_rung = rung_selection(state, pool_list)
         if protocol_id not in kept:
-            reason = why_rung
+            reason, by_rung = why_rung, True
     if reason is None:
         reason = pool_shortfall(calls, budget.rate(category), left, job, state.month)
     if reason:
         day = date or utc_today()
-        record_skip(paths, day, job, protocol_id, REFUSED, reason)
+        record_skip(paths, day, job, protocol_id, REFUSED, reason, refusal_facts(state, job, by_rung))
         raise BudgetHalted(f"{protocol_id} may not run ({job}): {reason}")
     return Authorization(job, category, pool, budget.rate(category))
 

@@ -17,6 +17,7 @@ from typing import Optional, Sequence
 
 from llmarchive import __version__
 from llmarchive.paths import ArchivePaths
+from llmarchive.textsafe import terminal
 from measure.errors import ArchiveError
 
 
@@ -72,12 +73,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         check_dates(args)       # a bad date, month or timestamp is refused before any command runs
         return int(args.func(args) or 0)
     except ArchiveError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        # A message may quote outside text (a submitted id, a provider's model name): escaped, lines kept.
+        print(terminal(f"error: {exc}", keep_newlines=True), file=sys.stderr)
         return 2
     except (IsADirectoryError, NotADirectoryError, FileExistsError, PermissionError) as exc:
         # A path of the wrong kind or out of reach that no check named first: still one line, not a traceback.
         where = f": {exc.filename}" if exc.filename else ""
-        print(f"error: {exc.strerror or type(exc).__name__}{where}", file=sys.stderr)
+        print(terminal(f"error: {exc.strerror or type(exc).__name__}{where}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

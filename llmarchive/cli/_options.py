@@ -66,7 +66,10 @@ def add_json(parser: argparse.ArgumentParser, what: str = "print one JSON docume
 
 def print_json(document: Any, *, sort_keys: bool = False) -> None:
     """The one JSON document a reporting command prints with ``--json``."""
-    print(json.dumps(document, indent=1, ensure_ascii=False, sort_keys=sort_keys, default=str))
+    from llmarchive.textsafe import json_safe
+
+    # Values from outside (model ids, submitters' names) may hold bidi overrides or C1 controls: escaped, same JSON.
+    print(json_safe(json.dumps(document, indent=1, ensure_ascii=False, sort_keys=sort_keys, default=str)))
 
 
 def add_subject(parser: argparse.ArgumentParser, kinds: tuple[str, ...] = ("anthropic", "openai"), *,

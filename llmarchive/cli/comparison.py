@@ -62,12 +62,17 @@ def register(subparsers) -> None:
         "submit", help="check a submission file and store it, or list every reason it is refused",
         description=(
             f"FILE is JSON Lines: trial records exactly as `llmarchive run` writes them to {TRIALS_FILE} (the "
-            "trial log of one of our own open runs is accepted as it is), optionally preceded by one header "
+            "trial log of a `comparison run` is accepted as it is), optionally preceded by one header "
             "line {\"record_type\": \"comparison_submission\", \"model_id\": …, \"run_date\": …, "
             "\"submitted_by\": …}. Accepted only with the same panel_sha256 (every prompt_sha256 must be the "
             "panel's), the same grammar_version, the same n, all four versions, the full outcome "
-            "distribution per version and one exact model_id. A refused file stores nothing, and every reason "
-            "is listed at once. `llmarchive comparison run` writes such a file from a published panel file."
+            "distribution per version and one exact model_id. Caps: the file at most 16 MiB, one line at most "
+            "256 KiB, one response at most 64 characters per token of the panel's max_tokens (16,384 for 256). "
+            "A run is filed once: its identity is its trials (each prompt and its answer), not the file, so the "
+            "same run under another header, note, submitter or file name is refused, naming the earlier point, "
+            "and so is a run whose trials are the archive's own. A refused file stores nothing, and every reason "
+            "is listed at once, one line each. `llmarchive comparison run` writes such a file from a published "
+            "panel file."
         ),
     )
     submit.add_argument("file", metavar="FILE")
@@ -78,6 +83,7 @@ def register(subparsers) -> None:
 
 def do_submit(args: argparse.Namespace) -> int:
     from llmarchive.comparison import submit
+    from llmarchive.textsafe import terminal
 
     paths = archive(args)
     when = day(args)
@@ -88,15 +94,18 @@ def do_submit(args: argparse.Namespace) -> int:
     except ArchiveError:
         raise
     except ValueError as exc:
-        raise CommandError(f"{args.file}: {exc}") from None
+        raise CommandError(terminal(f"{args.file}: {exc}")) from None
     r, m = accepted.record, accepted.record["measurement"]
+    # Every value below came from outside (the file, its header, the command line): printed escaped.
     if accepted.already:
-        print(f"already accepted as {accepted.comparison_id} on {r['date']}; nothing stored again")
+        print(terminal(f"already filed as {accepted.comparison_id} on {r.get('date')}: this exact file; "
+                       "nothing stored again"))
         return 0
-    print(f"accepted: comparison point {accepted.comparison_id}")
-    print(f"  {r['protocol_id']} on {r['model_id']}, run {r['run_date']}, submitted by {r['submitted_by']}")
-    print(f"  recomputed here: stability_pct {m['stability_pct']} (CI {m['ci_low_pct']}–{m['ci_high_pct']}), "
-          f"null_floor_pct {m['null_floor_pct']}, flags {', '.join(m['flags'])}")
+    print(f"accepted: comparison point {terminal(accepted.comparison_id)}")
+    print(terminal(f"  {r['protocol_id']} on {r['model_id']}, run {r['run_date']}, submitted by {r['submitted_by']}"))
+    print(terminal(f"  recomputed here: stability_pct {m['stability_pct']} "
+                   f"(CI {m['ci_low_pct']}–{m['ci_high_pct']}), null_floor_pct {m['null_floor_pct']}, "
+                   f"flags {', '.join(m['flags'])}"))
     print("  one model, one frozen 15-scenario panel, one day: not a ranking, never on a curve")
     return 0
 
@@ -105,6 +114,7 @@ def do_run(args: argparse.Namespace) -> int:
     from llmarchive.comparison_run import run_comparison
     from llmarchive.progress import TrialProgress
     from llmarchive.runner import RunInterrupted
+    from llmarchive.textsafe import terminal
 
     if not args.model:
         raise CommandError("comparison run needs --model (the exact model id your server serves)")
@@ -122,21 +132,22 @@ def do_run(args: argparse.Namespace) -> int:
                                   progress=progress if progress.active else None)
     except RunInterrupted as exc:
         # Not a mistake in the command: the server gave no answer. What was recorded stays; nothing else is.
-        print(f"interrupted: {exc}", file=sys.stderr)
+        print(terminal(f"interrupted: {exc}"), file=sys.stderr)
         print("run the same `llmarchive comparison run …` command again to resume; no submission written yet",
               file=sys.stderr)
         return 1
     result, run = done.result, done.result.run
-    print(f"run_id: {run['run_id']}")
-    print(f"folder: {result.run_dir}")
+    print(terminal(f"run_id: {run['run_id']}"))
+    print(terminal(f"folder: {result.run_dir}"))
     print(f"status: {run['status']} ({run['n_trials_recorded']}/{run['n_trials_planned']} trials; "
           f"{result.called} called now, {result.already_recorded} already recorded)")
     if not done.complete:
         print("not complete: run the same command again to resume; no submission written yet")
         return 1
     header = done.header
-    print(f"submission: {done.out} ({done.protocol['protocol_id']} on {header['model_id']}, run {header['run_date']}, "
-          f"panel_sha256 {header['panel_sha256'][:12]}…)")
+    # the model id is the server's own word for itself: printed escaped
+    print(terminal(f"submission: {done.out} ({done.protocol['protocol_id']} on {header['model_id']}, "
+                   f"run {header['run_date']}, panel_sha256 {header['panel_sha256'][:12]}…)"))
     who = "" if header.get("submitted_by") else " --submitted-by 'YOUR NAME'"
     print(f"next: llmarchive comparison submit {shlex.quote(str(done.out))}{who}")
     return 0

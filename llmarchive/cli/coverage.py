@@ -59,6 +59,12 @@ def run(args: argparse.Namespace) -> int:
     for row in gaps[-20:]:
         print(f"  {row['period']} {row['job']}{' ' + row['protocol_id'] if row['protocol_id'] else ''}: "
               f"{row['cause']} — {row['detail']}")
+    if result.unreadable:
+        # A dry run writes nothing and so raises nothing: the folders no period claims are still named.
+        shown = "; ".join(bad.problem for bad in result.unreadable[:20])
+        print(f"error: {len(result.unreadable)} run folder(s) cannot be read and belong to no scheduled period: "
+              f"{shown}", file=sys.stderr)
+        return 1
     if result.unexplained:
         print(f"{len(result.unexplained)} period(s) unexplained", file=sys.stderr)
         return 1

@@ -96,7 +96,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise CommandError("no protocol is admitted yet; nothing is pre-registered")
     results = []
     for protocol in chosen:
-        ok, why = prereg.is_preregistered(paths, protocol)
+        ok, why = prereg.is_preregistered(paths, protocol, detail=True)
         results.append({"protocol_id": protocol["protocol_id"], "preregistered": ok, "reason": why})
     if args.json:
         print_json({"protocols": results, "manifests": [prereg.manifest_summary(m) for m in prereg.manifests(paths)]})

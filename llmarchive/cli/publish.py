@@ -8,6 +8,7 @@ database, read-only, with the explicit time limit and row cap of
 """
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -24,9 +25,11 @@ def register(subparsers) -> None:
         description=(
             "Regenerate every file under $LLMARCHIVE_HOME/public/ from the archive's records: stability.csv, "
             "outcomes.csv, coverage.csv, changes.csv, open-lane/<year>.jsonl, croissant.json, archive.db, "
-            "index.html, status.json and render_manifest.json. The blocking checks run first (hash chains, no "
-            "flagged measurement on the curve, every coverage gap with its cause; the same rule as the Dagster "
-            "asset) and the leak guard checks every byte; a refused build leaves public/ as it was."
+            "index.html, status.json and render_manifest.json. The blocking checks run first (hash chains, every "
+            "complete run's trial log as its record describes it, no flagged measurement on the curve, no "
+            "period that has ended without output or a cause; the same rule as the Dagster asset), then the "
+            "leak guard and the publication guard (no euro amount or budget figure, no path of this machine, "
+            "no credential) read every byte; a refused build leaves public/ as it was."
         ),
     )
     p.add_argument("--build-time", help="YYYY-MM-DDTHH:MM:SSZ, the build time to record (UTC; default: now)")
@@ -55,9 +58,10 @@ def register(subparsers) -> None:
         "serve",
         help="serve the public database read-only with Datasette on 127.0.0.1",
         description=(
-            "Run `datasette serve -i archive.db --metadata metadata.yml` on 127.0.0.1 with an explicit SQL time "
-            "limit and row cap; the published site is served under /site/index.html. Run `llmarchive publish` "
-            "first."
+            "Run `datasette serve -i public/archive.db --metadata metadata.yml` from the archive home on "
+            "127.0.0.1, with an explicit SQL time limit and row cap and the archive's plugins (one request "
+            "bounded in time and memory, no path of this machine shown) and templates; the published site is "
+            "served under /site/index.html. Run `llmarchive publish` first."
         ),
     )
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -111,13 +115,15 @@ def run_serve(args: argparse.Namespace) -> int:
         raise CommandError(f"{db} does not exist; run `llmarchive publish` first")
     if not REPO_METADATA.exists():
         raise CommandError(f"{REPO_METADATA} is missing; run `llmarchive publish --metadata {REPO_METADATA}`")
-    command = serve_command(db, REPO_METADATA, host=args.host, port=args.port, static_dir=paths.public)
-    command = [sys.executable, "-m"] + command
+    command = serve_command(paths.public, REPO_METADATA, host=args.host, port=args.port)
+    # -P: the archive home, the folder it runs in, is not put on the import path (a file there is data).
+    argv = [sys.executable, "-P", "-m"] + command.argv
     if args.print_command:
-        print(" ".join(command))
+        print(f"cd {shlex.quote(str(command.cwd))} && {shlex.join(argv)}")
         return 0
     print(f"serving {db} read-only on http://{args.host}:{args.port}/ (site: /site/index.html); Ctrl-C stops",
           file=sys.stderr)
     sys.stderr.flush()
-    os.execv(sys.executable, command)
+    os.chdir(command.cwd)
+    os.execv(sys.executable, argv)
     return 0  # not reached: execv replaces this process

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_date, add_json, day, print_json
+from llmarchive.textsafe import terminal
 
 if TYPE_CHECKING:
     from llmarchive.store import Unreadable
@@ -63,7 +64,7 @@ def do_list(args: argparse.Namespace) -> int:
         line = f"{r.review_id[:12]}  {r.record.get('date')}  {r.model_family}: {r.model_id}  {r.state}"
         if r.resolution is not None:
             line += f" (on {r.resolution.get('date')} by {r.resolution.get('reviewer')})"
-        print(line)
+        print(terminal(line))          # the model id is a provider's word: printed escaped
         replaced = len(r.comparison_points) - len(r.current_points)
         print(f"    held off the curve: {len(r.held)} run(s); comparison points filed: {len(r.current_points)}"
               + (f" ({replaced} replaced by one carrying a later suspect flag)" if replaced else ""))
@@ -88,10 +89,11 @@ def do_resolve(args: argparse.Namespace) -> int:
     paths = archive(args).ensure()
     done = resolve(paths, args.review_id, args.resolution, args.reviewer, day(args), note=args.note)
     r = done.review
-    print(f"needs_review {r.review_id[:12]} ({r.model_family}: {r.model_id}) resolved as {args.resolution} "
-          f"by {done.record['reviewer']} on {done.record['date']}")
+    print(terminal(f"needs_review {r.review_id[:12]} ({r.model_family}: {r.model_id}) resolved as "
+                   f"{args.resolution} by {done.record['reviewer']} on {done.record['date']}"))
     if done.switch is not None:
-        print(f"  active model: {done.switch['previous_model_id']} → {done.switch['model_id']} (subject_model recorded)")
+        print(terminal(f"  active model: {done.switch['previous_model_id']} → {done.switch['model_id']} "
+                       "(subject_model recorded)"))
     if done.joined_curve:
         print(f"  joined the curve: {', '.join(done.joined_curve)}")
     if done.still_held:

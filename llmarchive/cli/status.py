@@ -9,10 +9,11 @@ ORDER = 5
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "status", help="the morning check: instrument, alarms, bridges, reviews, budget, coverage, publication",
+        "status", help="the morning check: instrument, alarms, bridges, reviews, budget, coverage, runs, publication",
         description=("Reads the archive and prints, in one screen: today's instrument verdict and any latched "
                      "alarm, pending generation bridges and needs_review decisions, the budget rung and this "
-                     "month's spend, the coverage holes of the running month, and the last publication and "
+                     "month's spend, the coverage holes of the running month, the run folders publication would "
+                     "refuse (unreadable, or a trial log that disagrees with its record), and the last publication and "
                      "whether it is current. Writes nothing, not even the home or its protocol files; exit "
                      "status 0 (a part that cannot be read says so)."))
     add_date(p, "the day to check")
@@ -93,6 +94,18 @@ def render(s: dict) -> list[str]:
         if causes:
             out.append("             gaps by cause: " + ", ".join(f"{c} {n}" for c, n in sorted(causes.items())))
 
+    runs = s.get("runs")
+    if _error(runs):
+        out.append(f"runs         cannot be read: {runs['error']}")
+    elif runs is not None:
+        refused = runs["refused"]
+        out.append(f"runs         {runs['complete']} complete, {runs['open']} open"
+                   + (f"; {len(refused)} that publication refuses:" if refused else "; every one reads as recorded"))
+        for r in refused[:10]:
+            out.append(f"             REFUSED {r['problem']}")
+        if len(refused) > 10:
+            out.append(f"             and {len(refused) - 10} more (`llmarchive status --json`)")
+
     pub = s["publication"]
     if _error(pub):
         out.append(f"publication  cannot be read: {pub['error']}")
@@ -125,5 +138,7 @@ def do_status(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        print("\n".join(render(result)))
+        from llmarchive.textsafe import terminal
+
+        print(terminal("\n".join(render(result)), keep_newlines=True))   # model ids come from outside: escaped
     return 0

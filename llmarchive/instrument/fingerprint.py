@@ -215,22 +215,44 @@ def _record(paths: ArchivePaths, date: str, status: str, digest: Optional[str], 
     return records.append(paths, "runtime_fingerprint", fields)
 
 
-def runtime_fingerprint(paths: ArchivePaths, date: str, engine_factory: Optional[EngineFactory] = None
-                        ) -> FingerprintOutcome:
-    """Run the twelve prompts, compare with the runtime's expectation, record the outcome."""
+# What a progress report names the fingerprint's prompts by (llmarchive.progress labels a bar by protocol_id).
+PROGRESS_LABEL = "runtime fingerprint"
+# The model file, llama.cpp or the runtime failed: a failed fingerprint (recorded, alarmed), not a crash.
+# Anything else is a bug in this code and keeps its traceback.
+_RUN_FAILURES = (ArchiveError, OSError, RuntimeError, ValueError, MemoryError)
+
+
+def _unavailable(paths: ArchivePaths, date: str, runtime: dict, exc: BaseException) -> "FingerprintOutcome":
+    reason = f"the runtime fingerprint could not run: {type(exc).__name__}: {exc}"
+    record = _record(paths, date, "unavailable", None, None, runtime, reason=reason, established=False)
+    return FingerprintOutcome(record, raise_alarm(paths, date, "runtime_fingerprint", reason, runtime=runtime))
+
+
+def runtime_fingerprint(paths: ArchivePaths, date: str, engine_factory: Optional[EngineFactory] = None,
+                        progress: Optional[Callable[[int, int, dict], None]] = None) -> FingerprintOutcome:
+    """Run the twelve prompts, compare with the runtime's expectation, record the outcome.
+
+    ``progress(done, total, info)`` is called after each prompt (the
+    runner's progress signature; ``info`` names :data:`PROGRESS_LABEL` and
+    the prompt), so a console can show the minutes a slow machine takes.
+    """
     factory = engine_factory or default_engine_factory()
     runtime: dict = {}
     try:
         engine = factory()
         runtime = dict(engine.runtime())
-        results = [engine.generate(pid, prompt, FINGERPRINT_MAX_TOKENS, TOP_LOGPROBS)
-                   for pid, prompt in FINGERPRINT_PROMPTS]
-    except (ArchiveError, OSError, RuntimeError, ValueError, MemoryError) as exc:
-        # The model file, llama.cpp or the runtime failed: a failed fingerprint (recorded, alarmed), not a
-        # crash. Anything else is a bug in this code and keeps its traceback.
-        reason = f"the runtime fingerprint could not run: {type(exc).__name__}: {exc}"
-        record = _record(paths, date, "unavailable", None, None, runtime, reason=reason, established=False)
-        return FingerprintOutcome(record, raise_alarm(paths, date, "runtime_fingerprint", reason, runtime=runtime))
+    except _RUN_FAILURES as exc:
+        return _unavailable(paths, date, runtime, exc)
+    results: list[Generated] = []
+    for pid, prompt in FINGERPRINT_PROMPTS:
+        try:
+            results.append(engine.generate(pid, prompt, FINGERPRINT_MAX_TOKENS, TOP_LOGPROBS))
+        except _RUN_FAILURES as exc:
+            return _unavailable(paths, date, runtime, exc)
+        # Outside the try: a progress report that fails is never the instrument failing.
+        if progress is not None:
+            progress(len(results), len(FINGERPRINT_PROMPTS), {"protocol_id": PROGRESS_LABEL, "prompt_id": pid,
+                                                              "unit": "prompts"})
 
     digest = digest_of(results)
     data = [g.to_json() for g in results]

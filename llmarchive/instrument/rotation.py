@@ -49,7 +49,7 @@ its numbers into the public instrument table instead.
 """
 from datetime import date as Date
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 from llmarchive import records
 from llmarchive.instrument.fingerprint import InstrumentError
@@ -183,7 +183,7 @@ def _existing(paths: ArchivePaths, day: str, protocol_id: str, override: Optiona
 
 def guard_rotation(paths: ArchivePaths, day: str, subject: Any = None, *, series: str = "v0",
                    protocol_id: Optional[str] = None, reference_options: Optional[dict] = None,
-                   max_tokens: Optional[int] = None) -> dict:
+                   max_tokens: Optional[int] = None, progress: Optional[Callable] = None) -> dict:
     """Run the day's guard protocol on the reference model and record the verdict.
 
     ``subject`` defaults to the reference model (``reference_options`` are
@@ -194,7 +194,8 @@ def guard_rotation(paths: ArchivePaths, day: str, subject: Any = None, *, series
     ``exploratory``, the record carries ``generation_override``, and it is
     compared only with results made under the same override — never with
     the real rotation.  A day already rotated returns its record without
-    running again.
+    running again.  ``progress`` is the runner's progress callback
+    (:data:`llmarchive.runner.Progress`), called after each recorded trial.
     """
     from llmarchive.runner import RunSettings, run_protocol
     from llmarchive.subjects import make_subject
@@ -227,7 +228,7 @@ def guard_rotation(paths: ArchivePaths, day: str, subject: Any = None, *, series
         settings = RunSettings(run_id=run_id, run_date=day, series="open_weights",
                                model_family="instrument-reference", allow_generation_override=max_tokens is not None,
                                concurrency=getattr(subject, "workers", 1), extra={"job": "guard_rotation"})
-        result = run_protocol(instrument_paths(paths), protocol, subject, settings)
+        result = run_protocol(instrument_paths(paths), protocol, subject, settings, progress=progress)
         if result.measurement is None:
             raise InstrumentError(f"rotation run {run_id} did not complete")
     except (ArchiveError, OSError, RuntimeError, ValueError, MemoryError) as exc:

@@ -107,9 +107,10 @@ def _session(paths: ArchivePaths, day: str, model: str) -> str:
     return str(1 + sum(r == prefix or r.startswith(prefix + "@") for r in runs))
 
 
-def _room_refusal(paths: ArchivePaths, budget: budget_mod.Budget, calls: list[tuple[str, str]]) -> Optional[str]:
+def _room_refusal(paths: ArchivePaths, budget: budget_mod.Budget, calls: list[tuple[str, str]],
+                  day: Optional[str] = None) -> Optional[str]:
     """Why the day may not be asked (general pool and heartbeat reserve both too low), or None."""
-    state = budget_mod.ladder_state(paths, budget)
+    state = budget_mod.ladder_state(paths, budget, date=day)
     left = max(state.general_left_eur, 0.0) + max(state.heartbeat_left_eur, 0.0)
     need = _worst_case_day(budget, calls)
     if need <= left + budget_mod.EPSILON_EUR:
@@ -197,7 +198,7 @@ def subject_fingerprint(paths: ArchivePaths, day: str, subject: Any, *, budget: 
             raise InstrumentError(f"{paths.budget_file} does not exist: the subject fingerprint makes paid calls "
                                   "(`llmarchive budget init …`, or --unbudgeted for a server you pay nothing for)")
         if budget is not None:
-            why = _room_refusal(paths, budget, calls)
+            why = _room_refusal(paths, budget, calls, day)
             if why is not None:
                 return SubjectOutcome(None, record_skip(paths, day, JOB, None, "budget_refused", why))
         auth = (budget_mod.unbudgeted(JOB) if budget is None else

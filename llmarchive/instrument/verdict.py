@@ -132,9 +132,29 @@ def latched_alarm(paths: ArchivePaths, on: Optional[str] = None) -> Optional[dic
 
 
 def latch_reason(latch: Mapping[str, Any]) -> str:
+    """The latch for the owner's screens: the first alarm's own reason included."""
     return (f"instrument_alarm latched since {latch['since']} ({latch['source']}: {latch['reason']}; "
             f"{latch['alarm_count']} alarm(s) unacknowledged) — recovery only by a human core_change "
             f"(`llmarchive instrument acknowledge`)")
+
+
+def public_latch_words(latch: Mapping[str, Any]) -> str:
+    """The latch in public words (dates, the check's name, a count): what a run's ``instrument_suspect`` carries."""
+    return (f"instrument_alarm latched since {latch['since']} (from {latch['source']}; "
+            f"{latch['alarm_count']} alarm(s) unacknowledged)")
+
+
+def public_alarm_words(source: object, date: object, protocol_id: object = None) -> str:
+    """One alarm in public words.
+
+    An alarm's ``reason`` stays in the private alarm log: an instrument that
+    could not run writes the error's text there (a model file's path, an
+    exception), and a measurement carries its ``instrument_suspect`` reason
+    into the published ``flag_reasons``.  So what a run is marked with is
+    composed from the alarm's structured fields only.
+    """
+    where = f" ({protocol_id})" if protocol_id else ""
+    return f"instrument_alarm from {source}{where} on {date}"
 
 
 def accepted_rotation_runs(paths: ArchivePaths) -> set[str]:
@@ -152,6 +172,7 @@ class DayVerdict:
     date: str
     reasons: tuple[str, ...]
     latched: bool = False          # an unacknowledged alarm stood on that date
+    public_reasons: tuple[str, ...] = ()   # the same reasons from public facts only (what a run is marked with)
 
     @property
     def passing(self) -> bool:
@@ -166,8 +187,8 @@ class DayVerdict:
         return "; ".join(self.reasons)
 
     def instrument_suspect(self) -> Union[bool, str]:
-        """The value for ``RunSettings.instrument_suspect``: ``False`` or the reason."""
-        return f"instrument: {self.reason}" if self.reasons else False
+        """The value for ``RunSettings.instrument_suspect``: ``False`` or the reason, in public words."""
+        return f"instrument: {'; '.join(self.public_reasons or self.reasons)}" if self.reasons else False
 
 
 def day_verdict(paths: ArchivePaths, date: str) -> DayVerdict:
@@ -177,25 +198,31 @@ def day_verdict(paths: ArchivePaths, date: str) -> DayVerdict:
     start = _covered(read_core_changes(paths), alarms, date)
     open_alarms = [a for a in alarms[start:] if str(a.get("date")) <= date]
     reasons: list[str] = []
+    public: list[str] = []
     if not prints:
         reasons.append(f"no runtime fingerprint ran on {date} (a missing fingerprint counts as a failure)")
+        public.append(reasons[-1])
     elif not any(r.get("status") == "pass" for r in prints):
         statuses = ", ".join(sorted({str(r.get("status")) for r in prints}))
         reasons.append(f"no passing runtime fingerprint on {date} (status: {statuses})")
+        public.append(reasons[-1])
     earlier = [a for a in open_alarms if str(a.get("date")) < date]
     if earlier:
-        reasons.append(latch_reason(latched_from(earlier, [])))
+        latch = latched_from(earlier, [])
+        reasons.append(latch_reason(latch))
+        public.append(public_latch_words(latch))
     for alarm in open_alarms:
         if alarm.get("date") == date:
             reasons.append(f"instrument_alarm from {alarm.get('source')}: {alarm.get('reason')}")
-    return DayVerdict(date, tuple(reasons), latched=bool(open_alarms))
+            public.append(public_alarm_words(alarm.get("source"), date, alarm.get("protocol_id")))
+    return DayVerdict(date, tuple(reasons), latched=bool(open_alarms), public_reasons=tuple(public))
 
 
 def raise_alarm(paths: ArchivePaths, date: str, source: str, reason: str, **extra) -> dict:
     """Record an ``instrument_alarm`` and mark the day's measurements suspect (the latch starts here)."""
     record = records.append(paths, "instrument_alarm", {"date": date, "source": source, "reason": reason, **extra})
     # The record is returned as appended; folders the marking could not read are in pending_folders(paths).
-    mark_day_suspect(paths, date, f"instrument: instrument_alarm from {source}: {reason}")
+    mark_day_suspect(paths, date, f"instrument: {public_alarm_words(source, date, extra.get('protocol_id'))}")
     _refile_comparison_points(paths, date)
     return record
 
@@ -342,5 +369,6 @@ def suspect_value(paths: ArchivePaths, date: Optional[str], run_id: Optional[str
     if not verdict.latched:
         now = latched_alarm(paths)
         if now is not None:
-            verdict = DayVerdict(day, verdict.reasons + (latch_reason(now),), latched=True)
+            verdict = DayVerdict(day, verdict.reasons + (latch_reason(now),), latched=True,
+                                 public_reasons=(verdict.public_reasons or verdict.reasons) + (public_latch_words(now),))
     return verdict.instrument_suspect()

@@ -3,15 +3,36 @@
 var root=document.documentElement;root.classList.add('js');
 var pages=[].slice.call(document.querySelectorAll('section.page'));
 var tabs=[].slice.call(document.querySelectorAll('header nav a[data-tab]'));
+var header=document.querySelector('body>header');
+// Anchored elements keep clear of the sticky header, whose height depends on how its links wrap.
+function headerHeight(){root.style.setProperty('--header-h',Math.ceil(header.getBoundingClientRect().height)+'px');}
+headerHeight();window.addEventListener('resize',headerHeight);
 function show(id){
   var found=false;
   pages.forEach(function(p){var on=p.id===id;p.classList.toggle('active',on);if(on){found=true;}});
   if(!found){pages[0].classList.add('active');id=pages[0].id;}
   tabs.forEach(function(t){if(t.getAttribute('data-tab')===id){t.setAttribute('aria-current','page');}else{t.removeAttribute('aria-current');}});
 }
-function fromHash(){show((location.hash||'#home').slice(1));}
-window.addEventListener('hashchange',function(){fromHash();window.scrollTo(0,0);});
+// A page's id shows that page from its top; any other id inside a page shows its page and scrolls to it.
+function fromHash(){
+  var id=decodeURIComponent((location.hash||'#home').slice(1)),target=id?document.getElementById(id):null;
+  var page=target&&target.closest?target.closest('section.page'):null;
+  if(page&&page!==target){show(page.id);headerHeight();target.scrollIntoView({block:'start'});return;}
+  show(id);window.scrollTo(0,0);
+}
+window.addEventListener('hashchange',fromHash);
 fromHash();
+window.addEventListener('load',function(){if(location.hash){fromHash();}});
+
+// Narrow screens read each table row as a card: every cell carries its column's name.
+[].forEach.call(document.querySelectorAll('section.page table'),function(table){
+  var heads=[].map.call(table.querySelectorAll('thead th'),function(th){return th.textContent.trim();});
+  if(!heads.length){return;}
+  table.classList.add('cards');
+  [].forEach.call(table.tBodies,function(tb){[].forEach.call(tb.rows,function(tr){
+    [].forEach.call(tr.cells,function(td,i){if(heads[i]&&!td.hasAttribute('data-label')){td.setAttribute('data-label',heads[i]);}});
+  });});
+});
 
 function sortBy(th){
   var table=th.closest('table'),tbody=table.tBodies[0],index=[].indexOf.call(th.parentNode.children,th);
@@ -52,27 +73,38 @@ function open(runId,row){
   var m=data[runId];if(!m){return;}
   opener=row;body.textContent='';
   body.appendChild(el('h2',m.protocol_id));
-  body.appendChild(el('p',m.run_date+' · '+m.series+' · '+(m.model_family||'')+' · '+(m.returned_model_id||m.subject_model_id||'')));
+  if(m.point_kind){
+    var kind=el('p',null,'kind-line');kind.appendChild(el('span',m.point_kind,'kind'+(m.known_answer?' known-answer':'')));
+    kind.appendChild(document.createTextNode(' comparison point: '+(m.model_id||'')+', submitted by '+(m.submitted_by||'—')+'. Never on a curve.'));
+    body.appendChild(kind);
+    if(m.expected){body.appendChild(el('p','Expected, known before any call: '+m.expected,'expected'));}
+  }
+  body.appendChild(el('p',m.run_date+' · '+(m.series||'comparison point')+' · '+(m.model_family||'')+' · '+(m.returned_model_id||m.subject_model_id||'')));
+  body.appendChild(el('p','Reading: '+m.reading,'reading-line'));
+  var bounds=m.bounds||{};
+  function bound(k){return bounds[k]?bounds[k]+' (bound '+fmt(m[k])+' points)':fmt(m[k]);}
   var dl=el('dl');
-  if(m.unreadable){kv(dl,'stability_pct','not measurable ('+m.unreadable.readable+' of '+m.unreadable.total+' answers of A and B readable); the computed figure '+fmt(m.stability_pct)+' is not a measurement');}
+  if(m.unreadable){kv(dl,'stability_pct','not measurable ('+m.unreadable.readable+' of '+m.unreadable.total+' answers of A and B readable): the computed '+fmt(m.stability_pct)+' and its interval are not a result');}
   else{kv(dl,'stability_pct',fmt(m.stability_pct)+'  (95% CI '+fmt(m.ci_low_pct)+'–'+fmt(m.ci_high_pct)+', conditional on this panel)');}
   if(m.replicate_agreement_pct!==null&&m.replicate_agreement_pct!==undefined){
     kv(dl,'replicate_agreement_pct',fmt(m.replicate_agreement_pct)+'  (scenario × version cells whose repeats all came back the same)');
     kv(dl,'ci_stratified_low_pct – high',fmt(m.ci_stratified_low_pct)+'–'+fmt(m.ci_stratified_high_pct)+'  (within-panel: only the repeats of each scenario resampled)');
   }
   if(m.repeats_reading){kv(dl,'reading the interval',m.repeats_reading);}
-  kv(dl,'min_detectable_change_pct',m.min_detectable_change_pct===null||m.min_detectable_change_pct===undefined?'— (no interval or drop bound to compare with)':fmt(m.min_detectable_change_pct)+'  (the smallest move from here the change rule could call, if the next measurement were as precise)');
+  kv(dl,'min_detectable_change_pct',m.min_detectable_change_pct===null||m.min_detectable_change_pct===undefined?'— (no interval or drop bound to compare with)':bounds.min_detectable_change_pct?bounds.min_detectable_change_pct+' (computed '+fmt(m.min_detectable_change_pct)+'): no move on the 0–100 scale could be called from here':fmt(m.min_detectable_change_pct)+'  (the smallest move from here the change rule could call, if the next measurement were as precise)');
   kv(dl,'entropy_a / entropy_b',fmt(m.entropy_a,3)+' / '+fmt(m.entropy_b,3));
   kv(dl,'null_floor_pct',fmt(m.null_floor_pct)+(m.at_noise_floor?'  (at the noise floor)':''));
   kv(dl,'gap_pct / gap_null_pct / gap_positive_pct',fmt(m.gap_pct)+' / '+fmt(m.gap_null_pct)+' / '+fmt(m.gap_positive_pct));
   kv(dl,'gap_role_ab_pct',m.gap_role_ab_pct===null||m.gap_role_ab_pct===undefined?'— (this run recorded no option roles)':fmt(m.gap_role_ab_pct)+'  (the A–B distance over what the options are, e.g. sure or gamble, not their letters)');
   kv(dl,'u_a / u_a_prime / u_b / u_c',[m.u_a,m.u_a_prime,m.u_b,m.u_c].map(function(v){return fmt(v,3);}).join(' / '));
-  kv(dl,'drop_bound_pct ab / aa / ac',fmt(m.drop_bound_pct_ab)+' / '+fmt(m.drop_bound_pct_aa)+' / '+fmt(m.drop_bound_pct_ac));
+  kv(dl,'drop_bound_pct A–B',bound('drop_bound_pct_ab'));
+  kv(dl,'drop_bound_pct A–A′',bound('drop_bound_pct_aa'));
+  kv(dl,'drop_bound_pct A–C',bound('drop_bound_pct_ac'));
   kv(dl,'scenario_concentration_pct',fmt(m.scenario_concentration_pct));
   kv(dl,'on_curve',m.on_curve?'yes':'no (protocol '+m.protocol_status+')');
   body.appendChild(dl);
   body.appendChild(el('h3','Flags'));
-  if(m.flags&&m.flags.length){var ul=el('ul');m.flags.forEach(function(f){ul.appendChild(el('li',f+': '+rounded((m.flag_reasons||{})[f]||'')));});body.appendChild(ul);}
+  if(m.flags&&m.flags.length){var ul=el('ul');m.flags.forEach(function(f){var li=el('li');li.appendChild(el('code',f));li.appendChild(document.createTextNode(': '+((m.flag_sentences||{})[f]||rounded((m.flag_reasons||{})[f]||''))));ul.appendChild(li);});body.appendChild(ul);}
   else{body.appendChild(el('p','No flag.'));}
   body.appendChild(el('h3','Checks'));
   var gt=el('table'),gh=el('tr');['check','pair','rule','result'].forEach(function(c){gh.appendChild(el('th',c));});gt.appendChild(gh);
