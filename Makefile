@@ -32,10 +32,10 @@ install: $(STAMP)
 
 # Protocols and checks, demo admission and pre-registration, today's instrument (its new fingerprint checked
 # once more), the open-weights series on the embedded model, known-answer comparison points from the simulated
-# readers, coverage and publication: every model step a Dagster materialisation (see assets/demo.py). Each
+# readers, coverage and publication: every model step a Dagster materialisation (see scripts/demo.py). Each
 # step prints its verdicts; the times measured are in the README. Run it again and finished work is not repeated.
 demo: $(STAMP)
-	$(PY) -m assets.demo
+	$(PY) -m scripts.demo
 
 # The browser test drives Debian's chromium: installed when missing (CI runs as root).
 test: $(STAMP)
@@ -48,9 +48,9 @@ bench: $(STAMP)
 # Datasette on 127.0.0.1:8001 (database opened immutable, with the SQL time limit and row cap of
 # publish/datasette_meta.py; the site at /site/index.html) beside `dagster dev -f definitions.py` on
 # 127.0.0.1:3000 (webserver and daemon: schedules and sensors tick while it is up). Ctrl-C stops both
-# (assets/serve.py). Run `make demo` first so there is something to serve.
+# (scripts/serve.py). Run `make demo` first so there is something to serve.
 serve: $(STAMP)
-	$(PY) -m assets.serve
+	$(PY) -m scripts.serve
 
 clean-var:
 	rm -rf var

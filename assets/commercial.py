@@ -8,15 +8,16 @@ from assets.protocols import preregistration_manifest, protocols
 from assets.refusals import refusal, required_budget
 from assets.reporting import cost_metadata, gate_check_results, gate_check_specs, measurement_metadata, run_metadata
 from assets.resources import ArchiveResource, BudgetResource, SubjectResource
-from llmarchive import records, store
+from llmarchive.archive import record_logs as records
+from llmarchive.archive import store
 from llmarchive.budget import BudgetHalted, protocol_calls
-from llmarchive.progress import LogLines
-from llmarchive.store import load_run
-from llmarchive.subject_models import active_model
-from llmarchive.sweep import sweep, sweep_run_id
+from llmarchive.run.progress import LogLines
+from llmarchive.archive.store import load_run
+from llmarchive.succession.subject_models import active_model
+from llmarchive.schedule.sweep import sweep, sweep_run_id
 from measure.verify import recompute
-from llmarchive.records import utc_today
-from llmarchive.dates import parse_month
+from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import parse_month
 from panels.build import SERIES as PROTOCOL_SERIES
 
 
@@ -100,7 +101,7 @@ def commercial_trials(context: AssetExecutionContext, archive: ArchiveResource, 
 
 def _cost_metadata(paths, protocol_id: str, loaded_budget) -> dict:
     """Planned calls × the budget's scenario rate: what one run of this protocol is expected to cost."""
-    from llmarchive import registry
+    from llmarchive.protocols import registry
 
     try:
         calls = protocol_calls(registry.load_protocol(paths, protocol_id))

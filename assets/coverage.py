@@ -6,8 +6,8 @@ from dagster import (AllPartitionMapping, AssetDep, AssetExecutionContext, Failu
 
 from assets.partitions import months
 from assets.resources import ArchiveResource
-from llmarchive.coverage import UnexplainedGap, month_bounds, record_coverage
-from llmarchive.dates import parse_month
+from llmarchive.schedule.coverage import UnexplainedGap, month_bounds, record_coverage
+from llmarchive.archive.dates import parse_month
 from measure.errors import ArchiveError
 
 

@@ -8,19 +8,19 @@ from assets.protocols import protocols
 from assets.refusals import refusal, required_budget
 from assets.reporting import cost_metadata, subject_fingerprint_cost_note
 from assets.resources import ArchiveResource, BudgetResource, ReferenceModelResource, SubjectResource
-from llmarchive import progress as progress_bar
-from llmarchive import registry
+from llmarchive.run import progress as progress_bar
+from llmarchive.protocols import registry
 from llmarchive.instrument.acknowledge import AcknowledgeError, acknowledge
 from llmarchive.instrument.fingerprint import default_engine_factory, runtime_fingerprint as run_fingerprint
 from llmarchive.instrument.prompts import SUBJECT_ITEMS, SUBJECT_MAX_TOKENS
 from llmarchive.instrument.rotation import due_protocol, guard_rotation as rotate
 from llmarchive.instrument.subject import subject_fingerprint as ask_subject
 from llmarchive.instrument.verdict import ALARM_VERDICTS, day_verdict, latched_alarm, pending_folders
-from llmarchive.revalidate import RevalidationFailed, revalidate
-from llmarchive.subject_models import active_model
-from llmarchive.dates import parse_date
-from llmarchive.paths import ArchivePaths
-from llmarchive.records import utc_today
+from llmarchive.schedule.revalidate import RevalidationFailed, revalidate
+from llmarchive.succession.subject_models import active_model
+from llmarchive.archive.dates import parse_date
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.record_logs import utc_today
 
 
 def _today_only(day: str) -> str:

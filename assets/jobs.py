@@ -1,6 +1,6 @@
 """Jobs: what each schedule, sensor or maintainer launches, and which job of the archive it runs.
 
-The archive's jobs have one name each (:mod:`llmarchive.jobs`, the keys of
+The archive's jobs have one name each (:mod:`llmarchive.archive.jobs`, the keys of
 ``cadence.yaml``); a Dagster job says which of them it runs, in its
 description and in its ``llmarchive/jobs`` tag, and :data:`RUNS` lists the
 same for code.  A Dagster job that runs none (building the panels,
@@ -8,10 +8,10 @@ publishing, a human's decision) says so.
 """
 from dagster import AssetSelection, define_asset_job
 
-from llmarchive import jobs as library
+from llmarchive.archive import jobs as library
 
 RUNS_TAG = "llmarchive/jobs"
-# Dagster job → the archive's jobs it runs (llmarchive.jobs names); () for work outside the schedule table.
+# Dagster job → the archive's jobs it runs (llmarchive.archive.jobs names); () for work outside the schedule table.
 RUNS: dict[str, tuple[str, ...]] = {}
 
 

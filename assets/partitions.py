@@ -8,7 +8,7 @@ read when the definitions load — so the UI never offers a month or a day
 from before the archive existed, when nothing could have run.  A home with
 no admission yet starts at :data:`DESIGN_START`, the date the design gives.
 The home is the one the definitions serve: ``$LLMARCHIVE_HOME``, else
-``./var`` (:meth:`llmarchive.paths.ArchivePaths.from_env`).  A code location
+``./var`` (:meth:`llmarchive.archive.paths.ArchivePaths.from_env`).  A code location
 reloaded after the first admission picks the new start up.
 """
 import warnings
@@ -22,9 +22,9 @@ from dagster import (
     StaticPartitionsDefinition,
 )
 
-from llmarchive.dates import parse_date
-from llmarchive.lanes import read_admissions
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive.dates import parse_date
+from llmarchive.protocols.admissions import read_admissions
+from llmarchive.archive.paths import ArchivePaths
 from measure.errors import ArchiveError
 from panels.build import all_protocol_ids
 

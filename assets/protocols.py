@@ -38,9 +38,9 @@ from dagster import (
 from assets.partitions import MANIFESTS, manifests, protocol_ids
 from assets.refusals import refusal
 from assets.resources import ArchiveResource
-from llmarchive import prereg
-from llmarchive import registry
-from llmarchive.paths import ArchivePaths, check_id
+from llmarchive.protocols import prereg
+from llmarchive.protocols import registry
+from llmarchive.archive.paths import ArchivePaths, check_id
 from panels import checks
 
 CHECK_DESCRIPTIONS = {
@@ -118,7 +118,7 @@ def manifest_file(paths: ArchivePaths, key: str) -> Path:
 
 
 def stamp_state(path: Path) -> str:
-    """``none``, ``pending`` or ``upgraded`` (:func:`llmarchive.prereg.stamp_status`); ``unreadable proof`` else."""
+    """``none``, ``pending`` or ``upgraded`` (:func:`llmarchive.protocols.prereg.stamp_status`); ``unreadable proof`` else."""
     try:
         return prereg.stamp_status(path)
     except prereg.PreregError:

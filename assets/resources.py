@@ -13,9 +13,9 @@ from typing import Any, Callable, Optional
 from dagster import ConfigurableResource
 
 from llmarchive import budget as budget_mod
-from llmarchive.jsonio import read_json
-from llmarchive.paths import ArchivePaths
-from llmarchive.subject_models import SubjectModels, load_subject_models
+from llmarchive.archive.jsonio import read_json
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.succession.subject_models import SubjectModels, load_subject_models
 from llmarchive.subjects import list_models, make_subject
 
 

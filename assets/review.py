@@ -1,6 +1,6 @@
 """The ``needs_review`` decision as a Dagster job: one op, configured with the human's decision.
 
-Thin by design: :func:`llmarchive.review.resolve` records the decision and
+Thin by design: :func:`llmarchive.succession.review.resolve` records the decision and
 acts on it (held bridge runs join the curve, or stay comparison points),
 exactly as ``llmarchive review resolve`` does.
 """
@@ -9,8 +9,8 @@ from typing import Literal, Optional
 from dagster import Config, Failure, OpExecutionContext, Output, job, op
 
 from assets.resources import ArchiveResource
-from llmarchive.records import utc_today
-from llmarchive.review import ReviewError, resolve
+from llmarchive.archive.record_logs import utc_today
+from llmarchive.succession.review import ReviewError, resolve
 
 
 class ReviewConfig(Config):

@@ -40,7 +40,7 @@ def daily_subject_fingerprint_schedule(context):
 
 
 def sweep_series() -> str:
-    from llmarchive.subject_models import load_subject_models
+    from llmarchive.succession.subject_models import load_subject_models
     return load_subject_models().protocol_series
 
 

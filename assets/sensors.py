@@ -30,9 +30,11 @@ from assets.jobs import manifest_job
 from assets.partitions import GENERATIONS, MANIFESTS, generations, manifests
 from assets.protocols import manifest_key, stamp_state
 from assets.resources import ArchiveResource, SubjectResource
-from llmarchive import lease, prereg, watch as model_watch_lib
-from llmarchive.subject_models import active_model
-from llmarchive.records import utc_today
+from llmarchive.schedule import lease
+from llmarchive.protocols import prereg
+from llmarchive.schedule import watch as model_watch_lib
+from llmarchive.succession.subject_models import active_model
+from llmarchive.archive.record_logs import utc_today
 
 PAID_KEY = "ANTHROPIC_API_KEY"
 

@@ -3,7 +3,7 @@
 Two figures, each against a baseline measured in the same run:
 
 * **one record onto a 50,000-record log vs onto an empty one** — the
-  median time of ``llmarchive.records.append`` (lock, read the tail hash,
+  median time of ``llmarchive.archive.record_logs.append`` (lock, read the tail hash,
   chain, write, fsync).  An append reads only the log's last line, so the
   ratio should stay near 1 (target ≤ 1.5).
 * **a month's coverage write onto a ten-year log** — ~114 coverage rows
@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from llmarchive import records  # noqa: E402
-from llmarchive.paths import ArchivePaths  # noqa: E402
+from llmarchive.archive import record_logs as records
+from llmarchive.archive.paths import ArchivePaths  # noqa: E402
 from measure import chain  # noqa: E402
 from measure.schema import SCHEMA_VERSION  # noqa: E402
 

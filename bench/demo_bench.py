@@ -1,6 +1,6 @@
 """Benchmark: the demo pipeline (``make demo``) — how much of its wall time is not the model.
 
-Runs :func:`assets.demo.run_demo` for real (every step a Dagster
+Runs :func:`scripts.demo.run_demo` for real (every step a Dagster
 materialisation on the embedded model) in a throw-away archive home and a
 throw-away Dagster home, while timing every moment the model is working:
 each reference call (``ReferenceSubject.call``), each fingerprint generation
@@ -89,7 +89,7 @@ def main(argv: list[str]) -> int:
     clock.wrap(LogprobEngine, "_load")
 
     steps: list[tuple[str, float, float]] = []
-    import assets.demo as demo
+    import scripts.demo as demo
 
     original_step = demo._step
 

@@ -29,12 +29,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from llmarchive import registry  # noqa: E402
+from llmarchive.protocols import registry
 from llmarchive.cli import main as cli  # noqa: E402
 from llmarchive.instrument.fingerprint import default_engine_factory, runtime_fingerprint  # noqa: E402
 from llmarchive.instrument.prompts import FINGERPRINT_MAX_TOKENS, FINGERPRINT_PROMPTS  # noqa: E402
 from llmarchive.instrument.rotation import guard_rotation, rotation_order  # noqa: E402
-from llmarchive.paths import ArchivePaths  # noqa: E402
+from llmarchive.archive.paths import ArchivePaths  # noqa: E402
 from panels.build import all_protocol_ids  # noqa: E402
 from panels.lanes import planned_lane  # noqa: E402
 

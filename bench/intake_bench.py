@@ -35,9 +35,9 @@ SEED = "intake bench seed"
 
 
 def admitted_home(home: Path) -> None:
-    from llmarchive import registry
+    from llmarchive.protocols import registry
     from llmarchive.cli import main
-    from llmarchive.paths import ArchivePaths
+    from llmarchive.archive.paths import ArchivePaths
     from panels.build import all_protocol_ids
     from panels.lanes import planned_lane
 
@@ -52,8 +52,8 @@ def admitted_home(home: Path) -> None:
 
 
 def valid_trials(home: Path) -> list[dict]:
-    from llmarchive import registry
-    from llmarchive.paths import ArchivePaths
+    from llmarchive.protocols import registry
+    from llmarchive.archive.paths import ArchivePaths
     from measure import extract
     from measure.schema import VERSIONS
 

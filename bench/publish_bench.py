@@ -41,9 +41,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from llmarchive.jsonio import write_json  # noqa: E402
-from llmarchive.paths import ArchivePaths  # noqa: E402
-from llmarchive.store import measurement_run  # noqa: E402
+from llmarchive.archive.jsonio import write_json  # noqa: E402
+from llmarchive.archive.paths import ArchivePaths  # noqa: E402
+from llmarchive.archive.store import measurement_run  # noqa: E402
 from measure import chain  # noqa: E402
 from measure.measurement import build  # noqa: E402
 from measure.rng import Stream, seed_from_text  # noqa: E402
@@ -183,7 +183,8 @@ def bookkeeping(paths: ArchivePaths) -> None:
 
 
 def generate(home: Path) -> tuple[ArchivePaths, int, int]:
-    from llmarchive import lanes, registry
+    from llmarchive.protocols import admissions as lanes
+    from llmarchive.protocols import registry
 
     paths = ArchivePaths(home).ensure()
     paths.panel_seed_file.write_text("bench-guard-seed-0123456789abcdef", encoding="utf-8")

@@ -55,9 +55,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from llmarchive import budget as budget_mod  # noqa: E402
-from llmarchive import registry  # noqa: E402
-from llmarchive.paths import ArchivePaths  # noqa: E402
-from llmarchive.runner import RunSettings, run_protocol, schedule  # noqa: E402
+from llmarchive.protocols import registry
+from llmarchive.archive.paths import ArchivePaths  # noqa: E402
+from llmarchive.run.runner import RunSettings, run_protocol, schedule  # noqa: E402
 
 PROTOCOL = "risky_choice_framing__wording__v0"
 

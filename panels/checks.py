@@ -4,7 +4,7 @@
 reports each group as its own asset check.  Both call :func:`run_groups`,
 so the two can never disagree about what "the protocols pass" means.
 The protocols and their headers come in as values (the caller loads them,
-sealed records included, with :func:`llmarchive.registry.headers_with_sealed`).
+sealed records included, with :func:`llmarchive.protocols.registry.headers_with_sealed`).
 The ``design_readers`` group runs the simulated readers (:mod:`panels.readers`):
 the panel must let a normative reader show no gap on A/A′/B, every reader
 must pass the positive control with room to spare, and the two open wording

@@ -19,7 +19,7 @@ drew as many as any other (2 of 12), and of those that did it is the
 plainest for a capable model: it asks for a short answer and shows both
 admissible lines, in the fixed order A, B.
 On all 15 items × 4 versions (one replicate, ``max_tokens`` 256,
-``python -m llmarchive.instruction_trial``) it was valid for 4/15 (A), 4/15
+``python -m llmarchive.protocols.instruction_trial``) it was valid for 4/15 (A), 4/15
 (A′), 3/15 (B) and 4/15 (C) responses, every valid one ``A`` — the small
 model copies the first example line.  Because ``letters`` puts the sure
 option, or the gamble, behind ``A`` scenario by scenario, such copying is a

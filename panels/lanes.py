@@ -15,7 +15,7 @@ that contradicts it.
 
 A protocol is born ``candidate``.  Promotion is a human act: it refuses to
 run without an explicit ``human_reviewed`` acknowledgement, and its result
-is an admission (who, when, which hashes) that :mod:`llmarchive.lanes`
+is an admission (who, when, which hashes) that :mod:`llmarchive.protocols.admissions`
 appends to the hash-chained ``private/protocols/admissions.jsonl``; this
 module decides, from the protocol and the admissions so far, whether the
 promotion may happen and what the admission says.  An admission names the protocol's

@@ -57,7 +57,7 @@ id from any other): ``invariant`` (the normative reader: no A↔B gap),
 ``framing-sensitive`` (the biased reader: a known A↔B gap) and
 ``ignores-question`` (``constant``: the first option whatever the text says,
 so C moves nothing and the run is ``not_reading``).  :func:`known_answer`
-gives what each must come back with; ``llmarchive.reader_server`` serves
+gives what each must come back with; ``llmarchive.comparison.reader_server`` serves
 them over HTTP as an OpenAI-compatible server.
 
 The figures (``gap_ab_pct``, ``gap_aa_prime_pct``, ``gap_ac_pct``,
@@ -364,7 +364,7 @@ def design_failures(protocol: Mapping, design: Optional[Mapping[str, Mapping]] =
 
 # --------------------------------------------------------------------- known-answer readers
 # Three readers whose figures on any protocol are known before a single call: served over HTTP by
-# llmarchive.reader_server, they let the whole outside route (prompts as published, the client, the
+# llmarchive.comparison.reader_server, they let the whole outside route (prompts as published, the client, the
 # grammar, the estimator, the intake) be checked against answers nobody has to guess.
 SIMULATED_MODEL_PREFIX = "simulated-reader-"
 INVARIANT, FRAMING_SENSITIVE, IGNORES_QUESTION = "invariant", "framing-sensitive", "ignores-question"

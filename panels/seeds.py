@@ -8,7 +8,7 @@ regenerate a panel's text:
   Publishing it is exactly what makes a panel open: anyone with this
   repository can rebuild the text and check its ``panel_sha256``.
 * ``guard`` panels use a **secret** seed held outside the repository
-  (:func:`secret_seed` checks one; :mod:`llmarchive.panel_seed` finds it in
+  (:func:`secret_seed` checks one; :mod:`llmarchive.protocols.panel_seed` finds it in
   the environment or the archive home and writes a fresh one).  Without it
   the repository cannot produce the guard wording.  Declassifying a guard
   panel means publishing that seed.

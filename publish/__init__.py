@@ -23,10 +23,10 @@ import shutil
 from pathlib import Path
 from typing import Optional
 
-from llmarchive.dates import DateError, parse_timestamp
-from llmarchive.locks import lock_file
-from llmarchive.paths import ArchivePaths
-from llmarchive.records import utc_now
+from llmarchive.archive.dates import DateError, parse_timestamp
+from llmarchive.archive.locks import lock_file
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.record_logs import utc_now
 from measure.canonical import sha256_hex
 from publish import changes, croissant, csvs, database, open_lane, panels, site, sources, status
 from publish.datasette_meta import DB_FILE
@@ -134,7 +134,7 @@ def publish_all(paths: ArchivePaths, build_time: Optional[str] = None) -> dict:
     found; nothing written), :class:`GuardError` (the owner's money, a path of this machine or a
     credential found; nothing written) or :class:`SiteError` (a site rule refused).
     """
-    # The one timestamp parser (llmarchive.dates): the right form and a real instant, before anything is written.
+    # The one timestamp parser (llmarchive.archive.dates): the right form and a real instant, before anything is written.
     try:
         build_time = utc_now() if build_time is None else parse_timestamp(build_time, "the build time (--build-time)")
     except DateError as exc:

@@ -27,11 +27,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-from llmarchive import records, store
-from llmarchive.log_agreement import log_disagreement, measured_trials, state_of_records
-from llmarchive.jsonio import RecordFileError, read_json, read_jsonl
-from llmarchive.paths import ArchivePaths
-from llmarchive.records import parse_time
+from llmarchive.archive import record_logs as records
+from llmarchive.archive import store
+from llmarchive.archive.log_agreement import log_disagreement, measured_trials, state_of_records
+from llmarchive.archive.jsonio import RecordFileError, read_json, read_jsonl
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.record_logs import parse_time
 from measure.errors import ArchiveError
 from measure import chain
 from measure.schema import GAP_CAUSES
@@ -48,7 +49,7 @@ def _run_folders(paths: ArchivePaths) -> list[Path]:
 
 def _log_problem(folder: str) -> Optional[str]:
     """What is wrong with a run folder's trial log: a broken chain, or — for a complete run — a log that is
-    not the one its record and its measurement describe (:mod:`llmarchive.log_agreement`)."""
+    not the one its record and its measurement describe (:mod:`llmarchive.archive.log_agreement`)."""
     log = store.trial_log(Path(folder))
     try:
         found = read_jsonl(log)
@@ -128,10 +129,10 @@ def unexplained_periods(paths: ArchivePaths, build_time: Optional[str] = None) -
 
     method §10.4: a period with no cause fails the publication, whether or
     not the coverage job has run since — so the rows are computed here, as
-    of the build time (:func:`llmarchive.coverage.compute`, which writes
+    of the build time (:func:`llmarchive.schedule.coverage.compute`, which writes
     nothing), the same computation the coverage job records.
     """
-    from llmarchive.coverage import compute
+    from llmarchive.schedule.coverage import compute
 
     when = parse_time(build_time) if build_time else None
     now = when or datetime.now(timezone.utc)

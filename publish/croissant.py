@@ -22,7 +22,7 @@ columns and files, never a constant of this code.
 from typing import Optional
 
 from llmarchive import __version__
-from llmarchive.dates import parse_date
+from llmarchive.archive.dates import parse_date
 from measure.canonical import sha256_hex
 from measure.schema import FIELD_DESCRIPTIONS, MEASUREMENT_FIELDS, OUTCOME_FIELD_DESCRIPTIONS, OUTCOME_FIELDS
 from publish import changes, csvs, open_lane, reading, wording

@@ -11,8 +11,8 @@ import csv
 import io
 from typing import Any, Iterable, Sequence
 
-from llmarchive.coverage_wording import public_detail
-from llmarchive.records import KINDS
+from llmarchive.schedule.coverage_wording import public_detail
+from llmarchive.archive.record_logs import KINDS
 from measure.canonical import canonical_json
 from measure.schema import MEASUREMENT_FIELDS, OUTCOME_FIELD_NAMES, OUTCOMES, VERSIONS
 
@@ -93,7 +93,7 @@ def coverage_rows(records: Iterable[dict]) -> list[dict]:
 
     The log is append-only, so a job first recorded as a gap and later run
     (or re-classified) has two records; the later one is what happened.
-    ``detail`` is the row's public words (:func:`llmarchive.coverage_wording.public_detail`): a row
+    ``detail`` is the row's public words (:func:`llmarchive.schedule.coverage_wording.public_detail`): a row
     written before those existed is never copied as written.
     """
     latest: dict[tuple, dict] = {}

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Optional
 
 import sqlite_utils
 
-from llmarchive.review import replaced_points, withdrawn_points
+from llmarchive.succession.review import replaced_points, withdrawn_points
 from measure.canonical import canonical_json
 from measure.schema import (
     FIELD_DESCRIPTIONS,

@@ -4,7 +4,7 @@ Admission to the open lane is what makes a panel public (method §3.9, §4.2):
 its file carries every scenario's four versions exactly as sent, the frozen
 settings and the hashes, so anyone can check it (``llmarchive panels verify
 FILE``) and run it on their own model (``llmarchive comparison run --panel
-FILE``).  The document is :func:`llmarchive.open_panels.panel_file`'s; this
+FILE``).  The document is :func:`llmarchive.protocols.open_panels.panel_file`'s; this
 module picks the protocols — those whose *current* lane is ``open``, read
 through the registry like every other protocol publication sees — and turns
 them into bytes.  A guard twin shares its open twin's lotteries (the
@@ -20,7 +20,7 @@ not the registry's, and an open protocol without its file.
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from llmarchive import open_panels
+from llmarchive.protocols import open_panels
 from publish.errors import PublishError
 from publish.protocols import load_full
 

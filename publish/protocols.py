@@ -1,7 +1,7 @@
 """The protocol registry as publication sees it: headers, example texts, guarded texts.
 
 Publication never reads ``private/protocols/`` itself; it asks
-:mod:`llmarchive.registry` (the contract in the panels issue) for text-free
+:mod:`llmarchive.protocols.registry` (the contract in the panels issue) for text-free
 headers of every protocol and, for the leak guard and the open-lane
 examples, for full protocols.  The split made here is the one method §10
 draws:
@@ -15,8 +15,8 @@ draws:
 from dataclasses import dataclass, field
 from typing import Optional
 
-from llmarchive import registry
-from llmarchive.paths import ArchivePaths
+from llmarchive.protocols import registry
+from llmarchive.archive.paths import ArchivePaths
 from measure.schema import PROTOCOL_DERIVED_FIELDS, PROTOCOL_HEADER_FIELDS, VERSIONS
 from publish.errors import PublishError
 
@@ -40,7 +40,7 @@ def list_headers(paths: ArchivePaths) -> list[dict]:
         raise PublishError(f"cannot read the protocols: {exc}") from None
     for record in records:
         if not isinstance(record, dict) or not isinstance(record.get("protocol_id"), str):
-            raise PublishError(f"llmarchive.registry.list_protocols returned a record without a protocol_id: {record!r}")
+            raise PublishError(f"llmarchive.protocols.registry.list_protocols returned a record without a protocol_id: {record!r}")
         headers.append({k: record.get(k) for k in PROTOCOL_HEADER_FIELDS + PROTOCOL_DERIVED_FIELDS})
     return sorted(headers, key=lambda h: h["protocol_id"])
 

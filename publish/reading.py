@@ -340,7 +340,7 @@ def point_kind(model_id, submitted_by=None) -> str:
     """What kind of comparison point this is: :data:`KNOWN_ANSWER` for a simulated reader's model id,
     :data:`BRIDGE_RUN` for the archive's own bridge run of a model never declared a successor, else
     :data:`OUTSIDE_RUN`."""
-    from llmarchive.review import BRIDGE_SUBMITTER
+    from llmarchive.succession.review import BRIDGE_SUBMITTER
     from panels.readers import simulated_reader
 
     if simulated_reader(model_id):

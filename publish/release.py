@@ -39,9 +39,9 @@ from typing import Optional
 
 import yaml
 
-from llmarchive.dates import parse_date
-from llmarchive.paths import ArchivePaths
-from llmarchive.records import utc_today
+from llmarchive.archive.dates import parse_date
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.record_logs import utc_today
 from measure.canonical import sha256_hex
 from publish.errors import PublishError
 

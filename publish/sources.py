@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from llmarchive import records as record_logs
-from llmarchive import store
-from llmarchive.jsonio import RecordFileError
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive import record_logs
+from llmarchive.archive import store
+from llmarchive.archive.jsonio import RecordFileError
+from llmarchive.archive.paths import ArchivePaths
 from measure import chain
 from measure.records import Measurement
 from measure.schema import MEASUREMENT_FIELD_NAMES, SERIES

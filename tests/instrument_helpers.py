@@ -17,11 +17,11 @@ import json
 import threading
 from typing import Callable, Iterable, Optional
 
-from llmarchive import prereg
-from llmarchive import registry
+from llmarchive.protocols import prereg
+from llmarchive.protocols import registry
 from llmarchive.budget import Budget
 from llmarchive.cli import main
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive.paths import ArchivePaths
 from llmarchive.subjects.base import CallResult, utc_timestamp
 from panels.build import all_protocol_ids
 from panels.lanes import planned_lane

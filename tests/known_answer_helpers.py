@@ -6,15 +6,16 @@ reader that ignores the question), writes its complete run of an open
 protocol as a submission file — trials shaped as ``llmarchive comparison
 run`` writes them, each with the ``prompt_sha256`` of the published prompt
 and the reader's model id ``simulated-reader-<name>`` — and submits it
-through :func:`llmarchive.comparison.submit`, so the point is checked and
+through :func:`llmarchive.comparison.intake.submit`, so the point is checked and
 recomputed by the real intake and estimator, nothing hand-made.
 """
 import hashlib
 import json
 from pathlib import Path
 
-from llmarchive import comparison, registry
-from llmarchive.paths import ArchivePaths
+from llmarchive.comparison import intake as comparison
+from llmarchive.protocols import registry
+from llmarchive.archive.paths import ArchivePaths
 from measure.schema import VERSIONS
 from panels import readers
 

@@ -6,9 +6,9 @@ archive home can be copied into the next instead of being rebuilt.
 from pathlib import Path
 from typing import Optional
 
-from llmarchive import registry
-from llmarchive.panel_seed import ENV_VAR
-from llmarchive.paths import ArchivePaths
+from llmarchive.protocols import registry
+from llmarchive.protocols.panel_seed import ENV_VAR
+from llmarchive.archive.paths import ArchivePaths
 
 _CACHE: dict[Optional[str], dict[str, bytes]] = {}
 

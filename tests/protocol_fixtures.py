@@ -1,4 +1,4 @@
-"""Hand-built protocols in exactly the format llmarchive.registry writes.
+"""Hand-built protocols in exactly the format llmarchive.protocols.registry writes.
 
 The runner's unit tests need protocols of controlled size and content
 without depending on the scenario builders.  :func:`make_protocol` builds

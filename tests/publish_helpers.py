@@ -8,17 +8,17 @@ the real panels registry (a fixed secret guard seed, so guard wording is
 — ``run.json``, a hash-chained ``trials.jsonl`` whose prompts are the real
 version texts (by hash) and ``measurement.json`` from
 ``measure.measurement.build`` — and :func:`add_record` appends bookkeeping
-records through :mod:`llmarchive.records`.
+records through :mod:`llmarchive.archive.record_logs`.
 """
 import hashlib
 import shutil
 from pathlib import Path
 from typing import Mapping, Optional
 
-from llmarchive import records as record_logs
-from llmarchive.jsonio import write_json
-from llmarchive.paths import ArchivePaths
-from llmarchive.store import measurement_run
+from llmarchive.archive import record_logs
+from llmarchive.archive.jsonio import write_json
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.store import measurement_run
 from measure import chain
 from measure.measurement import build
 from measure.schema import VERSIONS
@@ -32,7 +32,8 @@ V0_LANES = {
 
 def template_archive(root: Path) -> ArchivePaths:
     """Build protocols and admissions once; returns the template's paths."""
-    from llmarchive import lanes, registry
+    from llmarchive.protocols import admissions as lanes
+    from llmarchive.protocols import registry
 
     paths = ArchivePaths(root).ensure()
     paths.panel_seed_file.write_text(SECRET_SEED, encoding="utf-8")
@@ -52,13 +53,13 @@ def fresh_archive(template: ArchivePaths, home: Path) -> ArchivePaths:
 
 
 def protocol(paths: ArchivePaths, protocol_id: str) -> dict:
-    from llmarchive import registry
+    from llmarchive.protocols import registry
 
     return registry.load_protocol(paths, protocol_id)
 
 
 def header(p: Mapping) -> dict:
-    from llmarchive import registry
+    from llmarchive.protocols import registry
 
     return registry.header(p)
 

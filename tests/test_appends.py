@@ -3,9 +3,10 @@ import json
 
 import pytest
 
-from llmarchive import jsonio, records
-from llmarchive.jsonio import ChainedLog, RecordFileError, append_records, read_jsonl, tail_hash, verify_log
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive import jsonio
+from llmarchive.archive import record_logs as records
+from llmarchive.archive.jsonio import ChainedLog, RecordFileError, append_records, read_jsonl, tail_hash, verify_log
+from llmarchive.archive.paths import ArchivePaths
 from measure import chain
 
 

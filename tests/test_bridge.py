@@ -6,17 +6,17 @@ clock is set to 1 November 2026: the archive is admitted before the story.
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive import records
-from llmarchive import registry
-from llmarchive.bridge import (BridgeError, bridge_calls, bridge_runs, half_complete, open_bridges, run_bridge,
-                               run_id_for)
+from llmarchive.archive import record_logs as records
+from llmarchive.protocols import registry
+from llmarchive.schedule.bridge import (BridgeError, bridge_calls, bridge_runs, half_complete, open_bridges, run_bridge,
+                                        run_id_for)
 from llmarchive.cli import main
-from llmarchive.runner import RunHalted
-from llmarchive.store import load_run
-from llmarchive.subject_models import load_subject_models
+from llmarchive.run.runner import RunHalted
+from llmarchive.archive.store import load_run
+from llmarchive.succession.subject_models import load_subject_models
 from llmarchive.subjects import list_models, make_subject
-from llmarchive.month_sweep import sweep_month
-from llmarchive.watch import watch
+from llmarchive.schedule.month_sweep import sweep_month
+from llmarchive.schedule.watch import watch
 from tests.fake_provider import Fault, decide_by_hash
 from tests.instrument_helpers import paid_archive
 

@@ -7,10 +7,10 @@ import pytest
 
 import llmarchive
 from llmarchive import budget as B
-from llmarchive import records
+from llmarchive.archive import record_logs as records
 from llmarchive.cli import main
-from llmarchive.paths import ArchivePaths
-from llmarchive.skips import cause_for, skip_condition
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.skips import cause_for, skip_condition
 from measure.schema import GAP_CAUSES
 from panels.build import all_protocol_ids
 from panels.lanes import planned_lane
@@ -133,7 +133,7 @@ def test_a_scenario_run_never_reaches_into_the_reserves(paths):
 
 def test_a_budget_refusal_records_its_condition_and_takes_its_cause_from_skips(paths):
     """Both ways the budget refuses work — the month's plan and one run's permission — write the skip through
-    llmarchive.skips, so the skip names the condition coverage reads and its cause is the mapping's."""
+    llmarchive.archive.skips, so the skip names the condition coverage reads and its cause is the mapping's."""
     spend(paths, 96)  # past the 95 % rung: no scenario protocol may run (the spend lands in this month)
     today = records.utc_today()
     B.allowed_protocols(paths, v0_headers(), month=B.current_month(), date=today)
@@ -147,15 +147,15 @@ def test_a_budget_refusal_records_its_condition_and_takes_its_cause_from_skips(p
 
 
 def test_no_library_module_writes_a_skip_or_its_cause_by_hand():
-    """llmarchive.skips says a cause is never written by hand: only it appends a skip record."""
+    """llmarchive.archive.skips says a cause is never written by hand: only it appends a skip record."""
     root = Path(llmarchive.__file__).parent.parent
     appends_a_skip = re.compile(r"""append(?:_many)?\(\s*\w+\s*,\s*["']skip["']""")
     literal_cause = re.compile(r"""["']cause["']\s*:\s*["'](?:%s)["']""" % "|".join(GAP_CAUSES))
     sources = [*(root / "llmarchive").rglob("*.py"), *(root / "assets").rglob("*.py")]
     by_hand = sorted(str(path.relative_to(root)) for path in sources
-                     if path != root / "llmarchive" / "skips.py"
+                     if path != root / "llmarchive" / "archive" / "skips.py"
                      and (appends_a_skip.search(path.read_text()) or literal_cause.search(path.read_text())))
-    assert by_hand == [], "record skips with llmarchive.skips.record_skip"
+    assert by_hand == [], "record skips with llmarchive.archive.skips.record_skip"
 
 
 def test_the_bridge_draws_only_on_its_reserve(paths):

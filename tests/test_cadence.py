@@ -4,8 +4,8 @@ from datetime import timedelta
 import pytest
 import yaml
 
-from llmarchive.cadence import (CADENCE_FILE, POLICY_KEYS, SCHEDULE_KEYS, CadenceError, load_cadence,
-                                parse_cadence, parse_document)
+from llmarchive.archive.cadence import (CADENCE_FILE, POLICY_KEYS, SCHEDULE_KEYS, CadenceError, load_cadence,
+                                        parse_cadence, parse_document)
 
 SPEC_VALUES = {
     "subject_fingerprint": "1d", "full_sweep": "30d", "open_weights_series": "on_new_generation",

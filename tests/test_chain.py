@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from llmarchive.jsonio import ChainedLog, read_jsonl
+from llmarchive.archive.jsonio import ChainedLog, read_jsonl
 from measure import chain
 
 
@@ -63,8 +63,8 @@ def test_a_corrupt_line_in_the_middle_is_an_error_naming_the_line(tmp_path):
 
 
 def _append_skips(home: str, writer: int, count: int) -> None:
-    from llmarchive import records
-    from llmarchive.paths import ArchivePaths
+    from llmarchive.archive import record_logs as records
+    from llmarchive.archive.paths import ArchivePaths
 
     paths = ArchivePaths(Path(home))
     for i in range(count):
@@ -75,8 +75,8 @@ def _append_skips(home: str, writer: int, count: int) -> None:
 def test_records_appended_by_several_processes_at_once_keep_one_valid_chain(tmp_path):
     import multiprocessing
 
-    from llmarchive import records
-    from llmarchive.paths import ArchivePaths
+    from llmarchive.archive import record_logs as records
+    from llmarchive.archive.paths import ArchivePaths
 
     context = multiprocessing.get_context("spawn")
     workers = [context.Process(target=_append_skips, args=(str(tmp_path), w, 30)) for w in range(4)]

@@ -4,15 +4,15 @@ import shutil
 
 import pytest
 
-from llmarchive import records
-from llmarchive import registry
+from llmarchive.archive import record_logs as records
+from llmarchive.protocols import registry
 from llmarchive.budget import unbudgeted
 from llmarchive.cli import main
-from llmarchive.comparison import EXPLORATORY_NOTE, SubmissionRejected, submit
-from llmarchive.comparison_run import EXPLORATORY_NOTE as COMPARISON_RUN_NOTE
+from llmarchive.comparison.intake import EXPLORATORY_NOTE, SubmissionRejected, submit
+from llmarchive.comparison.run import EXPLORATORY_NOTE as COMPARISON_RUN_NOTE
 from llmarchive.instrument.rotation import due_protocol
-from llmarchive.paths import ArchivePaths
-from llmarchive.runner import RunSettings, run_protocol
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.run.runner import RunSettings, run_protocol
 from llmarchive.subjects.anthropic import AnthropicSubject
 from measure.measurement import build
 from tests.fake_provider import FakeProvider, decide_by_hash
@@ -24,7 +24,7 @@ MODEL = "outside-lab-model-2026-11"
 
 
 def comparison_run_settings(run_id: str, run_date: str) -> RunSettings:
-    """What ``llmarchive comparison run`` gives the runner (llmarchive.comparison_run): an outsider's run made here."""
+    """What ``llmarchive comparison run`` gives the runner (llmarchive.comparison.run): an outsider's run made here."""
     return RunSettings(run_id=run_id, run_date=run_date, concurrency=8, exploratory=COMPARISON_RUN_NOTE,
                        extra={"comparison_run": {"panel_file": f"{OPEN}.json", "api": "anthropic"}})
 
@@ -320,7 +320,7 @@ def test_every_schema_field_a_submission_carries_is_judged_by_the_schema_type(pa
 
 def test_no_field_of_any_json_type_makes_a_traceback(paths, tmp_path):
     """Every judged field of a trial and of the header, set to each JSON type: accepted or refused, nothing else."""
-    from llmarchive.comparison import HEADER_TYPES
+    from llmarchive.comparison.intake import HEADER_TYPES
     from measure.schema import TRIAL_FIELD_NAMES
 
     base = unchained(trials_of(paths, "open-run"))

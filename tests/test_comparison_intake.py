@@ -20,12 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from llmarchive import records, registry, store
+from llmarchive.archive import record_logs as records
+from llmarchive.protocols import registry
+from llmarchive.archive import store
 from llmarchive.budget import unbudgeted
 from llmarchive.cli import main
-from llmarchive.comparison import SubmissionRejected, submit
-from llmarchive.comparison_read import MAX_LINE_BYTES, MAX_SUBMISSION_BYTES
-from llmarchive.runner import RunSettings, run_protocol
+from llmarchive.comparison.intake import SubmissionRejected, submit
+from llmarchive.comparison.read import MAX_LINE_BYTES, MAX_SUBMISSION_BYTES
+from llmarchive.run.runner import RunSettings, run_protocol
 from llmarchive.subjects.anthropic import AnthropicSubject
 from tests.fake_provider import FakeProvider, Reply
 from tests.test_comparison import (OPEN, nothing_stored, paths, trials_of, twin_runs_template,  # noqa: F401
@@ -169,7 +171,7 @@ STARTER = """
 import sys, time
 from pathlib import Path
 from llmarchive.cli import main
-import llmarchive.comparison, llmarchive.registry, measure.measurement, llmarchive.instrument.verdict
+import llmarchive.comparison.intake, llmarchive.protocols.registry, measure.measurement, llmarchive.instrument.verdict
 ready, go = Path(sys.argv[1]), Path(sys.argv[2])
 ready.touch()
 while not go.exists():

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from llmarchive import records, registry
+from llmarchive.archive import record_logs as records
+from llmarchive.protocols import registry
 from llmarchive.cli import main
-from llmarchive.open_panels import hashed_part, panel_file_text, prompt_sha256
-from llmarchive.paths import ArchivePaths
+from llmarchive.protocols.open_panels import hashed_part, panel_file_text, prompt_sha256
+from llmarchive.archive.paths import ArchivePaths
 from measure.canonical import canonical_sha256
 from measure.schema import VERSIONS
 from tests.fake_provider import Fault, FakeProvider, decide_by_hash
@@ -298,8 +299,8 @@ def test_the_good_submission_is_accepted_unchanged(published, good_submission, t
 
 
 def test_the_readme_carries_the_outsiders_recipe_command_for_command():
-    """The README's recipe is :func:`llmarchive.comparison_run.recipe` (the Data page's source), piece by piece."""
-    from llmarchive.comparison_run import recipe
+    """The README's recipe is :func:`llmarchive.comparison.run.recipe` (the Data page's source), piece by piece."""
+    from llmarchive.comparison.run import recipe
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     joined = readme.replace(" \\\n    ", " ")         # shell line continuations, as pasted
@@ -310,8 +311,8 @@ def test_the_readme_carries_the_outsiders_recipe_command_for_command():
 def test_an_id_too_long_or_unprintable_is_refused_before_any_call_with_a_message_that_says_why(outsider, tmp_path,
                                                                                               capsys):
     """Ids are capped in length and the refusal says it is the length (issue 24), before anything is spent."""
-    from llmarchive.comparison_run import default_run_id
-    from llmarchive.paths import UnsafeId, check_id
+    from llmarchive.comparison.run import default_run_id
+    from llmarchive.archive.paths import UnsafeId, check_id
 
     home, panel = outsider
     with FakeProvider(decide_by_hash()) as fake:

@@ -4,10 +4,10 @@ from datetime import date, datetime, timedelta, timezone
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive import records
-from llmarchive.coverage import UnexplainedGap, compute, gather, record_coverage
-from llmarchive.skips import CONDITIONS, DEFAULT_CONDITION, PRECEDENCE, cause_for, record_skip
-from llmarchive.jsonio import write_json
+from llmarchive.archive import record_logs as records
+from llmarchive.schedule.coverage import UnexplainedGap, compute, gather, record_coverage
+from llmarchive.archive.skips import CONDITIONS, DEFAULT_CONDITION, PRECEDENCE, cause_for, record_skip
+from llmarchive.archive.jsonio import write_json
 from measure.schema import GAP_CAUSES
 from publish.csvs import coverage_rows
 
@@ -378,7 +378,7 @@ def twelve_v0_headers() -> list[dict]:
 
 def test_dated_budget_cuts_show_in_coverage_as_budget_halted(paths):
     from llmarchive import budget as budget_mod
-    from llmarchive.jsonio import append_record
+    from llmarchive.archive.jsonio import append_record
 
     beat_days(paths, "2026-10-25", "2027-02-01")
     complete_run(paths, "oct", "2026-10-26")
@@ -420,7 +420,7 @@ def test_gap_rows_are_coverage_gap_records_and_a_months_rows_are_one_batch_appen
 
 
 def test_an_unexplained_period_still_raises_after_writing_every_explained_row(paths, monkeypatch):
-    from llmarchive import coverage
+    from llmarchive.schedule import coverage
 
     beat_days(paths, "2026-11-01", "2026-11-03", skip=("2026-11-02",))
     real = coverage._Observer.conditions
@@ -479,7 +479,7 @@ def test_the_cli_records_the_rows_with_their_causes(paths, capsys):
 
 
 def test_the_cli_exits_1_naming_an_unexplained_period(paths, capsys, monkeypatch):
-    from llmarchive import coverage
+    from llmarchive.schedule import coverage
     from llmarchive.cli import main
 
     beat_days(paths, "2026-11-01", "2026-11-03")
@@ -521,7 +521,7 @@ def test_a_sweep_stopped_by_a_failed_write_is_its_own_condition_not_human_absent
     beat_days(paths, "2026-11-01", "2026-12-01")
     open_run(paths, "sweep_2026-11_open", "2026-11-02", "interrupted")
     run_file = paths.run_dir("sweep_2026-11_open") / "run.json"
-    from llmarchive.jsonio import read_json
+    from llmarchive.archive.jsonio import read_json
     run = read_json(run_file)
     run["interruption"] = {**stop, "at": "2026-11-02T06:10:00Z", "detail": "trial log: OSError: [Errno 28] "
                            "No space left on device", "slot": "s01/A/0"}

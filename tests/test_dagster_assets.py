@@ -10,10 +10,10 @@ import pytest
 from dagster import MultiPartitionKey
 
 from llmarchive import budget as budget_mod
-from llmarchive import records
-from llmarchive import registry
-from llmarchive.store import load_run
-from llmarchive.sweep import sweep_run_id
+from llmarchive.archive import record_logs as records
+from llmarchive.protocols import registry
+from llmarchive.archive.store import load_run
+from llmarchive.schedule.sweep import sweep_run_id
 from measure.canonical import canonical_sha256
 from panels.build import protocol_hash
 from tests.dagster_helpers import (failure_text, materialization_metadata, refusals, resources, run, this_month_key,
@@ -40,7 +40,7 @@ def key(protocol_id: str, month: str = None) -> MultiPartitionKey:
 
 def test_a_protocol_partition_builds_the_files_and_its_blocking_gate_checks_pass_for_that_protocol(
         archive_home, instance):
-    from llmarchive.paths import ArchivePaths
+    from llmarchive.archive.paths import ArchivePaths
 
     paths = ArchivePaths.from_env()
     result = run(["protocols"], resources(paths), instance, partition_key=OPEN)
@@ -55,7 +55,7 @@ def test_a_protocol_partition_builds_the_files_and_its_blocking_gate_checks_pass
 
 
 def test_a_builder_that_breaks_one_protocol_fails_gate_1b_on_that_partition_only(archive_home, instance, monkeypatch):
-    from llmarchive.paths import ArchivePaths
+    from llmarchive.archive.paths import ArchivePaths
 
     broken_id = "sunk_cost_fallacy__order__v0"
     build = registry.build_protocols

@@ -14,7 +14,7 @@ from assets.partitions import MANIFESTS
 from assets.protocols import write_manifest_job
 from assets.resources import ArchiveResource
 from assets.sensors import preregistration_manifests
-from llmarchive import prereg
+from llmarchive.protocols import prereg
 from tests.dagster_helpers import materialization_metadata, refusals, resources, run, today
 from tests.instrument_helpers import preregister
 

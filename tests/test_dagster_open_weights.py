@@ -2,9 +2,9 @@
 import pytest
 from dagster import BoolMetadataValue, DagsterInstance, FloatMetadataValue
 
-from llmarchive import open_weights as ow
-from llmarchive.models import EMBEDDED_SHA256
-from llmarchive.store import load_run
+from llmarchive.schedule import open_weights as ow
+from llmarchive.subjects.models import EMBEDDED_SHA256
+from llmarchive.archive.store import load_run
 from tests.dagster_helpers import materialization_metadata, resources, run
 from tests.instrument_helpers import admitted_archive
 

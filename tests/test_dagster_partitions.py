@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from llmarchive import lanes
+from llmarchive.protocols import admissions as lanes
 
 ROOT = Path(__file__).resolve().parent.parent
 

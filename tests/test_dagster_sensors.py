@@ -7,8 +7,10 @@ from dagster import SensorResult, build_sensor_context
 from assets.partitions import GENERATIONS
 from assets.resources import ArchiveResource, SubjectResource
 from assets.sensors import lease_on_life, model_watch
-from llmarchive import lease, records, subjects
-from llmarchive.paths import ArchivePaths
+from llmarchive import subjects
+from llmarchive.schedule import lease
+from llmarchive.archive import record_logs as records
+from llmarchive.archive.paths import ArchivePaths
 from tests.fake_provider import Fault, FakeProvider
 from tests.instrument_helpers import webhook_server
 

@@ -77,7 +77,7 @@ def _answers(url: str) -> bool:
 
 @pytest.mark.slow
 def test_make_serve_starts_dagster_and_datasette_and_sigterm_stops_both(tmp_path):
-    from llmarchive.paths import ArchivePaths
+    from llmarchive.archive.paths import ArchivePaths
     from publish import publish_all
 
     archive = tmp_path / "archive"
@@ -85,7 +85,7 @@ def test_make_serve_starts_dagster_and_datasette_and_sigterm_stops_both(tmp_path
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     env.update(LLMARCHIVE_HOME=str(archive), DAGSTER_HOME=str(tmp_path / "dagster"), NO_PROXY="127.0.0.1")
     dagster_port, datasette_port = free_port(), free_port()
-    process = subprocess.Popen([sys.executable, "-m", "assets.serve", "--dagster-port", str(dagster_port),
+    process = subprocess.Popen([sys.executable, "-m", "scripts.serve", "--dagster-port", str(dagster_port),
                                 "--datasette-port", str(datasette_port)], cwd=ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     urls = [f"http://127.0.0.1:{dagster_port}/server_info", f"http://127.0.0.1:{datasette_port}/archive.json"]

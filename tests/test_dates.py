@@ -1,7 +1,7 @@
-"""One parser for days, months and timestamps (llmarchive.dates): the right form and a real calendar value."""
+"""One parser for days, months and timestamps (llmarchive.archive.dates): the right form and a real calendar value."""
 import pytest
 
-from llmarchive.dates import DateError, not_after, optional_date, parse_date, parse_month, parse_timestamp
+from llmarchive.archive.dates import DateError, not_after, optional_date, parse_date, parse_month, parse_timestamp
 from measure.errors import ArchiveError
 
 

@@ -13,14 +13,15 @@
 """
 import pytest
 
-from assets import demo_console as console
-from assets.demo import fingerprint_step, known_answers_step
+from scripts import demo_console as console
+from scripts.demo import fingerprint_step, known_answers_step
 from assets.reporting import gate_check_results
-from llmarchive import records, registry
-from llmarchive.demo import KNOWN_ANSWER_PROTOCOL, admit_demo_protocols, closing_block
+from llmarchive.archive import record_logs as records
+from llmarchive.protocols import registry
+from llmarchive.cli.demo import KNOWN_ANSWER_PROTOCOL, admit_demo_protocols, closing_block
 from llmarchive.instrument.rotation import due_protocol, guard_rotation
 from llmarchive.instrument.verdict import day_verdict
-from llmarchive.progress import LogLines
+from llmarchive.run.progress import LogLines
 from measure.measurement import build
 from panels import readers
 from tests.dagster_helpers import resources, today

@@ -10,12 +10,12 @@ import measure
 import panels
 import publish
 from llmarchive.cli import main
-from llmarchive.paths import ArchivePaths
-from llmarchive.subject_models import load_subject_models
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.succession.subject_models import load_subject_models
 from llmarchive.subjects.anthropic import AnthropicSubject
 from llmarchive.subjects.base import SubjectError
 from llmarchive.subjects.http import RetryPolicy
-from llmarchive.watch import watch
+from llmarchive.schedule.watch import watch
 from measure.errors import ArchiveError
 from tests.fake_provider import Fault, FakeProvider
 

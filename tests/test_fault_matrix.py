@@ -14,9 +14,9 @@ import resource
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.jsonio import read_jsonl
-from llmarchive.runner import RunInterrupted, RunSettings, run_protocol, schedule
-from llmarchive.store import load_run
+from llmarchive.archive.jsonio import read_jsonl
+from llmarchive.run.runner import RunInterrupted, RunSettings, run_protocol, schedule
+from llmarchive.archive.store import load_run
 from llmarchive.subjects.anthropic import AnthropicSubject
 from llmarchive.subjects.http import RetryPolicy
 from llmarchive.subjects.openai_compat import OpenAICompatSubject

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from llmarchive import records
+from llmarchive.archive import record_logs as records
 from llmarchive.cli import build_parser
 
 REPO = Path(__file__).resolve().parent.parent
@@ -66,7 +66,7 @@ def test_instrument_help_and_the_site_compare_the_rotation_with_the_accepted_bas
 
 
 def test_method_8_names_exactly_the_lease_states_the_code_uses():
-    from llmarchive import lease
+    from llmarchive.schedule import lease
 
     text = section("8")
     states = ["alive", "deadman"] + [name for name, _ in lease.RUN_STATES]
@@ -105,7 +105,7 @@ def test_the_readme_verifies_the_published_copy_where_the_archive_keeps_it_and_p
 def test_croissant_describes_coverage_csv_and_names_no_internal_constant(paths):
     import mlcroissant as mlc
 
-    from llmarchive.coverage import record_coverage
+    from llmarchive.schedule.coverage import record_coverage
     from publish import csvs, publish_all
 
     records.append(paths, "subject_model", {"date": "2026-11-30", "model_family": "claude-sonnet",
@@ -137,9 +137,10 @@ def test_croissant_describes_coverage_csv_and_names_no_internal_constant(paths):
 
 
 def test_every_command_reads_its_dates_with_the_one_parser():
-    """No command, publication entry point or asset keeps a date pattern of its own (llmarchive.dates is the one)."""
+    """No command, publication entry point or asset keeps a date pattern of its own (llmarchive.archive.dates is the one)."""
     own = re.compile(r"strptime|fromisoformat|\\d\{4\}")
     files = (sorted((REPO / "llmarchive" / "cli").glob("*.py")) + sorted((REPO / "assets").glob("*.py"))
+             + sorted((REPO / "scripts").glob("*.py"))
              + [REPO / "publish" / name for name in ("__init__.py", "croissant.py", "release.py")])
     offenders = [f"{f.relative_to(REPO)}:{n}" for f in files
                  for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1) if own.search(line)]

@@ -13,16 +13,16 @@ import sqlite3
 
 import pytest
 
-from llmarchive import records
-from llmarchive import registry
+from llmarchive.archive import record_logs as records
+from llmarchive.protocols import registry
 from llmarchive.cli import main
 from llmarchive.instrument import day_verdict, suspect_value
 from llmarchive.instrument.acknowledge import AcknowledgeError, acknowledge
 from llmarchive.instrument.fingerprint import candidates_dir, expectations_dir, runtime_fingerprint
 from llmarchive.instrument.rotation import due_protocol, guard_rotation
 from llmarchive.instrument.verdict import latched_alarm, read_core_changes
-from llmarchive.paths import ArchivePaths
-from llmarchive.store import load_run
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.store import load_run
 from measure import chain
 from tests.fake_provider import FakeProvider, decide_by_hash
 from tests.instrument_helpers import ScriptedSubject
@@ -177,8 +177,8 @@ def test_an_acknowledgement_covers_only_the_alarms_it_names(paths):
     import sys
 
     paths.record_log("instrument_alarm").unlink()
-    subprocess.run([sys.executable, "-c", "import sys; from llmarchive import records; "
-                    "from pathlib import Path; from llmarchive.paths import ArchivePaths; records.append(ArchivePaths(Path(sys.argv[1])), "
+    subprocess.run([sys.executable, "-c", "import sys; from llmarchive.archive import record_logs as records; "
+                    "from pathlib import Path; from llmarchive.archive.paths import ArchivePaths; records.append(ArchivePaths(Path(sys.argv[1])), "
                     "'instrument_alarm', {'date': '2026-11-04', 'source': 'guard_rotation', 'reason': 'y'})",
                     str(paths.home)], check=True, cwd=Path(__file__).resolve().parent.parent)
     latch = latched_alarm(paths)
@@ -198,7 +198,7 @@ def test_a_transient_difference_is_not_accepted_by_the_acknowledgement(paths):
 
 
 def test_a_run_resumed_during_a_latch_is_suspect_though_it_started_on_a_clean_day(paths):
-    from llmarchive.jsonio import write_json
+    from llmarchive.archive.jsonio import write_json
 
     _clean_start(paths)
     write_json(paths.run_dir("started-clean") / "run.json", {"run_date": "2026-11-02"})
@@ -361,7 +361,8 @@ def test_an_alarm_landing_beside_the_measurement_write_is_never_missed(admitted,
     """Either side of the write: the alarm's marking finds the measurement, or the run finds the alarm."""
     import threading
 
-    from llmarchive import runner, store
+    from llmarchive.run import runner
+    from llmarchive.archive import store
     from llmarchive.instrument.verdict import raise_alarm
 
     _clean_start(admitted)
@@ -400,7 +401,7 @@ def test_the_roots_an_alarm_walks_are_every_place_a_run_folder_lives(paths):
     """The curve's, the held ones and the guard rotation's own: no run folder is outside a suspect day."""
     from llmarchive.instrument.rotation import instrument_paths
     from llmarchive.instrument.verdict import run_roots
-    from llmarchive.review import held_paths
+    from llmarchive.succession.review import held_paths
 
     assert run_roots(paths) == [instrument_paths(paths).experiments, held_paths(paths).experiments,
                                 paths.experiments]

@@ -9,8 +9,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from llmarchive import records
-from llmarchive import registry
+from llmarchive.archive import record_logs as records
+from llmarchive.protocols import registry
 from llmarchive.instrument import day_verdict
 from llmarchive.instrument.verdict import ALARM_VERDICTS
 from llmarchive.instrument.rotation import (ROTATION_EPOCH, due_protocol, guard_rotation, instrument_paths,

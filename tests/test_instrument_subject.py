@@ -2,7 +2,7 @@
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive import records
+from llmarchive.archive import record_logs as records
 from llmarchive.cli import main
 from llmarchive.instrument.prompts import SUBJECT_ITEMS, SUBJECT_MAX_TOKENS, subject_prompt
 from llmarchive.instrument.subject import subject_fingerprint

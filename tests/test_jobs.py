@@ -1,8 +1,9 @@
 """One table of job names: the cadence keys, read by coverage and the budget, named by every Dagster job."""
 import pytest
 
-from llmarchive import coverage, jobs
-from llmarchive.cadence import POLICY_KEYS, SCHEDULE_KEYS, load_cadence
+from llmarchive.schedule import coverage
+from llmarchive.archive import jobs
+from llmarchive.archive.cadence import POLICY_KEYS, SCHEDULE_KEYS, load_cadence
 
 
 def test_every_scheduled_job_is_named_by_its_cadence_key():

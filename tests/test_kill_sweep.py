@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive import registry
-from llmarchive.jsonio import read_jsonl
-from llmarchive.runner import schedule
-from llmarchive.sweep import sweep_run_id
+from llmarchive.protocols import registry
+from llmarchive.archive.jsonio import read_jsonl
+from llmarchive.run.runner import schedule
+from llmarchive.schedule.sweep import sweep_run_id
 from measure import chain
 from measure.rng import Stream
 from tests.fake_provider import FakeProvider, decide_by_hash

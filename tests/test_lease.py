@@ -2,11 +2,11 @@
 from datetime import datetime, timezone
 
 
-from llmarchive import records
+from llmarchive.archive import record_logs as records
 from llmarchive.cli import main
-from llmarchive.coverage import compute, gather
-from llmarchive.jsonio import write_json
-from llmarchive.lease import check, record_state
+from llmarchive.schedule.coverage import compute, gather
+from llmarchive.archive.jsonio import write_json
+from llmarchive.schedule.lease import check, record_state
 from tests.instrument_helpers import webhook_server
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from llmarchive import records, registry
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive import record_logs as records
+from llmarchive.protocols import registry
+from llmarchive.archive.paths import ArchivePaths
 from llmarchive.subjects.openai_compat import OpenAICompatSubject
 from tests.publish_helpers import template_archive
 

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from llmarchive import open_panels as op
-from llmarchive.runner import RunSettings, run_protocol, validate_protocol
+from llmarchive.protocols import open_panels as op
+from llmarchive.run.runner import RunSettings, run_protocol, validate_protocol
 from llmarchive.subjects.http import RetryPolicy
 from llmarchive.subjects.openai_compat import OpenAICompatSubject
 from llmarchive import budget as budget_mod

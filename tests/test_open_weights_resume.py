@@ -1,9 +1,9 @@
 """An open-weights generation interrupted one day resumes on a later day under its first date."""
 import pytest
 
-from llmarchive import open_weights as ow
-from llmarchive.runner import RunHalted
-from llmarchive.store import load_run
+from llmarchive.schedule import open_weights as ow
+from llmarchive.run.runner import RunHalted
+from llmarchive.archive.store import load_run
 from llmarchive.subjects.base import SubjectError
 from tests.instrument_helpers import ScriptedSubject
 

@@ -1,21 +1,22 @@
 """One function starts every paid run: `llmarchive run` and the sweep refuse, record and mark alike.
 
-Each rule of :mod:`llmarchive.paid_run` is exercised through both entry
+Each rule of :mod:`llmarchive.schedule.paid_run` is exercised through both entry
 points on the fake provider (real HTTP): the skip records they leave must be
 the same record, field for field, and a refusal must cost no call.
 """
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive import records, registry
+from llmarchive.archive import record_logs as records
+from llmarchive.protocols import registry
 from llmarchive.cli import main
-from llmarchive.paid_run import PaidRun, PaidRunError, start_paid_run
-from llmarchive.records import utc_today
-from llmarchive.store import load_run
-from llmarchive.subject_models import load_subject_models
+from llmarchive.schedule.paid_run import PaidRun, PaidRunError, start_paid_run
+from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.store import load_run
+from llmarchive.succession.subject_models import load_subject_models
 from llmarchive.subjects import make_subject
-from llmarchive.sweep import sweep, sweep_run_id
-from llmarchive.watch import watch
+from llmarchive.schedule.sweep import sweep, sweep_run_id
+from llmarchive.schedule.watch import watch
 from tests.instrument_helpers import PAID_BUDGET, preregister
 
 CONFIG = load_subject_models()

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from llmarchive import registry
-from llmarchive.panel_seed import ENV_VAR, guard_seed
-from llmarchive.paths import ArchivePaths
+from llmarchive.protocols import registry
+from llmarchive.protocols.panel_seed import ENV_VAR, guard_seed
+from llmarchive.archive.paths import ArchivePaths
 from measure.canonical import canonical_sha256
 from measure.schema import PROTOCOL_HEADER_FIELDS
 from panels import build

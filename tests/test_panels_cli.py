@@ -5,11 +5,11 @@ import stat
 
 import pytest
 
-from llmarchive import registry
+from llmarchive.protocols import registry
 from llmarchive.cli import main
-from llmarchive.jsonio import read_json, write_json
-from llmarchive.panel_seed import ENV_VAR
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive.jsonio import read_json, write_json
+from llmarchive.protocols.panel_seed import ENV_VAR
+from llmarchive.archive.paths import ArchivePaths
 from measure.canonical import canonical_sha256
 from panels.build import protocol_hash
 

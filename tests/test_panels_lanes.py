@@ -3,10 +3,10 @@ import copy
 
 import pytest
 
-from llmarchive import registry
+from llmarchive.protocols import registry
 from llmarchive.cli import main
-from llmarchive.jsonio import read_jsonl
-from llmarchive.panel_seed import ENV_VAR
+from llmarchive.archive.jsonio import read_jsonl
+from llmarchive.protocols.panel_seed import ENV_VAR
 from panels import leak
 from panels.build import all_protocol_ids, build_protocols
 from panels.lanes import PromotionError, admission_row, planned_lane, twin_failures

@@ -10,10 +10,10 @@ from opentimestamps.core.op import OpSHA256
 from opentimestamps.core.serialize import BytesSerializationContext, StreamSerializationContext
 from opentimestamps.core.timestamp import DetachedTimestampFile, Timestamp
 
-from llmarchive import prereg
-from llmarchive import registry
+from llmarchive.protocols import prereg
+from llmarchive.protocols import registry
 from llmarchive.cli import main
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive.paths import ArchivePaths
 from tests.panels_helpers import built_paths
 
 

@@ -3,7 +3,7 @@ import io
 
 from rich.console import Console
 
-from llmarchive import progress
+from llmarchive.run import progress
 
 TRIAL = {"protocol_id": "risky_choice_framing__wording__v0", "item_id": "s01", "version": "A"}
 

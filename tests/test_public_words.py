@@ -11,12 +11,12 @@ import json
 import sqlite3
 
 from llmarchive import budget as budget_mod
-from llmarchive import records
+from llmarchive.archive import record_logs as records
 from llmarchive.cli import main
-from llmarchive.coverage import compute, gather
-from llmarchive.coverage_wording import CONDITION_WORDS, public_detail
-from llmarchive.jsonio import write_json
-from llmarchive.skips import CONDITIONS
+from llmarchive.schedule.coverage import compute, gather
+from llmarchive.schedule.coverage_wording import CONDITION_WORDS, public_detail
+from llmarchive.archive.jsonio import write_json
+from llmarchive.archive.skips import CONDITIONS
 from publish import publish_all, sources, status
 from publish.csvs import coverage_rows
 from tests import publish_helpers as ph
@@ -72,7 +72,7 @@ def test_a_row_written_before_the_public_words_is_published_recomposed(paths):
     assert row["detail"] == "budget_refused: the budget refused the work"
     assert public_detail({**old, "status": "ran", "cause": None, "run_id": "r1"}) == "ran: run r1"
     # the next coverage run writes it again in the public words, once
-    from llmarchive.coverage import write_rows
+    from llmarchive.schedule.coverage import write_rows
 
     new = {**old, "detail": "budget_refused: full_sweep on 2026-11-02: the general pool had no room for it",
            "condition": "budget_refused"}
@@ -89,7 +89,7 @@ def test_a_budget_refusal_names_the_rung_never_a_share_or_an_amount(paths):
     plan = budget_mod.allowed_protocols(paths, PROTOCOLS, job="sweep", month=budget_mod.current_month(),
                                         date=f"{budget_mod.current_month()}-02", budget=budget)
     assert plan.allowed == [] and {s["rung"] for s in records.read(paths, "skip")} == {"only subject_fingerprint"}
-    from llmarchive.coverage_wording import skip_words
+    from llmarchive.schedule.coverage_wording import skip_words
 
     words = skip_words(records.read(paths, "skip")[0], "budget_refused")
     assert words.endswith("the budget ladder's rung that keeps only subject_fingerprint left it out")
@@ -134,7 +134,7 @@ def test_an_unregistered_runs_flag_reason_names_no_path_of_the_home(archive, cap
 
 def test_a_run_marked_by_an_alarm_carries_public_words_never_the_alarms_own_reason(archive):
     """An instrument that could not run writes the error's text into its alarm; the marked runs never carry it."""
-    from llmarchive.alarms import alarm_since
+    from llmarchive.run.alarms import alarm_since
     from llmarchive.instrument.verdict import day_verdict, raise_alarm
 
     private = "the runtime fingerprint could not run: OSError: /home/owner/models/x.gguf"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive import records
+from llmarchive.archive import record_logs as records
 from publish import GuardError, publish_all
 from publish.guard import PublicationGuard, build as build_guard
 from publish.leak import LeakGuard

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from llmarchive.jsonio import ChainedLog
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive.jsonio import ChainedLog
+from llmarchive.archive.paths import ArchivePaths
 from publish import checks
 
 

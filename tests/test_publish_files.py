@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive.paths import ArchivePaths
 from measure import chain
 from measure.canonical import sha256_hex
 from measure.schema import MEASUREMENT_FIELD_NAMES, MEASUREMENT_FIELDS, OUTCOME_FIELD_NAMES, OUTCOMES, VERSIONS
@@ -129,7 +129,7 @@ def test_a_run_is_published_only_once_complete(archive):
 
 
 def test_sealed_protocol_results_are_never_published_only_its_existence(archive):
-    from llmarchive import registry
+    from llmarchive.protocols import registry
 
     registry.register_sealed(archive, "sealed_one__v0", "1" * 64, "2" * 64, reviewer="t", human_reviewed=True)
     guard = ph.protocol(archive, "sunk_cost_fallacy__default__v0")
@@ -417,7 +417,8 @@ OPEN_V0 = ("base_rate_neglect__wording__v0", "risky_choice_framing__wording__v0"
 
 
 def test_every_open_protocol_is_published_in_full_and_verifies_against_the_registry(published):
-    from llmarchive import open_panels, registry
+    from llmarchive.protocols import open_panels
+    from llmarchive.protocols import registry
 
     paths, _, manifest = published
     names = sorted(p.name for p in (paths.public / "panels").iterdir())
@@ -454,7 +455,9 @@ def test_croissant_describes_the_panels_file_set_and_its_scenarios_read_back(pub
 
 
 def test_a_v1_protocol_admitted_to_the_open_lane_gets_its_own_panel_file(archive):
-    from llmarchive import lanes, open_panels, registry
+    from llmarchive.protocols import admissions as lanes
+    from llmarchive.protocols import open_panels
+    from llmarchive.protocols import registry
 
     known = registry.known_ids(archive)
     for pid in ("risky_choice_framing__wording__v1", "risky_choice_framing__anchoring__v1"):

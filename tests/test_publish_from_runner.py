@@ -1,7 +1,7 @@
 """End to end: the real runner calls a provider over HTTP (the fake one on 127.0.0.1), then publication.
 
 Real built and admitted protocols, real run folders written by
-``llmarchive.runner.run_protocol``, real measurements: what the runner
+``llmarchive.run.runner.run_protocol``, real measurements: what the runner
 writes is exactly what publication reads.
 """
 import json
@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.runner import RunSettings, run_protocol
+from llmarchive.run.runner import RunSettings, run_protocol
 from llmarchive.subjects.anthropic import AnthropicSubject
 from llmarchive.subjects.http import RetryPolicy
 from publish import publish_all

@@ -90,7 +90,7 @@ def test_open_wording_and_the_shared_instruction_are_not_leaks(archive):
 
 def test_no_guarded_run_of_twelve_words_is_in_any_published_byte(archive):
     """An independent check of a clean build: brute-force 12-grams over every file, the database by value."""
-    from llmarchive import registry
+    from llmarchive.protocols import registry
 
     ph.populate(archive)
     publish_all(archive, build_time=BUILD)
@@ -181,7 +181,7 @@ def test_an_open_panel_file_shares_its_guard_twins_lotteries_never_a_twelve_word
 
 
 def test_guard_wording_planted_in_an_open_panel_file_is_refused_and_nothing_is_written(archive, monkeypatch):
-    from llmarchive import open_panels
+    from llmarchive.protocols import open_panels
 
     publish_all(archive, build_time=BUILD)
     before = {p.relative_to(archive.public).as_posix(): p.read_bytes() for p in archive.public.rglob("*")

@@ -117,7 +117,7 @@ def test_a_change_row_reads_its_verdict_and_both_margins():
 
 
 def test_a_simulated_readers_point_is_a_known_answer_and_any_other_is_not():
-    from llmarchive.review import BRIDGE_SUBMITTER
+    from llmarchive.succession.review import BRIDGE_SUBMITTER
     from panels import readers
 
     for name in readers.KNOWN_ANSWER_READERS:

@@ -17,11 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from llmarchive import records, registry
+from llmarchive.archive import record_logs as records
+from llmarchive.protocols import registry
 from llmarchive.cli import main
-from llmarchive.comparison_run import load_panel
-from llmarchive.paths import ArchivePaths
-from llmarchive.reader_server import ReaderServer, ReaderServerError
+from llmarchive.comparison.run import load_panel
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.comparison.reader_server import ReaderServer, ReaderServerError
 from llmarchive.subjects import make_subject
 from panels import readers
 from tests.instrument_helpers import admitted_archive

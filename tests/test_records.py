@@ -5,8 +5,8 @@ import pickle
 
 import pytest
 
-from llmarchive import store
-from llmarchive.jsonio import RecordFileError
+from llmarchive.archive import store
+from llmarchive.archive.jsonio import RecordFileError
 from measure import chain
 from measure.records import Measurement, MeasurementRecordError, Trial
 from measure.schema import (LATER_MEASUREMENT_FIELDS, MEASUREMENT_FIELD_NAMES, TRIAL_FIELD_NAMES, TrialError)

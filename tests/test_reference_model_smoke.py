@@ -1,7 +1,7 @@
 """The heaviest dependency works from day one: llama.cpp runs the embedded model."""
 import pytest
 
-from llmarchive.models import embedded_model_path, resolve_model
+from llmarchive.subjects.models import embedded_model_path, resolve_model
 
 
 @pytest.mark.slow
@@ -23,7 +23,7 @@ def test_embedded_gguf_generates_identically_twice_when_greedy():
 def test_a_pinned_model_with_the_wrong_hash_is_refused(tmp_path):
     fake = tmp_path / "qwen2.5-1.5b-instruct-q4_k_m.gguf"
     fake.write_bytes(b"not a model")
-    from llmarchive.models import ModelFileError
+    from llmarchive.subjects.models import ModelFileError
     with pytest.raises(ModelFileError, match="6a1a2eb6") as err:
         resolve_model("qwen2.5-1.5b", path=str(fake))
     assert "refusing to load" in str(err.value)

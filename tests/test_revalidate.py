@@ -5,12 +5,12 @@ from datetime import date, timedelta
 
 import pytest
 
-from llmarchive import records
+from llmarchive.archive import record_logs as records
 from llmarchive.budget import unbudgeted
 from llmarchive.cli import main
-from llmarchive.paths import ArchivePaths
-from llmarchive.revalidate import RevalidationFailed, choose, historical_runs, revalidate
-from llmarchive.runner import RunSettings, run_protocol
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.schedule.revalidate import RevalidationFailed, choose, historical_runs, revalidate
+from llmarchive.run.runner import RunSettings, run_protocol
 from llmarchive.subjects.openai_compat import OpenAICompatSubject
 from tests.fake_provider import FakeProvider, decide_by_hash
 from tests.protocol_fixtures import make_protocol

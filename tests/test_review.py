@@ -6,15 +6,15 @@ import sqlite3
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive import records
-from llmarchive.bridge import bridge_runs, open_bridges, run_bridge, run_folder, run_id_for
+from llmarchive.archive import record_logs as records
+from llmarchive.schedule.bridge import bridge_runs, open_bridges, run_bridge, run_folder, run_id_for
 from llmarchive.cli import main
-from llmarchive.paths import ArchivePaths
-from llmarchive.review import ReviewError, held_paths, resolve, review_of, reviews
-from llmarchive.runner import RunHalted
-from llmarchive.subject_models import active_model, load_subject_models
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.succession.review import ReviewError, held_paths, resolve, review_of, reviews
+from llmarchive.run.runner import RunHalted
+from llmarchive.succession.subject_models import active_model, load_subject_models
 from llmarchive.subjects import list_models, make_subject
-from llmarchive.watch import watch
+from llmarchive.schedule.watch import watch
 from measure import chain
 from tests.fake_provider import Fault, FakeProvider, decide_by_hash
 from tests.instrument_helpers import paid_archive
@@ -270,7 +270,7 @@ def test_the_public_database_shows_comparison_points_before_and_measurements_aft
 
 def test_a_run_by_hand_of_an_undeclared_model_is_held_off_every_curve(paths):
     """``llmarchive run`` writes into experiments/: the hold is its exploratory flag (review.mark_held)."""
-    from llmarchive.review import hold_reason, mark_held
+    from llmarchive.succession.review import hold_reason, mark_held
 
     assert "needs_review" in hold_reason(paths, NEW, "claude-sonnet", CONFIG)
     assert hold_reason(paths, NEW, "another-family", CONFIG), "naming another family does not lift the hold"
@@ -285,10 +285,10 @@ def test_a_run_by_hand_of_an_undeclared_model_is_held_off_every_curve(paths):
 
 
 def test_a_held_run_measured_by_hand_is_not_on_the_curve(paths):
-    from llmarchive.review import mark_held
-    from llmarchive.store import measurement_run
+    from llmarchive.succession.review import mark_held
+    from llmarchive.archive.store import measurement_run
     from measure.measurement import build
-    from llmarchive.store import load_run
+    from llmarchive.archive.store import load_run
 
     folder = held_paths(paths).run_dir(the_review(paths).held[0])
     loaded = load_run(folder)
@@ -348,7 +348,7 @@ def test_a_successor_decision_that_would_overwrite_a_run_folder_records_nothing(
     assert the_review(paths).state == "pending" and records.read(paths, "subject_model")[-1]["model_id"] == OLD
     # A successor decision recorded before the folder appeared (a crash between record and move): the
     # model watch's settle step leaves the clash to a person and does not crash (the alarm must still fire).
-    from llmarchive.review import settle
+    from llmarchive.succession.review import settle
     records.append(paths, "needs_review", {"date": "2026-11-06", "model_family": "claude-sonnet", "model_id": NEW,
                                            "reason": "test", "resolves": review.review_id,
                                            "resolution": "successor", "reviewer": "Ada"})
@@ -359,7 +359,7 @@ def test_a_successor_decision_that_would_overwrite_a_run_folder_records_nothing(
 
 
 def test_a_successor_decision_lists_the_comparison_points_publication_must_withdraw(paths):
-    from llmarchive.review import withdrawn_points
+    from llmarchive.succession.review import withdrawn_points
 
     before = {c["record_sha256"] for c in records.read(paths, "comparison_point")}
     assert withdrawn_points(records.read(paths, "needs_review")) == set()
@@ -368,7 +368,7 @@ def test_a_successor_decision_lists_the_comparison_points_publication_must_withd
 
 
 def test_a_declaration_after_a_not_successor_decision_switches_and_lifts_the_hold_for_new_runs(paths):
-    from llmarchive.review import hold_reason, holds
+    from llmarchive.succession.review import hold_reason, holds
 
     resolve(paths, the_review(paths).review_id, "not_successor", "Grace Hopper", "2026-11-06")
     assert holds(paths, "claude-sonnet", NEW) and hold_reason(paths, NEW, None, CONFIG)
@@ -393,7 +393,7 @@ def test_a_run_moved_onto_the_curve_is_published_once_not_also_as_a_comparison_p
 def test_held_bridge_runs_of_an_alarm_day_are_flagged_and_stay_flagged_when_they_join_the_curve(paths, capsys):
     """Every run folder is covered by a suspect day, the held ones under private/review/runs too (issue 17 §2)."""
     from llmarchive.instrument.verdict import raise_alarm
-    from llmarchive.store import load_run
+    from llmarchive.archive.store import load_run
 
     review = the_review(paths)
     raise_alarm(paths, "2026-11-03", "guard_rotation", "a guard protocol moved past its margin")
@@ -417,9 +417,9 @@ def test_a_held_run_an_alarm_met_unreadable_files_no_comparison_point_until_its_
     it would carry a suspect day's measurement without the flag."""
     import dataclasses
 
-    from llmarchive import store
+    from llmarchive.archive import store
     from llmarchive.instrument.verdict import apply_pending, raise_alarm
-    from llmarchive.review import file_comparison_points, file_points
+    from llmarchive.succession.review import file_comparison_points, file_points
     from publish.database import comparison_rows
     from publish.errors import PublishError
     from publish.sources import gather

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.jsonio import read_json, read_jsonl
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive.jsonio import read_json, read_jsonl
+from llmarchive.archive.paths import ArchivePaths
 from measure import chain
 from tests.fake_provider import FakeProvider, decide_by_hash
 

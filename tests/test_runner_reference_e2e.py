@@ -14,11 +14,11 @@ import json
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive import registry
+from llmarchive.protocols import registry
 from llmarchive.cli import main
-from llmarchive.jsonio import read_jsonl
-from llmarchive.paths import ArchivePaths
-from llmarchive.store import load_run, measurement_run
+from llmarchive.archive.jsonio import read_jsonl
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.store import load_run, measurement_run
 from llmarchive.subjects.reference import EMBEDDED_SHA256
 from measure import chain
 from measure.measurement import build

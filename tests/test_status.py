@@ -7,12 +7,12 @@ needs_review), a budget, coverage, and a publication.
 import json
 
 from llmarchive import budget as budget_mod
-from llmarchive import records
+from llmarchive.archive import record_logs as records
 from llmarchive.cli import main
-from llmarchive.coverage import record_coverage
+from llmarchive.schedule.coverage import record_coverage
 from llmarchive.instrument.fingerprint import runtime_fingerprint
-from llmarchive.subject_models import load_subject_models
-from llmarchive.watch import watch
+from llmarchive.succession.subject_models import load_subject_models
+from llmarchive.schedule.watch import watch
 from publish import publish_all
 from tests.fake_provider import FakeProvider
 from tests.instrument_helpers import admitted_archive

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from llmarchive import store
-from llmarchive.coverage import UnexplainedGap, compute, gather, record_coverage
-from llmarchive.jsonio import write_json
+from llmarchive.archive import store
+from llmarchive.schedule.coverage import UnexplainedGap, compute, gather, record_coverage
+from llmarchive.archive.jsonio import write_json
 from measure.schema import MEASUREMENT_FIELD_NAMES
 from tests.test_coverage import PROTOCOLS, P_GUARD, P_OPEN, beat_days, complete_run, rows_by
 
@@ -28,7 +28,7 @@ def test_no_module_but_the_store_spells_a_file_name_of_the_run_folder_layout():
     spelled = []
     for package in ("llmarchive", "publish", "assets", "panels", "measure"):
         for module in sorted((ROOT / package).rglob("*.py")):
-            if module == ROOT / "llmarchive" / "store.py":
+            if module == ROOT / "llmarchive" / "archive" / "store.py":
                 continue
             tree = ast.parse(module.read_text(encoding="utf-8"))
             docs = {id(n.body[0].value) for n in ast.walk(tree)
@@ -39,7 +39,7 @@ def test_no_module_but_the_store_spells_a_file_name_of_the_run_folder_layout():
                     hits = [name for name in LAYOUT if name in node.value]
                     if hits and not node.value.startswith(("usage", "help")):
                         spelled.append(f"{module.relative_to(ROOT)}:{node.lineno} {', '.join(hits)}")
-    assert spelled == [], "only llmarchive/store.py may name the run-folder files:\n" + "\n".join(spelled)
+    assert spelled == [], "only llmarchive/archive/store.py may name the run-folder files:\n" + "\n".join(spelled)
 
 
 def test_a_corrupt_run_record_is_listed_as_unreadable_not_skipped(paths):
@@ -68,7 +68,7 @@ def test_a_corrupt_sweep_run_is_its_own_condition_in_coverage_where_it_was_skipp
 
 
 def test_an_unreadable_run_folder_no_period_claims_fails_coverage_after_writing_its_rows(paths):
-    from llmarchive import records
+    from llmarchive.archive import record_logs as records
 
     beat_days(paths, "2026-11-01", "2026-11-03")
     _corrupt(paths, "a_manual_run")
@@ -115,20 +115,20 @@ def test_a_record_that_is_not_a_measurement_is_never_written(paths):
 def test_the_producers_of_runs_never_import_the_auditor():
     """Coverage judges what the producers left; it is not their run index (their queries come from the store),
     and the month's coverage rows after a whole-month sweep are written by the use case
-    (llmarchive.month_sweep), not by the sweep."""
-    producers = ("sweep", "bridge", "revalidate", "lease", "runner", "run_plan", "run_calls", "open_weights",
-                 "paid_run", "store")
+    (llmarchive.schedule.month_sweep), not by the sweep."""
+    producers = ("schedule/sweep", "schedule/bridge", "schedule/revalidate", "schedule/lease", "run/runner",
+                 "run/plan", "run/calls", "schedule/open_weights", "schedule/paid_run", "archive/store")
     importing = []
     for name in producers:
         tree = ast.parse((ROOT / "llmarchive" / f"{name}.py").read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("llmarchive.coverage"):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("llmarchive.schedule.coverage"):
                 importing += [f"{name}:{node.lineno} {a.name}" for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module == "llmarchive":
+            elif isinstance(node, ast.ImportFrom) and node.module == "llmarchive.schedule":
                 importing += [f"{name}:{node.lineno} coverage" for a in node.names if a.name.startswith("coverage")]
             elif isinstance(node, ast.Import):
                 importing += [f"{name}:{node.lineno} {a.name}" for a in node.names
-                              if a.name.startswith("llmarchive.coverage")]
+                              if a.name.startswith("llmarchive.schedule.coverage")]
     assert importing == []
 
 

@@ -4,7 +4,7 @@ import platform
 
 import pytest
 
-from llmarchive import models
+from llmarchive.subjects import models
 from llmarchive.subjects.base import SubjectError, classify
 from llmarchive.subjects.reference import CHATML, EMBEDDED_SHA256, ReferenceSettings, ReferenceSubject
 

@@ -7,14 +7,14 @@ builds is admitted that month, whatever day the suite runs on.
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive import records
-from llmarchive import registry
+from llmarchive.archive import record_logs as records
+from llmarchive.protocols import registry
 from llmarchive.cli import main
-from llmarchive.store import load_run
-from llmarchive.subject_models import load_subject_models
+from llmarchive.archive.store import load_run
+from llmarchive.succession.subject_models import load_subject_models
 from llmarchive.subjects import list_models, make_subject
-from llmarchive.sweep import sweep, sweep_run_id
-from llmarchive.month_sweep import sweep_month
+from llmarchive.schedule.sweep import sweep, sweep_run_id
+from llmarchive.schedule.month_sweep import sweep_month
 from measure import chain
 from tests.fake_provider import Fault, decide_by_hash
 from tests.instrument_helpers import PAID_BUDGET, preregister

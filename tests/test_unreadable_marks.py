@@ -9,12 +9,13 @@ import json
 
 import pytest
 
-from llmarchive import records, store
-from llmarchive.bridge import run_id_for
+from llmarchive.archive import record_logs as records
+from llmarchive.archive import store
+from llmarchive.schedule.bridge import run_id_for
 from llmarchive.cli import main
 from llmarchive.instrument.fingerprint import runtime_fingerprint
 from llmarchive.instrument.verdict import mark_day_suspect, pending_folders
-from llmarchive.review import held_paths
+from llmarchive.succession.review import held_paths
 from measure.verify import recompute
 from publish.errors import PublishError
 from publish.sources import gather as publish_gather

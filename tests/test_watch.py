@@ -3,12 +3,12 @@ import json
 
 import pytest
 
-from llmarchive import records
-from llmarchive.bridge import open_bridges
+from llmarchive.archive import record_logs as records
+from llmarchive.schedule.bridge import open_bridges
 from llmarchive.cli import main
-from llmarchive.coverage import compute, gather
-from llmarchive.subject_models import active_model, load_subject_models
-from llmarchive.watch import watch
+from llmarchive.schedule.coverage import compute, gather
+from llmarchive.succession.subject_models import active_model, load_subject_models
+from llmarchive.schedule.watch import watch
 from tests.fake_provider import Fault, FakeProvider
 from tests.instrument_helpers import webhook_server
 
@@ -158,7 +158,7 @@ def test_the_cli_reports_and_never_crashes_on_an_outage(paths, capsys):
 def test_subject_models_yaml_names_the_family_and_only_two_declaration_sources():
     import yaml
 
-    from llmarchive.subject_models import SUBJECT_MODELS_FILE, SubjectModelsError, parse_subject_models
+    from llmarchive.succession.subject_models import SUBJECT_MODELS_FILE, SubjectModelsError, parse_subject_models
 
     assert (CONFIG.model_family, CONFIG.pattern, CONFIG.active_model) == ("claude-sonnet", "claude-sonnet-*",
                                                                          "claude-sonnet-5")

@@ -31,7 +31,7 @@ One module per concern, each importing only those above it in this list:
 Every name below is the one name of its operation, defined in one of those
 modules and only re-exported here, so ``from llmarchive import budget``
 reaches the whole API.  A skip the budget records gets its cause from
-:mod:`llmarchive.skips`, never by hand.
+:mod:`llmarchive.archive.skips`, never by hand.
 """
 from llmarchive.budget.config import (CATEGORIES, DEFAULT_LADDER, EPSILON_EUR, JOBS, POOL_NAMES, POOLS, PRICE_KEYS,
                                       PROMPT_FRAMING_TOKENS, Budget, BudgetError, BudgetHalted, Rung, job_name,

@@ -31,16 +31,16 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from llmarchive import jobs as job_table
-from llmarchive.jsonio import RecordFileError, read_json, write_json
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive import jobs as job_table
+from llmarchive.archive.jsonio import RecordFileError, read_json, write_json
+from llmarchive.archive.paths import ArchivePaths
 from measure.errors import ArchiveError
 
 CATEGORIES = ("scenario", "fingerprint")
 POOLS = ("general", "bridge", "heartbeat")
 # Each pool by name, as a refusal may publish it (never with an amount).
 POOL_NAMES = {"general": "general pool", "bridge": "bridge reserve", "heartbeat": "heartbeat reserve"}
-# job → (category, pool), for every paid job of the one jobs table (llmarchive.jobs), under its one name;
+# job → (category, pool), for every paid job of the one jobs table (llmarchive.archive.jobs), under its one name;
 # "subject_fingerprint" switches to heartbeat when general is spent.  An older name ("sweep") is read through
 # job_name(), so ledgers and calls that use it keep working.
 JOBS = {job.name: (job.category, job.pool) for job in job_table.JOBS if job.category is not None}

@@ -25,12 +25,12 @@ allows.
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from llmarchive import records
+from llmarchive.archive import record_logs as records
 from llmarchive.budget.config import EPSILON_EUR, Budget, BudgetError
 from llmarchive.budget.ladder import select_protocols
 from llmarchive.budget.ledger import CHARGE, ledger
-from llmarchive.jsonio import RecordFileError
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive.jsonio import RecordFileError
+from llmarchive.archive.paths import ArchivePaths
 
 
 @dataclass(frozen=True)

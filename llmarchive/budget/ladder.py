@@ -5,7 +5,7 @@ spend: from 60 % the sweep drops to 6 protocols, from 80 % only 4 guard
 protocols run, from 95 % only ``subject_fingerprint``.  ``n`` and the checks
 are never reduced — a protocol runs whole or not at all — and every
 protocol left out is recorded as a ``skip`` with cause ``budget_halted``
-(through :func:`llmarchive.skips.record_skip`, condition ``budget_refused``).
+(through :func:`llmarchive.archive.skips.record_skip`, condition ``budget_refused``).
 
 Which protocols survive a cut is decided by one disclosed rule
 (:func:`select_protocols`): first one protocol of each rewording type (in
@@ -23,15 +23,15 @@ pays) ask the same two rules — :func:`rung_selection` and
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
-from llmarchive import jobs as job_table
+from llmarchive.archive import jobs as job_table
 from llmarchive.budget.config import EPSILON_EUR, JOBS, Budget, BudgetError, BudgetHalted, Rung, job_name, load_budget
 from llmarchive.budget.ledger import current_month, month_totals
-from llmarchive.paths import ArchivePaths
-from llmarchive.records import utc_today
-from llmarchive.skips import record_skip
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.skips import record_skip
 
 TYPE_ORDER = ("wording", "anchoring", "order", "default")
-# The observed condition a budget refusal records (llmarchive.skips maps it to the cause budget_halted).
+# The observed condition a budget refusal records (llmarchive.archive.skips maps it to the cause budget_halted).
 REFUSED = "budget_refused"
 
 
@@ -164,7 +164,7 @@ def pool_shortfall(calls: int, rate_eur: float, left_eur: float, job: str, month
 
 
 def refusal_facts(state: LadderState, job: str, by_rung: bool) -> dict[str, str]:
-    """The public facts of a refusal (:data:`llmarchive.skips.PUBLIC_FACTS`): the rung or the pool by name.
+    """The public facts of a refusal (:data:`llmarchive.archive.skips.PUBLIC_FACTS`): the rung or the pool by name.
 
     The skip's reason keeps the amounts for the owner; coverage publishes
     only these — which rung left the protocol out, or which pool (and for
@@ -242,7 +242,7 @@ def allowed_protocols(paths: ArchivePaths, protocols: Sequence[Mapping], job: st
 
 
 def record_plan_skips(paths: ArchivePaths, plan: Plan, date: Optional[str] = None) -> None:
-    """One ``skip`` per protocol the plan leaves out, its cause from :mod:`llmarchive.skips`."""
+    """One ``skip`` per protocol the plan leaves out, its cause from :mod:`llmarchive.archive.skips`."""
     day = date or utc_today()
     for pid, reason in plan.skipped:
         record_skip(paths, day, plan.job, pid, REFUSED, reason,

@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 from typing import Mapping, Optional, Sequence
 
 from llmarchive.budget.config import POOLS, BudgetError
-from llmarchive.jsonio import RecordFileError, read_jsonl
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive.jsonio import RecordFileError, read_jsonl
+from llmarchive.archive.paths import ArchivePaths
 
 
 def current_month() -> str:

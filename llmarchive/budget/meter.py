@@ -20,13 +20,13 @@ model is free and never reaches this module.
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from llmarchive import records
+from llmarchive.archive import record_logs as records
 from llmarchive.budget.config import EPSILON_EUR, PROMPT_FRAMING_TOKENS, Budget, BudgetHalted
 from llmarchive.budget.ladder import Authorization
 from llmarchive.budget.ledger import CHARGE, RESERVATION, open_reservations
-from llmarchive.jsonio import ChainedLog
-from llmarchive.locks import file_lock
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive.jsonio import ChainedLog
+from llmarchive.archive.locks import file_lock
+from llmarchive.archive.paths import ArchivePaths
 from measure.schema import SCHEMA_VERSION
 
 

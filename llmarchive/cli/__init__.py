@@ -16,8 +16,8 @@ import sys
 from typing import Optional, Sequence
 
 from llmarchive import __version__
-from llmarchive.paths import ArchivePaths
-from llmarchive.textsafe import terminal
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.textsafe import terminal
 from measure.errors import ArchiveError
 
 

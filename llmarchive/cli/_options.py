@@ -15,12 +15,12 @@ import json
 import re
 from typing import Any, Callable, Optional
 
-from llmarchive import dates
+from llmarchive.archive import dates
 from llmarchive.cli import CommandError
-from llmarchive.records import utc_today
+from llmarchive.archive.record_logs import utc_today
 
 # Every option that holds a day, a month or a timestamp, by its dest: the flag as the user typed it and the one
-# parser of llmarchive.dates that reads it.  ``main`` checks them all before any command runs, so a bad value is
+# parser of llmarchive.archive.dates that reads it.  ``main`` checks them all before any command runs, so a bad value is
 # refused before anything is created or written, whichever command it was given to.
 DATE_OPTIONS: dict[str, tuple[str, Callable[[object, str], str]]] = {
     "date": ("--date", dates.parse_date),
@@ -66,7 +66,7 @@ def add_json(parser: argparse.ArgumentParser, what: str = "print one JSON docume
 
 def print_json(document: Any, *, sort_keys: bool = False) -> None:
     """The one JSON document a reporting command prints with ``--json``."""
-    from llmarchive.textsafe import json_safe
+    from llmarchive.archive.textsafe import json_safe
 
     # Values from outside (model ids, submitters' names) may hold bidi overrides or C1 controls: escaped, same JSON.
     print(json_safe(json.dumps(document, indent=1, ensure_ascii=False, sort_keys=sort_keys, default=str)))
@@ -117,7 +117,7 @@ def add_run_id(parser: argparse.ArgumentParser, what: str, *, repeatable: bool =
 
 
 def day(args: argparse.Namespace) -> str:
-    """``--date`` (checked by :func:`llmarchive.dates.parse_date`), else today in UTC."""
+    """``--date`` (checked by :func:`llmarchive.archive.dates.parse_date`), else today in UTC."""
     value = getattr(args, "date", None)
     return utc_today() if value is None else dates.parse_date(value, "--date")
 
@@ -138,7 +138,7 @@ def add_subject_models(parser: argparse.ArgumentParser) -> None:
 
 
 def subject_models(args: argparse.Namespace):
-    from llmarchive.subject_models import load_subject_models
+    from llmarchive.succession.subject_models import load_subject_models
 
     return load_subject_models(getattr(args, "subject_models", None))
 

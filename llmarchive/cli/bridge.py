@@ -43,8 +43,8 @@ def register(subparsers) -> None:
 
 
 def do_status(args: argparse.Namespace) -> int:
-    from llmarchive.bridge import bridge_runs, bridges, start_date
-    from llmarchive.review import review_of
+    from llmarchive.schedule.bridge import bridge_runs, bridges, start_date
+    from llmarchive.succession.review import review_of
 
     paths = archive(args)
     found = bridges(paths)
@@ -79,7 +79,7 @@ def do_status(args: argparse.Namespace) -> int:
 
 
 def do_run(args: argparse.Namespace) -> int:
-    from llmarchive.bridge import run_bridge
+    from llmarchive.schedule.bridge import run_bridge
 
     paths = archive(args)
     refuse_unbudgeted_with_a_budget(args, paths, "the bridge from its reserve")

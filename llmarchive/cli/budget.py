@@ -114,8 +114,8 @@ def do_show(args: argparse.Namespace) -> int:
 
 
 def do_plan(args: argparse.Namespace) -> int:
-    from llmarchive import registry
-    from llmarchive.registry import sweep_protocols
+    from llmarchive.protocols import registry
+    from llmarchive.protocols.registry import sweep_protocols
 
     paths = archive(args)
     budget = _budget(paths)

@@ -6,7 +6,7 @@ import sys
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import add_concurrency, add_date, add_model, add_run_id, day
 from llmarchive.cli._options import concurrency as concurrency_for
-from llmarchive.store import TRIALS_FILE
+from llmarchive.archive.store import TRIALS_FILE
 from measure.errors import ArchiveError
 
 ORDER = 65
@@ -82,8 +82,8 @@ def register(subparsers) -> None:
 
 
 def do_submit(args: argparse.Namespace) -> int:
-    from llmarchive.comparison import submit
-    from llmarchive.textsafe import terminal
+    from llmarchive.comparison.intake import submit
+    from llmarchive.archive.textsafe import terminal
 
     paths = archive(args)
     when = day(args)
@@ -111,10 +111,10 @@ def do_submit(args: argparse.Namespace) -> int:
 
 
 def do_run(args: argparse.Namespace) -> int:
-    from llmarchive.comparison_run import run_comparison
-    from llmarchive.progress import TrialProgress
-    from llmarchive.runner import RunInterrupted
-    from llmarchive.textsafe import terminal
+    from llmarchive.comparison.run import run_comparison
+    from llmarchive.run.progress import TrialProgress
+    from llmarchive.run.runner import RunInterrupted
+    from llmarchive.archive.textsafe import terminal
 
     if not args.model:
         raise CommandError("comparison run needs --model (the exact model id your server serves)")

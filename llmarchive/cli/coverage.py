@@ -4,7 +4,7 @@ import sys
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_date, add_json, day, print_json
-from llmarchive.dates import not_after, optional_date
+from llmarchive.archive.dates import not_after, optional_date
 
 ORDER = 59
 
@@ -30,7 +30,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from llmarchive.coverage import UnexplainedGap, compute, record_coverage
+    from llmarchive.schedule.coverage import UnexplainedGap, compute, record_coverage
 
     through = day(args)
     since = optional_date(args.since, "--since")

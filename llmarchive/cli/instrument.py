@@ -7,7 +7,7 @@ from llmarchive.cli import archive
 from llmarchive.cli._options import (add_api, add_date, add_json, add_max_tokens, add_model, add_reference,
                                      add_subject, add_subject_models, api_subject_factory, day, print_json,
                                      reference_options, refuse_unbudgeted_with_a_budget, subject_models)
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive.paths import ArchivePaths
 
 ORDER = 55
 
@@ -139,7 +139,7 @@ def do_rotation(args: argparse.Namespace) -> int:
 def do_subject(args: argparse.Namespace) -> int:
     from llmarchive.instrument.prompts import SUBJECT_MAX_TOKENS
     from llmarchive.instrument.subject import subject_fingerprint
-    from llmarchive.subject_models import active_model
+    from llmarchive.succession.subject_models import active_model
 
     paths = archive(args)
     refuse_unbudgeted_with_a_budget(args, paths, "the subject fingerprint from its heartbeat reserve")
@@ -230,8 +230,8 @@ def do_apply_marks(args: argparse.Namespace) -> int:
 
 def _pending_json(folder: Path) -> dict:
     """One folder still holding pending marks: where, the alarm dates, and why they are not applied yet."""
-    from llmarchive import store
-    from llmarchive.jsonio import RecordFileError
+    from llmarchive.archive import store
+    from llmarchive.archive.jsonio import RecordFileError
 
     try:
         dates = sorted({str(m.get("date")) for m in store.pending_marks(folder)})

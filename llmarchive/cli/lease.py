@@ -24,8 +24,8 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from llmarchive.lease import check, record_state
-    from llmarchive.watch import post_webhook
+    from llmarchive.schedule.lease import check, record_state
+    from llmarchive.schedule.watch import post_webhook
 
     paths = archive(args).ensure()
     state = check(paths)

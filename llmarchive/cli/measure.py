@@ -3,9 +3,9 @@ import argparse
 import json
 from pathlib import Path
 
-from llmarchive import store
+from llmarchive.archive import store
 from llmarchive.cli import CommandError
-from llmarchive.store import load_run, measurement_run
+from llmarchive.archive.store import load_run, measurement_run
 from measure.measurement import build
 
 ORDER = 70

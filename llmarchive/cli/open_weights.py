@@ -2,11 +2,11 @@
 import argparse
 import sys
 
-from llmarchive import open_weights as ow
+from llmarchive.schedule import open_weights as ow
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_max_tokens, add_reference
 from llmarchive.instrument.verdict import suspect_value
-from llmarchive.progress import TrialProgress
+from llmarchive.run.progress import TrialProgress
 from llmarchive.subjects import make_subject
 
 ORDER = 42

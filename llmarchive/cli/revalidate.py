@@ -27,7 +27,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from llmarchive.revalidate import RevalidationFailed, revalidate
+    from llmarchive.schedule.revalidate import RevalidationFailed, revalidate
 
     paths = archive(args).ensure()
     if args.count is not None and args.count < 1:

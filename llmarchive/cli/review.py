@@ -5,10 +5,10 @@ from typing import TYPE_CHECKING
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_date, add_json, day, print_json
-from llmarchive.textsafe import terminal
+from llmarchive.archive.textsafe import terminal
 
 if TYPE_CHECKING:
-    from llmarchive.store import Unreadable
+    from llmarchive.archive.store import Unreadable
 
 ORDER = 61
 
@@ -46,7 +46,7 @@ def register(subparsers) -> None:
 
 
 def do_list(args: argparse.Namespace) -> int:
-    from llmarchive.review import reviews, unplaced_unreadable
+    from llmarchive.succession.review import reviews, unplaced_unreadable
 
     paths = archive(args)
     found = sorted(reviews(paths), key=lambda r: (r.state != "pending", str(r.record.get("date"))))
@@ -84,7 +84,7 @@ def _unreadable_line(bad: "Unreadable") -> str:
 
 
 def do_resolve(args: argparse.Namespace) -> int:
-    from llmarchive.review import resolve
+    from llmarchive.succession.review import resolve
 
     paths = archive(args).ensure()
     done = resolve(paths, args.review_id, args.resolution, args.reviewer, day(args), note=args.note)

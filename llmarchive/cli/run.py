@@ -7,11 +7,11 @@ from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import (add_concurrency, add_max_tokens, add_model, add_reference, add_run_id,
                                      add_subject)
 from llmarchive.cli._options import concurrency as concurrency_for
-from llmarchive.progress import TrialProgress
-from llmarchive.runner import RunInterrupted
+from llmarchive.run.progress import TrialProgress
+from llmarchive.run.runner import RunInterrupted
 from llmarchive.subjects import SUBJECT_KINDS, make_subject
-from llmarchive.dates import parse_date
-from llmarchive.records import utc_today
+from llmarchive.archive.dates import parse_date
+from llmarchive.archive.record_logs import utc_today
 from measure.errors import ArchiveError
 
 ORDER = 40
@@ -67,21 +67,21 @@ def _slug(text: str) -> str:
 
 
 def _load_protocol(paths, protocol_id: str) -> dict:
-    from llmarchive import registry
+    from llmarchive.protocols import registry
 
     return registry.load_protocol(paths, protocol_id)
 
 
 def _all_headers(paths) -> list[dict]:
     try:
-        from llmarchive import registry
+        from llmarchive.protocols import registry
         return [h for h in registry.list_protocols(paths) if h.get("n")]
     except ArchiveError:     # an unreadable protocol file: the run goes on without the other headers
         return []
 
 
 def run(args: argparse.Namespace) -> int:
-    from llmarchive import paid_run
+    from llmarchive.schedule import paid_run
 
     paid_run.check_job(args.job)
     # Every option is checked before the home is touched: a bad value creates no folder and writes nothing.

@@ -26,7 +26,7 @@ def _error(part) -> bool:
 
 
 def render(s: dict) -> list[str]:
-    """The one-screen text form of :func:`llmarchive.status.morning_status`."""
+    """The one-screen text form of :func:`llmarchive.schedule.status.morning_status`."""
     out = [f"llmarchive status — {s['date']} — {s['home']}"]
     inst = s["instrument"]
     if _error(inst):
@@ -122,7 +122,7 @@ def render(s: dict) -> list[str]:
 
 def publication_inputs_current(paths) -> bool:
     """Whether ``public/render_manifest.json`` was built from the inputs as they are now (the publisher's digest)."""
-    from llmarchive.jsonio import read_json
+    from llmarchive.archive.jsonio import read_json
     from publish import sources, status
 
     manifest = read_json(paths.public / status.MANIFEST_FILE)
@@ -130,7 +130,7 @@ def publication_inputs_current(paths) -> bool:
 
 
 def do_status(args: argparse.Namespace) -> int:
-    from llmarchive.status import morning_status
+    from llmarchive.schedule.status import morning_status
 
     when = day(args)
     # Read only: a home that does not exist yet is reported as empty, and is not created.
@@ -138,7 +138,7 @@ def do_status(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        from llmarchive.textsafe import terminal
+        from llmarchive.archive.textsafe import terminal
 
         print(terminal("\n".join(render(result)), keep_newlines=True))   # model ids come from outside: escaped
     return 0

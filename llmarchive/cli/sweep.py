@@ -34,7 +34,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from llmarchive.subjects import check_api_settings
-    from llmarchive.month_sweep import sweep_month
+    from llmarchive.schedule.month_sweep import sweep_month
 
     when = day(args)
     config = subject_models(args)

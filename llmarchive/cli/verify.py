@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from llmarchive.cli import CommandError
-from llmarchive import store
+from llmarchive.archive import store
 from llmarchive.cli._options import add_json, print_json
 from measure import chain
 from measure.errors import ArchiveError

@@ -36,7 +36,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from llmarchive.subjects import check_api_settings
-    from llmarchive.watch import describe, watch
+    from llmarchive.schedule.watch import describe, watch
 
     when = day(args)
     config = subject_models(args)

@@ -24,7 +24,7 @@ prompts are a few dozen tokens.
 from dataclasses import dataclass
 from typing import Optional
 
-from llmarchive import models
+from llmarchive.subjects import models
 from llmarchive.subjects.base import SubjectError
 from llmarchive.subjects.reference import ReferenceSettings, ReferenceSubject
 

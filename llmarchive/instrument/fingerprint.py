@@ -38,13 +38,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from llmarchive import records
+from llmarchive.archive import record_logs as records
 from llmarchive.instrument.engine import Generated, LogprobEngine
 from llmarchive.instrument.prompts import (FINGERPRINT_MAX_TOKENS, FINGERPRINT_PROMPTS, PROMPTS_SHA256,
                                            TOP_LOGPROBS)
 from llmarchive.instrument.verdict import raise_alarm
-from llmarchive.jsonio import RecordFileError, read_json, write_json
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive.jsonio import RecordFileError, read_json, write_json
+from llmarchive.archive.paths import ArchivePaths
 from measure.canonical import canonical_sha256
 from measure.errors import ArchiveError
 
@@ -215,7 +215,7 @@ def _record(paths: ArchivePaths, date: str, status: str, digest: Optional[str], 
     return records.append(paths, "runtime_fingerprint", fields)
 
 
-# What a progress report names the fingerprint's prompts by (llmarchive.progress labels a bar by protocol_id).
+# What a progress report names the fingerprint's prompts by (llmarchive.run.progress labels a bar by protocol_id).
 PROGRESS_LABEL = "runtime fingerprint"
 # The model file, llama.cpp or the runtime failed: a failed fingerprint (recorded, alarmed), not a crash.
 # Anything else is a bug in this code and keeps its traceback.

@@ -51,11 +51,11 @@ from datetime import date as Date
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from llmarchive import records
+from llmarchive.archive import record_logs as records
 from llmarchive.instrument.fingerprint import InstrumentError
 from llmarchive.instrument.verdict import accepted_rotation_runs, raise_alarm
-from llmarchive.jsonio import RecordFileError
-from llmarchive.paths import ArchivePaths
+from llmarchive.archive.jsonio import RecordFileError
+from llmarchive.archive.paths import ArchivePaths
 from measure.stats import compare
 from measure.errors import ArchiveError
 
@@ -92,7 +92,7 @@ def scheduled_protocol(order: list[str], day: str) -> Optional[str]:
 
 
 def due_protocol(paths: ArchivePaths, day: str, series: str = "v0") -> Optional[str]:
-    from llmarchive import registry
+    from llmarchive.protocols import registry
 
     return scheduled_protocol(rotation_order(registry.list_protocols(paths), series), day)
 
@@ -130,7 +130,7 @@ def baseline_slots(paths: ArchivePaths, previous: Mapping) -> dict[str, str]:
     it the exact check cannot be made, and a rotation that could not look
     has not vouched for anything.
     """
-    from llmarchive.store import load_run
+    from llmarchive.archive.store import load_run
 
     folder = instrument_paths(paths).run_dir(str(previous.get("run_id")))
     try:
@@ -195,11 +195,11 @@ def guard_rotation(paths: ArchivePaths, day: str, subject: Any = None, *, series
     compared only with results made under the same override — never with
     the real rotation.  A day already rotated returns its record without
     running again.  ``progress`` is the runner's progress callback
-    (:data:`llmarchive.runner.Progress`), called after each recorded trial.
+    (:data:`llmarchive.run.runner.Progress`), called after each recorded trial.
     """
-    from llmarchive.runner import RunSettings, run_protocol
+    from llmarchive.run.runner import RunSettings, run_protocol
     from llmarchive.subjects import make_subject
-    from llmarchive import registry
+    from llmarchive.protocols import registry
 
     pid = protocol_id or due_protocol(paths, day, series)
     runtime: dict = {}

@@ -36,13 +36,13 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Optional, Union
 
 from llmarchive import budget as budget_mod
-from llmarchive import records
+from llmarchive.archive import record_logs as records
 from llmarchive.instrument.fingerprint import InstrumentError
-from llmarchive.jobs import SUBJECT_FINGERPRINT
+from llmarchive.archive.jobs import SUBJECT_FINGERPRINT
 from llmarchive.instrument.prompts import (SUBJECT_GRAMMAR_VERSION, SUBJECT_ITEMS, SUBJECT_ITEMS_SHA256,
                                            SUBJECT_MAX_TOKENS, SUBJECT_OPTIONS, subject_prompt)
-from llmarchive.paths import ArchivePaths
-from llmarchive.skips import first_condition, record_skip
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.skips import first_condition, record_skip
 from llmarchive.subjects.base import CallResult, SubjectError, classify
 
 JOB = SUBJECT_FINGERPRINT

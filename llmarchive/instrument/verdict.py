@@ -41,15 +41,15 @@ is still seen in one place or the other, and joins the curve flagged.
 model, before it has a measurement to mark.  Two steps, in a fixed order,
 make sure one side always sees the other: :func:`raise_alarm` appends the
 alarm *first* and only then looks for measurements; the runner writes its
-measurement *first* and only then asks :func:`llmarchive.alarms.alarm_since` whether an
+measurement *first* and only then asks :func:`llmarchive.run.alarms.alarm_since` whether an
 alarm was recorded since its session started (marking itself with
-:func:`llmarchive.store.mark_suspect` under the run lock it already holds).  Whichever
+:func:`llmarchive.archive.store.mark_suspect` under the run lock it already holds).  Whichever
 looks second sees what the other wrote: either the runner finds the alarm,
 or the alarm's marking finds the measurement and waits for the run's lock.
 
 **Folders that cannot be read.**  A run folder whose record is torn has no
 date the marking could compare, so it is neither marked nor passed over:
-the alarm leaves a pending mark in it (:func:`llmarchive.store.leave_pending_mark`).
+the alarm leaves a pending mark in it (:func:`llmarchive.archive.store.leave_pending_mark`).
 Once the folder reads again, the next walk — any alarm's, or
 :func:`apply_pending` (``llmarchive instrument apply-marks``) — flags the run
 if it was made on the alarm's day and drops the mark otherwise; until then
@@ -60,10 +60,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
-from llmarchive import records, store
-from llmarchive.jsonio import RecordFileError
-from llmarchive.paths import ArchivePaths
-from llmarchive.records import utc_today
+from llmarchive.archive import record_logs as records
+from llmarchive.archive import store
+from llmarchive.archive.jsonio import RecordFileError
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.record_logs import utc_today
 
 # method §7's word for the only way out of an alarm.  Bookkeeping kept outside
 # method §10's closed record_type list, like the other instrument records.
@@ -79,7 +80,7 @@ def read_core_changes(paths: ArchivePaths) -> list[dict]:
 
 
 def append_core_change(paths: ArchivePaths, fields: Mapping[str, Any]) -> dict:
-    """Append one ``core_change`` record to its chained log (:data:`llmarchive.records.KINDS` says what it needs)."""
+    """Append one ``core_change`` record to its chained log (:data:`llmarchive.archive.record_logs.KINDS` says what it needs)."""
     return records.append(paths, CORE_CHANGE, fields)
 
 
@@ -229,7 +230,7 @@ def raise_alarm(paths: ArchivePaths, date: str, source: str, reason: str, **extr
 
 def _refile_comparison_points(paths: ArchivePaths, day: str) -> None:
     """A held run flagged just now may have a comparison point filed before the flag: replace it with one that has it."""
-    from llmarchive.review import file_points
+    from llmarchive.succession.review import file_points
 
     file_points(paths, day)
 
@@ -240,7 +241,7 @@ def run_roots(paths: ArchivePaths) -> list[Path]:
     Held runs come before the curve's because a held run moves onto the
     curve (a rename): a walk in this order meets a moving run at least once.
     """
-    from llmarchive.review import held_paths
+    from llmarchive.succession.review import held_paths
 
     # The guard rotation's root (llmarchive.instrument.rotation.InstrumentPaths, which imports this module).
     return [paths.private / "instrument" / "runs", held_paths(paths).experiments, paths.experiments]
@@ -252,7 +253,7 @@ def mark_day_suspect(paths: ArchivePaths, date: str, reason: str) -> list[str]:
     Returns the run ids changed.  Takes the same per-run lock file as the
     runner, so a run that is writing its measurement is waited for rather
     than raced; a run still calling the model has no measurement yet and
-    marks itself (:func:`llmarchive.alarms.alarm_since`, asked by the runner after it writes
+    marks itself (:func:`llmarchive.run.alarms.alarm_since`, asked by the runner after it writes
     its measurement — the alarm was appended before this walk began).  A
     folder that cannot be read gets a pending mark instead (listed by
     :func:`pending_folders`), and one that reads again has its pending marks

@@ -31,7 +31,7 @@ def make_subject(kind: str, *, max_tokens: int, model: Optional[str] = None, bas
     ``sleep`` replaces the API subjects' back-off wait (tests record it instead of sleeping).
     """
     if kind == "reference":
-        from llmarchive import models
+        from llmarchive.subjects import models
         from llmarchive.subjects.reference import ReferenceSettings, ReferenceSubject
 
         if base_url:

@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from llmarchive import models
+from llmarchive.subjects import models
 from llmarchive.subjects.base import CallResult, SubjectError, utc_timestamp
 from measure.canonical import canonical_sha256, sha256_hex
 

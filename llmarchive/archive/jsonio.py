@@ -1,0 +1,376 @@
+"""Durable JSON files and hash-chained JSONL logs.
+
+Writes go to a temporary file that is fsynced and renamed into place, so a
+crash leaves either the old file or the new one, never half of either.
+Appends to a chained log are flushed and fsynced before returning: a record
+that was reported written survives a SIGKILL.
+"""
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional
+
+from measure.errors import ArchiveError
+from llmarchive.archive.locks import file_lock
+from measure import chain
+from measure.canonical import canonical_json
+
+
+class RecordFileError(ArchiveError, ValueError):
+    """A record file that cannot be read; the message names file and line."""
+
+
+def write_json(path: Path, value: Any, pretty: bool = True) -> None:
+    """Atomically write ``value`` as JSON (pretty, or canonical with ``pretty=False``)."""
+    text = json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n" if pretty else canonical_json(value)
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Atomically replace ``path`` with ``data``: a reader sees the old file or the new one, never half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _decode(path: Path, raw: bytes) -> str:
+    """``raw`` as UTF-8 text; bytes that are not are one error naming the file, the line and the byte."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise RecordFileError(f"{path}: not UTF-8 text (line {line}, byte {exc.start})") from None
+
+
+def read_json(path: Path) -> Any:
+    """Read one JSON file, naming the file in any error (missing, not UTF-8, not JSON, nested too deep)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise RecordFileError(f"{path}: no such file") from None
+    try:
+        return json.loads(_decode(path, raw))
+    except json.JSONDecodeError as exc:
+        raise RecordFileError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise RecordFileError(f"{path}: not a readable JSON document (nested too deeply)") from None
+
+
+def read_jsonl(path: Path, tolerate_torn_tail: bool = True) -> list[dict]:
+    """Read a JSONL log.
+
+    A last line without its newline is what a process killed mid-write
+    leaves; with ``tolerate_torn_tail`` it is ignored (the record was never
+    reported written).  Any other malformed line is an error naming it.
+    """
+    if not path.exists():
+        return []
+    raw = _decode(path, path.read_bytes())
+    lines = raw.split("\n")
+    torn = lines[-1] != ""
+    body = lines[:-1] if not torn or tolerate_torn_tail else lines
+    try:
+        return chain.parse_lines(body, str(path))
+    except ValueError as exc:
+        raise RecordFileError(str(exc)) from None
+    except RecursionError:
+        raise RecordFileError(f"{path}: a record is nested too deeply to read") from None
+
+
+_TAIL_CHUNK = 64 * 1024
+
+
+def _complete_size(fh) -> int:
+    """Bytes up to and including the last newline: the file without a torn last line."""
+    size = fh.seek(0, os.SEEK_END)
+    if size == 0:
+        return 0
+    fh.seek(size - 1)
+    if fh.read(1) == b"\n":
+        return size
+    pos = size
+    while pos > 0:
+        start = max(0, pos - _TAIL_CHUNK)
+        fh.seek(start)
+        newline = fh.read(pos - start).rfind(b"\n")
+        if newline >= 0:
+            return start + newline + 1
+        pos = start
+    return 0
+
+
+def _cut_torn_tail(fh) -> int:
+    """Truncate a torn last line (no newline: its writer died); return the file's size after.
+
+    A record without its newline was never reported written, so cutting it
+    loses nothing that was promised, and the next append starts on a clean
+    line instead of gluing a record onto half of another.
+    """
+    size = fh.seek(0, os.SEEK_END)
+    keep = _complete_size(fh)
+    if keep != size:
+        fh.truncate(keep)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return keep
+
+
+def _last_line(fh, size: int) -> bytes:
+    """The last line of the first ``size`` bytes, which end with a newline (newline dropped)."""
+    pos = size - 1
+    pieces: list[bytes] = []
+    while pos > 0:
+        start = max(0, pos - _TAIL_CHUNK)
+        fh.seek(start)
+        block = fh.read(pos - start)
+        newline = block.rfind(b"\n")
+        if newline >= 0:
+            pieces.append(block[newline + 1:])
+            break
+        pieces.append(block)
+        pos = start
+    return b"".join(reversed(pieces))
+
+
+def tail_hash(path: Path) -> str:
+    """The hash the next record of a chained log must link to, read from its last line only.
+
+    The last record's own hash is checked (an edited last line is refused),
+    so reading the tail costs the same on a log of ten records and of ten
+    years.  The whole chain is verified on open (:class:`ChainedLog`) or on
+    demand (:func:`verify_log`), not on every append.  A torn last line is
+    ignored here and cut by the next append.
+    """
+    if not path.exists():
+        return chain.GENESIS
+    with open(path, "rb") as fh:
+        return _hash_of_tail(path, fh, _complete_size(fh))
+
+
+def _hash_of_tail(path: Path, fh, size: int) -> str:
+    line = b""
+    while size > 0:
+        line = _last_line(fh, size)
+        if line.strip():
+            break
+        size -= len(line) + 1  # a blank line, which readers skip too
+    if size <= 0:
+        return chain.GENESIS
+    try:
+        record = chain.parse_lines([line.decode("utf-8")], str(path))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RecordFileError(f"{path}: the last record cannot be read ({exc})") from None
+    last = record[0]
+    if last.get("record_sha256") != chain.record_hash(last):
+        raise RecordFileError(f"{path}: the last record's record_sha256 does not match its content; "
+                              "the log was edited, refusing to chain onto it")
+    return last["record_sha256"]
+
+
+# What this process has verified of each chained log it appended to: (path, device, inode) →
+# (verified bytes, the hash at their end, the file's size and mtime after our last write).
+_verified: dict[tuple[str, int, int], tuple[int, str, int, int]] = {}
+
+
+def _chain_from(path: Path, fh, start: int, prev: str, size: int) -> str:
+    """Verify the records in bytes ``[start, size)`` as chained onto ``prev``; return the last hash."""
+    fh.seek(start)
+    try:
+        lines = fh.read(size - start).decode("utf-8").split("\n")
+        found = chain.parse_lines(lines, str(path))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RecordFileError(f"{path}: cannot be read ({exc}); refusing to chain onto it") from None
+    for index, record in enumerate(found):
+        expected = chain.record_hash(record)
+        if record.get("prev_sha256") != prev or record.get("record_sha256") != expected:
+            where = f"record #{index}" if start == 0 else f"the {index + 1}th record after byte {start}"
+            raise RecordFileError(f"{path}: hash chain broken at {where} (the log was edited); refusing to "
+                                  "append to it — `llmarchive verify` and publication refuse it too")
+        prev = expected
+    return prev
+
+
+def _verified_tail(path: Path, fh, size: int) -> str:
+    """The hash the next record links to, with the log verified as far as this process has not yet seen.
+
+    The first append of a process verifies the whole chain (opening the
+    log, as :class:`ChainedLog` does), so an edited record anywhere is
+    refused instead of silently appended to.  After that, an append reads
+    nothing when the file is as this process left it, and otherwise
+    checks that the record where its verification ended is still there and
+    verifies only what other writers appended since: the cost of an append
+    does not grow with the log.  (An edit that keeps every byte offset,
+    made after this process verified the log, is found by
+    :func:`verify_log` and by publication, which read every record.)
+    """
+    st = os.fstat(fh.fileno())
+    known = _verified.get((str(path), st.st_dev, st.st_ino))
+    if known is not None:
+        offset, last, seen_size, seen_mtime = known
+        if (size, st.st_mtime_ns) == (seen_size, seen_mtime) and offset == size:
+            return last
+        if size < offset:
+            raise RecordFileError(f"{path}: is {offset - size} bytes shorter than when this process last appended "
+                                  "to it: complete records were removed; refusing to append to it")
+        if 0 < offset <= size and _tail_record_hash(path, fh, offset) == last:
+            return _chain_from(path, fh, offset, last, size)
+    return _chain_from(path, fh, 0, chain.GENESIS, size)
+
+
+def _tail_record_hash(path: Path, fh, size: int) -> Optional[str]:
+    """The verified hash of the record whose line ends at byte ``size`` (None when there is none)."""
+    fh.seek(size - 1)
+    if fh.read(1) != b"\n":
+        return None
+    try:
+        return _hash_of_tail(path, fh, size)
+    except RecordFileError:
+        return None
+
+
+def _remember(path: Path, fh, size: int, last: str) -> None:
+    st = os.fstat(fh.fileno())
+    _verified[(str(path), st.st_dev, st.st_ino)] = (size, last, st.st_size, st.st_mtime_ns)
+
+
+def _write_all(fh, data: bytes, size: int) -> None:
+    """Write ``data`` at the end and fsync; on failure cut the file back to ``size``.
+
+    A write that fails half-way (a full disk, an interrupted process that
+    survives) must not leave half a record behind for the next append to
+    glue onto: the log is restored to exactly what it was.  The bytes go
+    straight to the file descriptor, so no buffer can write them later.
+    """
+    fd = fh.fileno()
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    except BaseException:
+        try:
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+        except OSError:
+            pass  # the torn tail is then cut by the next append or open
+        raise
+
+
+def append_records(path: Path, records: Iterable[Mapping]) -> list[dict]:
+    """Chain and append a batch of records as one locked, fsynced write; return them as written.
+
+    Chained logs are shared by processes (Dagster runs each step in its
+    own), so the tail hash is read and the batch written under the log's
+    lock.  The whole chain is verified once per process (the first append
+    opens the log, :func:`_verified_tail`); after that only what other
+    writers added since is read, never the whole log, so the cost of an
+    append does not grow with the log.  A log whose chain is broken is
+    refused, never appended to.  A batch is all-or-nothing on failure, and
+    a torn tail left by a killed writer is cut first.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(path):
+        with open(path, "a+b", buffering=0) as fh:
+            size = _cut_torn_tail(fh)
+            prev = _verified_tail(path, fh, size)
+            linked: list[dict] = []
+            for record in records:
+                entry = chain.link(record, prev)
+                prev = entry["record_sha256"]
+                linked.append(entry)
+            data = "".join(chain.to_line(e) for e in linked).encode("utf-8")
+            if linked:
+                _write_all(fh, data, size)
+            _remember(path, fh, size + len(data), prev)
+    return linked
+
+
+def verify_log(path: Path) -> int:
+    """Read a chained log and verify its whole chain; return the number of records.
+
+    Raises :class:`RecordFileError` for an unreadable line and
+    :class:`measure.chain.ChainError` naming the first broken record.
+    """
+    return chain.verify(read_jsonl(path))
+
+
+class ChainedLog:
+    """An append-only, hash-chained JSONL file held open by one writer.
+
+    Opening it reads the existing records and verifies the whole chain; a
+    torn last line (from a killed writer) is cut off.  Each append writes
+    after the records it holds; a failed write is rolled back so the file
+    never keeps half a record in the middle.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.records = read_jsonl(path)
+        chain.verify(self.records)
+        self._repair_torn_tail()
+
+    def _repair_torn_tail(self) -> None:
+        if not self.path.exists():
+            return
+        with open(self.path, "r+b", buffering=0) as fh:
+            _cut_torn_tail(fh)
+
+    @property
+    def last_hash(self) -> str:
+        return chain.last_hash(self.records)
+
+    def append(self, record: Mapping) -> dict:
+        """Chain, write, flush and fsync one record; return it as written."""
+        return self.extend([record])[0]
+
+    def extend(self, records: Iterable[Mapping]) -> list[dict]:
+        """Chain and append several records with one write, flush and fsync.
+
+        Group commit: records that are ready together (concurrent calls
+        finishing at once) become durable together, at the cost of one
+        fsync.  A write that fails is cut back out of the file; a crash
+        mid-write leaves a torn last line, which the next open or append cuts
+        off.
+        """
+        linked: list[dict] = []
+        prev = self.last_hash
+        for record in records:
+            entry = chain.link(record, prev)
+            prev = entry["record_sha256"]
+            linked.append(entry)
+        if not linked:
+            return linked
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a+b", buffering=0) as fh:
+            size = _cut_torn_tail(fh)
+            _write_all(fh, "".join(chain.to_line(entry) for entry in linked).encode("utf-8"), size)
+        self.records.extend(linked)
+        return linked
+
+
+def append_record(path: Path, record: Mapping) -> dict:
+    """Append one record to a chained log under the log's lock (see :func:`append_records`)."""
+    return append_records(path, [record])[0]

@@ -1,0 +1,150 @@
+"""Bookkeeping records: one hash-chained log per kind under ``private/records/``.
+
+Runs keep their own folders (``experiments/<run_id>/``).  Everything else the
+archive observes day to day — instrument checks, coverage, model-id
+sightings, succession events, revalidations, comparison points — is a record
+appended to ``private/records/<kind>.jsonl``.  Each log is append-only and
+hash-chained (:mod:`measure.chain`), so a record cannot be quietly edited
+after the fact, and publication reads these logs and nothing hand-written.
+
+:data:`KINDS` is the contract between the modules that write a kind and the
+ones that read it (publication, the Dagster assets): the fields each record
+must carry.  Writers may add fields; they may not drop these.  Every record
+also gets ``record_type`` (the kind), ``schema_version`` and ``recorded_at``
+(UTC, ISO 8601 with ``Z``).
+
+Some kinds are in the closed ``record_type`` list of method §10.3 (``subject_model``,
+``generation_bridge``, ``bridge_incomplete``, ``series_closed``,
+``needs_review``, ``comparison_point``); the others are internal
+bookkeeping kept deliberately outside that list, because adding a value to
+it would change ``schema_sha256``.
+"""
+from datetime import datetime, timezone
+from typing import Any, Mapping, Optional, Sequence
+
+from measure.errors import ArchiveError
+from llmarchive.archive.jsonio import append_record, append_records, read_jsonl, verify_log
+from llmarchive.archive.paths import ArchivePaths
+from measure.schema import GAP_CAUSES, SCHEMA_VERSION
+
+KINDS: dict[str, tuple[str, ...]] = {
+    # One row per scheduled job and period: it ran, or exactly one gap cause.
+    # status "ran" → cause None and run_id set; status "gap" → cause ∈ GAP_CAUSES.
+    "coverage": ("period", "job", "series", "protocol_id", "status", "cause", "run_id", "detail"),
+    # The reference model's daily fingerprint (method §7.1): status pass | fail | unavailable.
+    "runtime_fingerprint": ("date", "status", "digest", "expected_digest", "model_sha256", "template_sha256",
+                            "llama_cpp_version", "runner_arch", "n_threads", "n_batch", "seed"),
+    # Anything that makes the day's measurements instrument_suspect.
+    "instrument_alarm": ("date", "source", "reason"),
+    # One guard protocol a day on the reference model, compared with its last accepted baseline.
+    "guard_rotation": ("date", "protocol_id", "run_id", "previous_run_id", "verdict"),
+    # 24 single-fact items against the subject: a public daily series.
+    "subject_fingerprint": ("date", "subject_model_id", "returned_model_id", "correct", "total", "items"),
+    # A model id seen on the provider's models list.
+    "model_observed": ("date", "provider", "model_id", "in_family"),
+    # A historical measurement recomputed from its trials; status ok | differs.
+    "revalidation": ("date", "run_id", "status", "differences"),
+    # Work that was due and skipped, with why (budget ladder, pre-registration guard, …).
+    "skip": ("date", "job", "protocol_id", "reason", "cause"),
+    # Succession (method §4.3).
+    "subject_model": ("date", "model_family", "model_id", "previous_model_id", "declared_by"),
+    "generation_bridge": ("date", "model_family", "old_model_id", "new_model_id", "protocol_ids", "status"),
+    "needs_review": ("date", "model_family", "model_id", "reason"),
+    "series_closed": ("date", "model_family", "model_id", "reason"),
+    "bridge_incomplete": ("date", "model_family", "old_model_id", "new_model_id", "reason"),
+    # A third party's run on an open panel, recomputed by our own estimator.
+    "comparison_point": ("date", "protocol_id", "model_id", "submitted_by", "measurement"),
+    # Added with the instrument and succession (issue 6); bookkeeping outside that closed list.
+    # The model watch's bridge alarm, repeated once a day until the old and the new
+    # model's bridge runs exist; "notified" says whether the webhook took it.
+    "bridge_alarm": ("date", "model_family", "old_model_id", "new_model_id", "message", "notified"),
+    # A lease-on-life check that found the archive in any state but "alive" (method §8).
+    "lease": ("date", "state", "hours_since_cycle", "days_since_run", "reason"),
+    # A person's acknowledgement of a latched instrument alarm (method §7.4): what changed and why.
+    "core_change": ("date", "core_change", "reviewer", "acknowledged_alarms", "acknowledged_through"),
+    # A dated cut of the budget ladder's order (method §9.2), written by llmarchive.budget.
+    "budget_cut": ("date", "month", "from_level", "to_level", "step", "reason"),
+}
+
+
+class RecordError(ArchiveError, ValueError):
+    """A record that does not carry what its kind requires."""
+
+
+def utc_now() -> str:
+    """The current time as ``YYYY-MM-DDTHH:MM:SSZ`` (absolute, UTC)."""
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def utc_today() -> str:
+    """Today's date in UTC as ``YYYY-MM-DD`` (the day a check, run or skip counts for)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d")
+
+
+def _prepare(kind: str, fields: Mapping[str, Any], recorded_at: Optional[str]) -> dict:
+    """Check one record of ``kind`` against :data:`KINDS` and stamp it."""
+    if kind not in KINDS:
+        raise RecordError(f"unknown record kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
+    missing = [name for name in KINDS[kind] if name not in fields]
+    if missing:
+        raise RecordError(f"a {kind} record needs {', '.join(missing)}")
+    if kind == "coverage":
+        status, cause = fields["status"], fields["cause"]
+        if status == "ran" and cause is not None:
+            raise RecordError("a coverage row that ran carries no cause")
+        if status == "gap" and cause not in GAP_CAUSES:
+            raise RecordError(f"a coverage gap needs exactly one cause from {GAP_CAUSES}, got {cause!r}")
+        if status not in ("ran", "gap"):
+            raise RecordError(f"coverage status must be 'ran' or 'gap', got {status!r}")
+    record = {"record_type": kind, "schema_version": SCHEMA_VERSION, "recorded_at": recorded_at or utc_now()}
+    record.update(fields)
+    if kind == "coverage" and fields["status"] == "gap":
+        record["record_type"] = "coverage_gap"  # the closed list's name for a gap row (method §10.3)
+    return record
+
+
+def append(paths: ArchivePaths, kind: str, fields: Mapping[str, Any], recorded_at: Optional[str] = None) -> dict:
+    """Validate and append one record of ``kind``; return it as written."""
+    return append_record(paths.record_log(kind), _prepare(kind, fields, recorded_at))
+
+
+def append_many(paths: ArchivePaths, kind: str, rows: Sequence[Mapping[str, Any]],
+                recorded_at: Optional[str] = None) -> list[dict]:
+    """Validate and append several records of ``kind`` as one locked, fsynced write.
+
+    Every row is checked before anything is written, so a bad row writes
+    none of the batch (a month's coverage is all there or not at all).  One
+    lock, one write and one fsync for the whole batch: a month's coverage
+    rows cost about as much as one row.  Returns the records as written.
+    """
+    prepared = [_prepare(kind, fields, recorded_at) for fields in rows]
+    return append_records(paths.record_log(kind), prepared)
+
+
+def verify(paths: ArchivePaths, kind: str) -> int:
+    """Verify the whole chain of ``kind``'s log on demand; return its number of records.
+
+    Appends read only the log's last line, so a break in the middle of a log
+    is found here (and whenever a :class:`~llmarchive.archive.jsonio.ChainedLog` is
+    opened), not by the next append.
+    """
+    if kind not in KINDS:
+        raise RecordError(f"unknown record kind {kind!r}")
+    return verify_log(paths.record_log(kind))
+
+
+def read(paths: ArchivePaths, kind: str) -> list[dict]:
+    """Every record of ``kind``, oldest first (empty when none was written)."""
+    if kind not in KINDS:
+        raise RecordError(f"unknown record kind {kind!r}")
+    return read_jsonl(paths.record_log(kind))
+
+
+def parse_time(value: object) -> Optional[datetime]:
+    """A record's ISO 8601 timestamp (``…Z`` or with an offset) as an aware datetime; None when it is not one."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None

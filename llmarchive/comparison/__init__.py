@@ -1,0 +1,1 @@
+"""Comparison points: the intake of outside runs, runs made with the outsider's route, simulated readers."""

@@ -1,0 +1,234 @@
+"""The conditions a comparison submission must meet (method §4.2), each named when it fails.
+
+:func:`check` judges parsed trials (and the header) against the protocol
+they name: one reason per failed condition, all at once.  It runs only on
+a submission whose values :mod:`llmarchive.comparison.read` found of the
+right type, depth and size, so nothing here meets a value it cannot handle.
+Ids from outside follow :func:`llmarchive.archive.textsafe.id_problems`: a model id
+is exact (no alias, no pattern), at most :data:`~llmarchive.archive.textsafe.MODEL_ID_MAX`
+characters, with no control or invisible format character; a run id is
+path-safe like every run id of the archive.
+"""
+import hashlib
+import re
+from typing import Optional
+
+from llmarchive.comparison.read import RESPONSE_CHARS_PER_TOKEN, SUBMITTED_BY_MAX, _few
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.textsafe import MODEL_ID_MAX, id_problems
+from measure import chain, extract
+from measure.schema import OUTCOMES, VERSIONS
+
+_ALIAS = re.compile(r"(^|[-_.])latest$|[*?\[\]\s]")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+RUN_ID_MAX = 200
+
+
+def is_exact_model_id(model_id: str) -> bool:
+    """Whether ``model_id`` names one model exactly: not blank, no ``latest`` alias, no wildcard or whitespace."""
+    return bool(model_id.strip()) and not _ALIAS.search(model_id)
+
+
+def model_id_problems(model_id: object, what: str = "model id") -> list[str]:
+    """Why ``model_id`` is not one exact, printable model id (length, controls, bidi and other invisibles)."""
+    return id_problems(model_id, what, MODEL_ID_MAX, model=True)
+
+
+def run_id_problems(run_id: object) -> list[str]:
+    """Why ``run_id`` cannot be a run id: the archive's rule for every run id (path-safe, at most 200 characters)."""
+    problems = id_problems(run_id, "run_id", RUN_ID_MAX)
+    if isinstance(run_id, str) and run_id.strip() and not problems and (not _RUN_ID.match(run_id) or ".." in run_id):
+        problems.append(f"run_id {run_id!r} may use only letters, digits, '.', '_' and '-' (and no '..')")
+    return problems
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check(paths: ArchivePaths, header: dict, numbered: list[tuple[int, dict]], submitted_by: Optional[str]
+          ) -> tuple[Optional[dict], dict, list[tuple[str, str]]]:
+    """(protocol, derived fields, every failed condition) for parsed trials, each with its line number."""
+    from llmarchive.protocols import registry
+
+    trials = [t for _, t in numbered]
+    reasons: list[tuple[str, str]] = []
+    derived: dict = {}
+    ids = sorted({str(t.get("protocol_id")) for t in trials})
+    pid = header.get("protocol_id") or (ids[0] if len(ids) == 1 else None)
+    protocol = None
+    if len(ids) != 1:
+        reasons.append(("protocol", f"the trials name {len(ids)} protocols ({_few(ids)}); a submission is one run "
+                                    "of one protocol"))
+    elif header.get("protocol_id") and header["protocol_id"] != ids[0]:
+        reasons.append(("protocol", f"the header names {header['protocol_id']} but the trials are of {ids[0]}"))
+    if pid:
+        try:
+            protocol = registry.load_protocol(paths, pid)
+        except ValueError as exc:
+            reasons.append(("protocol", str(exc)))
+    if protocol is not None and protocol.get("lane") != "open":
+        reasons.append(("protocol", f"{pid} is in the {protocol.get('lane') or 'no'} lane; comparison points are "
+                                    "accepted only on open panels"))
+    if protocol is not None and "panel" not in protocol:
+        reasons.append(("protocol", f"{pid} has no panel text here (a sealed protocol)"))
+        protocol = None
+
+    # outcome distribution and keys
+    missing_outcome = [i for i, t in enumerate(trials) if t.get("outcome") not in OUTCOMES]
+    if missing_outcome:
+        reasons.append(("outcome_distribution", f"{len(missing_outcome)} trial(s) carry no outcome from the closed "
+                                                f"list {', '.join(OUTCOMES)} (first: trial #{missing_outcome[0]})"))
+    versions_seen = {t.get("version") for t in trials}
+    bad_versions = sorted(str(v) for v in versions_seen - set(VERSIONS))
+    if bad_versions:
+        reasons.append(("versions", f"unknown version(s) {', '.join(bad_versions)}"))
+    absent = [v for v in VERSIONS if v not in versions_seen]
+    if absent:
+        reasons.append(("versions", f"version(s) {', '.join(absent)} missing; all four versions are required"))
+
+    # model id
+    named = sorted({t.get("returned_model_id") for t in trials if t.get("returned_model_id")})
+    declared = header.get("model_id")
+    model_id = declared or (named[0] if len(named) == 1 else None)
+    if len(named) > 1:
+        reasons.append(("model_id", f"the trials name {len(named)} models ({_few(named)}); one exact model id"))
+    if declared and named and named != [declared]:
+        reasons.append(("model_id", f"the header declares {declared} but the trials name {_few(named)}"))
+    if not model_id:
+        reasons.append(("model_id", "no model id: trials carry no returned_model_id and the header declares none"))
+    elif _ALIAS.search(model_id) and not model_id_problems(model_id):
+        reasons.append(("model_id", f"{model_id!r} is not an exact model id (an alias or pattern)"))
+    # the header's ids were checked with the header; the trials' are checked here, each once
+    unprintable = sorted({m for name in named for m in model_id_problems(name, "returned_model_id")})
+    reasons += [("model_id", m) for m in unprintable[:3]]
+    requested = header.get("requested_model_id")
+    if isinstance(requested, str) and requested.strip() and not is_exact_model_id(requested):
+        reasons.append(("model_id", f"the run asked the server for {requested!r}, which is not an exact model id "
+                                    "(an alias or pattern); run again with the exact id"))
+    derived["model_id"] = model_id
+
+    # run id: the trials' own, checked like every run id (a submission is one run)
+    run_ids = sorted({str(t["run_id"]) for t in trials if t.get("run_id") is not None})
+    if len(run_ids) > 1:
+        reasons.append(("run_id", f"the trials carry {len(run_ids)} run ids ({_few(run_ids, 3)}); a submission is "
+                                  "one run"))
+    elif run_ids:
+        reasons += [("run_id", m) for m in run_id_problems(run_ids[0])]
+    derived["run_id"] = run_ids[0] if len(run_ids) == 1 else None
+
+    # run date and submitter
+    run_date = header.get("run_date")
+    if run_date is None:
+        started = sorted(str(t.get("started_at"))[:10] for t in trials if isinstance(t.get("started_at"), str))
+        run_date = started[0] if started else None
+    if not isinstance(run_date, str) or not _DATE.match(run_date):
+        reasons.append(("run_date", "no run date: give run_date (YYYY-MM-DD) in the header or started_at on trials"))
+    derived["run_date"] = run_date
+    who = submitted_by or header.get("submitted_by")
+    if not who or not str(who).strip():
+        reasons.append(("submitted_by", "name who submits the run (--submitted-by or the header's submitted_by)"))
+    elif len(str(who)) > SUBMITTED_BY_MAX:
+        reasons.append(("submitted_by", f"submitted_by is {len(str(who))} characters long; at most "
+                                        f"{SUBMITTED_BY_MAX} are accepted"))
+    derived["submitted_by"] = who
+
+    # chain
+    chained = [("record_sha256" in t) for t in trials]
+    if any(chained) and not all(chained):
+        reasons.append(("chain", "some trials carry chain hashes and some do not"))
+    elif all(chained):
+        broken = chain.first_break(trials)
+        if broken is not None:
+            reasons.append(("chain", f"the trial chain breaks at trial #{broken}"))
+
+    if protocol is None:
+        return None, derived, reasons
+
+    # panel
+    if header.get("panel_sha256") and header["panel_sha256"] != protocol["panel_sha256"]:
+        reasons.append(("panel_sha256", f"declared {header['panel_sha256']}, the protocol's panel is "
+                                        f"{protocol['panel_sha256']}"))
+    if header.get("protocol_sha256") and header["protocol_sha256"] != protocol.get("protocol_sha256"):
+        reasons.append(("panel_sha256", f"declared protocol_sha256 {header['protocol_sha256']}, the protocol's is "
+                                        f"{protocol.get('protocol_sha256')}"))
+    texts = {(item["item_id"], v): item["versions"][v] for item in protocol["panel"] for v in VERSIONS}
+    wrong, unknown_items, no_hash = [], [], 0
+    for t in trials:
+        key = (t.get("item_id"), t.get("version"))
+        if key not in texts:
+            if t.get("version") in VERSIONS:
+                unknown_items.append(str(t.get("item_id")))
+            continue
+        if not isinstance(t.get("prompt_sha256"), str):
+            no_hash += 1
+        elif t["prompt_sha256"] != _sha256(texts[key]):
+            wrong.append(f"{key[0]}/{key[1]}")
+    if unknown_items:
+        reasons.append(("panel_sha256", f"scenario id(s) not in this panel: {_few(sorted(set(unknown_items)))}"))
+    if no_hash:
+        reasons.append(("panel_sha256", f"{no_hash} trial(s) carry no prompt_sha256, so the panel cannot be checked"))
+    if wrong:
+        reasons.append(("panel_sha256", f"{len(wrong)} trial(s) were sent a prompt that is not this panel's "
+                                        f"({_few(sorted(set(wrong)))})"))
+
+    # size of each response: bounded by the panel's max_tokens
+    limit = RESPONSE_CHARS_PER_TOKEN * int(protocol.get("generation", {}).get("max_tokens") or 256)
+    long = [f"line {number}: {len(t['response_text']):,}" for number, t in numbered
+            if isinstance(t.get("response_text"), str) and len(t["response_text"]) > limit]
+    if long:
+        reasons.append(("size", f"{len(long)} response(s) longer than {limit:,} characters ({_few(long, 3)}); the "
+                                f"panel asks for at most {limit // RESPONSE_CHARS_PER_TOKEN} tokens, and the cap "
+                                f"allows {RESPONSE_CHARS_PER_TOKEN} characters per token"))
+
+    # grammar
+    grammar = protocol["grammar_version"]
+    if header.get("grammar_version") is not None and header["grammar_version"] != grammar:
+        reasons.append(("grammar_version", f"declared {header['grammar_version']}, the protocol uses {grammar}"))
+    mismatched, textless = [], 0
+    for t in trials:
+        if t.get("outcome") not in ("valid", "unparseable"):
+            continue
+        if not isinstance(t.get("response_text"), str):
+            textless += 1
+            continue
+        found = extract(t["response_text"], protocol["options"], grammar)
+        if (found.outcome, found.token) != (t.get("outcome"), t.get("token")):
+            mismatched.append(f"{t.get('item_id')}/{t.get('version')}/{t.get('replicate_index')}")
+    if textless:
+        reasons.append(("grammar_version", f"{textless} decided trial(s) carry no response_text to re-extract"))
+    if mismatched:
+        reasons.append(("grammar_version", f"{len(mismatched)} trial(s) do not re-extract to their recorded outcome "
+                                           f"with grammar_version {grammar} ({_few(mismatched)})"))
+    bad_tokens = [i for i, t in enumerate(trials) if t.get("outcome") in OUTCOMES and
+                  ((t["outcome"] == "valid") != (t.get("token") is not None)
+                   or (t["outcome"] == "valid" and t.get("token") not in protocol["options"]))]
+    if bad_tokens:
+        reasons.append(("outcome_distribution", f"{len(bad_tokens)} trial(s) carry a token that does not match "
+                                                f"their outcome (first: trial #{bad_tokens[0]})"))
+
+    # n
+    n, per = protocol["n"], protocol["n_per_scenario"]
+    if header.get("n") is not None and header["n"] != n:
+        reasons.append(("n", f"declared n {header['n']}, the protocol freezes n = {n}"))
+    if len(trials) < len(VERSIONS) * n:
+        reasons.append(("n", f"a short run: {len(trials)} of the {len(VERSIONS) * n} trials the protocol freezes "
+                             "(4 versions × n); finish the run (`llmarchive comparison run` again resumes it) and "
+                             "submit the complete file"))
+    counts = {v: sum(1 for t in trials if t.get("version") == v) for v in VERSIONS}
+    off = [f"{v} has {c}" for v, c in counts.items() if c != n and c]
+    if off:
+        reasons.append(("n", f"each version needs exactly n = {n} trials: {', '.join(off)}"))
+    cells: dict[tuple, int] = {}
+    for t in trials:
+        cells[(t.get("item_id"), t.get("version"))] = cells.get((t.get("item_id"), t.get("version")), 0) + 1
+    uneven = sorted(f"{i}/{v}" for (i, v), c in cells.items() if c != per and (i, v) in texts)
+    if uneven:
+        reasons.append(("n", f"each scenario and version needs n_per_scenario = {per} trials: {_few(uneven)}"))
+    identities = [(t.get("item_id"), t.get("version"), t.get("replicate_index")) for t in trials]
+    if len(set(identities)) != len(identities):
+        reasons.append(("n", "the same (scenario, version, replicate) appears more than once"))
+    return protocol, derived, reasons
+
+

@@ -1,0 +1,1 @@
+"""Protocols on disk: the registry, admissions to lanes, the secret seed, pre-registration, the published open panels."""

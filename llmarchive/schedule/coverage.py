@@ -1,0 +1,352 @@
+"""Coverage: every scheduled job and period either ran or has exactly one named cause.
+
+method §10: a gap is never left unexplained; it carries exactly one cause from
+the closed list (:data:`measure.schema.GAP_CAUSES`), assigned by code from
+what was observed, never written by hand afterwards.
+
+The mapping
+-----------
+:func:`~llmarchive.archive.skips.cause_for` (in :mod:`llmarchive.archive.skips`, below both the
+jobs that record skips and this module) is the one pure function from
+observed conditions to a cause.  Code that notices something (the budget ladder, the pre-registration
+guard, the model watch, the lease, a run folder left open) records or leaves
+the *condition* it saw; this function decides the cause.  When several
+conditions hold at once, the first in this table wins — archive-wide states
+before decisions, decisions before failures, failures before absence — so
+every gap has exactly one cause:
+
+================================  ========================  ======================================
+condition                         cause                     observed when
+================================  ========================  ======================================
+period_before_archive_start       before_archive_start      the period ended before the archive began
+archive_dormant                   dormant                   ``dormant_after`` (180 d) without a run
+series_closed_without_successor   generation_retired_early  the active model left with no declared successor
+bridge_preempts_sweep             generation_bridge         a generation bridge took that month's sweep
+budget_refused                    budget_halted             the ladder or a pool refused the work
+budget_cut                        budget_halted             a dated ``budget_cut`` decision in force (12 → 8 → 6
+                                                            protocols, monthly → quarterly, tier) left it out
+not_preregistered                 protocol_confounded       the protocol's hashes are not in a stamped manifest
+provider_unreachable              provider_outage           no usable answer from the provider after retries
+run_left_interrupted              provider_outage           the period ended with slots still open in a run
+                                                            that stopped ``interrupted`` by calls that never got
+                                                            an answer, or after such a stop in the same sweep
+provider_refused_request          human_absent              the provider refused the request (a key it rejects,
+                                                            a model id it does not know): only a person can fix
+                                                            it; it stops the whole sweep.  A key that is missing
+                                                            or a malformed URL is refused before anything is
+                                                            recorded: that month is ``paid_job_not_started``
+storage_write_failed              provider_outage           a run stopped because the archive could not write
+                                                            what it received (a full disk, a failed write):
+                                                            its own period, and the rest of the sweep it stopped
+run_record_unreadable             provider_outage           a sweep run folder of the period whose run record the
+                                                            store cannot read (torn, not a JSON object, missing
+                                                            beside its trials): the archive did not keep what it
+                                                            received (see :mod:`llmarchive.archive.store`)
+instrument_unavailable            provider_outage           an instrument job ran but could not do its work (the
+                                                            reference model would not load or answer): its
+                                                            record says ``unavailable``, which is not a result
+run_abandoned                     human_absent              a run left ``running`` (its process died) or
+                                                            stopped for another reason (Ctrl-C) and nobody
+                                                            resumed it in the period
+no_daily_cycle                    human_absent              the day had no daily cycle at all (for a month:
+                                                            none for ``deadman_alert``, 36 h)
+cycle_step_missing                human_absent              the day's cycle ran but this step left no record
+                                                            (it failed or was not run) and nobody re-ran it
+paid_job_not_started              human_absent              a paid job, manual by rule (its schedule is created
+                                                            stopped), was not started in the period: nothing of
+                                                            it is there — no run folder of the sweep's for the
+                                                            protocol, no spend for the day's subject fingerprint
+================================  ========================  ======================================
+
+The last five (and a failed write) are only known once the period is over:
+while it runs, a period with nothing but these is pending, not a gap.
+
+**What counts as having run.**  Only output of the job itself: for
+``full_sweep`` a complete run the sweep made (:func:`is_sweep_run`: job
+``full_sweep``, commercial, not exploratory, on a model declared for the
+family) — a manual, exploratory or undeclared-model run of the same
+protocol is not the month's sweep; for the instrument jobs a record that is
+not ``unavailable`` (a fingerprint or rotation that could not run is
+``instrument_unavailable``, never ``ran``).
+
+**A gap that can stay unexplained.**  ``paid_job_not_started`` is observed
+only when nothing shows the job was started.  When it was — a sweep run
+folder of the protocol in the month, spend of the subject fingerprint for
+the day — and it left neither output nor a condition, the period is
+unexplained and :func:`record_coverage` says so, for a paid job as for any
+other.
+
+**Pre-registration.**  A protocol skipped because it is not pre-registered
+(``not_preregistered``) is ``protocol_confounded``: as it stands, a result
+could not be told apart from one adjusted after it was seen, because nothing
+outside our control fixes when its content was decided.  The cause belongs
+to the protocol, not to the budget, the provider or a person, and it lasts
+until the protocol's hashes are stamped.
+
+**Budget cuts.**  A cut of method §9's order is a dated ``budget_cut`` record
+(:func:`llmarchive.budget.budget_cuts`), in force from its date until the
+next.  A sweep period the level in force leaves out — no sweep due that
+month (quarterly, tier drop), or a protocol outside the ones the budget's
+selection rule keeps — is ``budget_halted`` with the decision's reason,
+whether or not the sweep ran that month to record skips.
+
+**Runs left open.**  ``run.json`` says why a run stopped (``status`` and,
+for ``interrupted``, ``interruption.condition``); once the period is over
+with slots still open that becomes the period's condition, and a stop that
+ends the sweep (an outage, the budget, a refused request) is also the
+condition of every protocol the sweep had not reached.
+
+**Public words.**  A row's ``detail`` is published as it is (``coverage.csv``,
+``archive.db``), so it is composed from public facts only — the condition's
+name, dates, ids, counts, the budget's rung or pool by name — never copied
+from a private record's reason (:mod:`llmarchive.schedule.coverage_wording`).  Each
+row also carries the winning ``condition`` (None for a row that ran); a row
+written before that field existed is published with words recomposed from
+its structured fields.
+
+The rows
+--------
+:func:`compute` walks every scheduled job (:data:`JOBS`) and period from the
+archive's start through a date: ``full_sweep`` per admitted protocol per
+calendar month (its ``30d`` cadence is the month the budget is counted in),
+and the daily jobs per day.  A period with output is ``ran``; one without
+output gets the cause of the conditions observed in it; a period that has
+ended with neither is **unexplained**, and :func:`record_coverage` raises
+:class:`UnexplainedGap` naming each one (after writing every explained row:
+nothing already known is lost).  A period still running (today, this month)
+with no output and no condition is pending and gets no row yet.
+
+The job table, the facts and the observation of each condition are in
+:mod:`llmarchive.schedule.coverage_conditions`; the runs come from the store
+(:mod:`llmarchive.archive.store`), which lists a run folder it cannot read instead
+of leaving it out.
+"""
+from dataclasses import dataclass, field
+from datetime import date as Date, datetime, timezone
+from typing import Iterable, Optional, Sequence
+
+from llmarchive import budget as budget_mod
+from llmarchive.archive import jobs as job_table
+from llmarchive.archive import record_logs as records
+from llmarchive.archive import store
+from llmarchive.archive.cadence import Cadence, load_cadence
+from llmarchive.schedule.coverage_conditions import (  # noqa: F401  (the job table and conditions, named here too)
+    AFTER_THE_FACT, GAP_RECORD_TYPE, INSTRUMENT_LOGS, JOB_NAMES, JOBS, LOG_KINDS, Facts, Job, _day, _days, _months,
+    _Observer, month_bounds, period_kind, sweep_runs_between)
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.store import UNREADABLE_CONDITION, Unreadable, complete_runs, is_sweep_run  # noqa: F401
+from llmarchive.archive.skips import PRECEDENCE, UnexplainedGap, cause_for
+
+
+def declared_models(paths: ArchivePaths, config=None) -> Optional[set]:
+    """The models the tracked family's curve may hold (:func:`llmarchive.succession.review.declared_models`), or None.
+
+    None when no family configuration can be read: then the model is not checked.
+    """
+    from llmarchive.succession import review
+    from llmarchive.succession.subject_models import SubjectModelsError, load_subject_models
+
+    if config is None:
+        try:
+            config = load_subject_models()
+        except SubjectModelsError:
+            return None
+    return review.declared_models(paths, config)
+
+
+def gather(paths: ArchivePaths, protocols: Optional[list[dict]] = None, series: str = "v0",
+           cadence: Optional[Cadence] = None) -> Facts:
+    from llmarchive.instrument.rotation import rotation_order
+
+    logs = {kind: records.read(paths, kind) for kind in LOG_KINDS}
+    if protocols is None:
+        from llmarchive.protocols.registry import sweep_protocols
+
+        protocols = sweep_protocols(paths, series)
+    heartbeats = sorted(t for t in (records.parse_time(r.get("recorded_at")) for r in logs["runtime_fingerprint"]) if t)
+    runs = store.archive_scan(paths)
+    return Facts([r.record for r in runs.complete if r.run_date], logs, protocols, rotation_order(protocols, series),
+                 cadence or load_cadence(), heartbeats, [r.record for r in runs.open if r.run_date],
+                 budget_mod.budget_cuts(paths), declared_models(paths),
+                 [e for e in budget_mod.ledger_entries(paths) if e.get("job") == job_table.SUBJECT_FINGERPRINT],
+                 [*runs.unreadable, *store.held_scan(paths).unreadable])   # held runs: no period claims them
+
+
+def archive_start(facts: Facts) -> Optional[Date]:
+    """The first day anything happened: a run, an instrument record, a skip, a model configuration."""
+    dates = [str(r["run_date"]) for r in facts.runs]
+    for kind in ("runtime_fingerprint", "guard_rotation", "subject_fingerprint", "skip", "subject_model"):
+        dates += [str(r.get("date")) for r in facts.logs.get(kind, []) if r.get("date")]
+    valid = []
+    for d in dates:
+        try:
+            valid.append(_day(d[:10]))
+        except ValueError:
+            continue
+    return min(valid) if valid else None
+
+
+# --------------------------------------------------------------------------
+# the computation
+# --------------------------------------------------------------------------
+
+@dataclass
+class Coverage:
+    rows: list[dict]
+    unexplained: list[tuple[str, str, Optional[str]]]
+    pending: list[tuple[str, str, Optional[str]]]
+    start: Optional[str]
+    through: str
+    unreadable: list[Unreadable] = field(default_factory=list)   # unreadable run folders no period could claim
+
+
+def _output(facts: Facts, job: Job, first: Date, last: Date, protocol_id: Optional[str],
+            by_date: dict[str, dict[str, list[dict]]], observer: _Observer) -> Optional[tuple[Optional[str], str]]:
+    """``(run_id, detail)`` when the job produced output in the period, else None."""
+    if job.name == job_table.FULL_SWEEP:
+        found = sweep_runs_between(observer.sweep_runs, protocol_id, first.isoformat(), last.isoformat())
+        if not found:
+            return None
+        when, _, run = min(found, key=lambda r: r[1])     # the first such run of the store's listing
+        return run["run_id"], f"run {run['run_id']} on {run.get('subject_model_id')} ({when})"
+    kind = {"subject_fingerprint": "subject_fingerprint", "runtime_fingerprint": "runtime_fingerprint",
+            "guard_margin_rotation": "guard_rotation", "revalidation_daily": "revalidation"}[job.name]
+    found = by_date[kind].get(first.isoformat(), [])
+    if job.name in INSTRUMENT_LOGS:
+        # A record that says the job could not run is no output (instrument_unavailable explains the day).
+        status_field = INSTRUMENT_LOGS[job.name][1]
+        found = [r for r in found if r.get(status_field) != "unavailable"]
+    if not found:
+        return None
+    r = found[-1]
+    if kind == "runtime_fingerprint":
+        return None, f"status {r.get('status')}"
+    if kind == "guard_rotation":
+        return r.get("run_id"), f"{r.get('protocol_id')}: {r.get('verdict')}"
+    if kind == "subject_fingerprint":
+        return None, f"{r.get('subject_model_id')}: {r.get('correct')}/{r.get('total')} correct"
+    statuses = sorted({str(x.get("status")) for x in found})
+    return None, f"{len(found)} measurement(s) recomputed: {', '.join(statuses)}"
+
+
+def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, facts: Optional[Facts] = None,
+            jobs: Sequence[str] = JOB_NAMES, periods: Optional[Sequence[str]] = None,
+            now: Optional[datetime] = None) -> Coverage:
+    """Coverage rows for every scheduled job and period from the archive's start through ``through``.
+
+    ``since`` (YYYY-MM-DD) reaches back before the archive's start (those
+    periods are ``before_archive_start``); ``periods`` limits the rows to
+    those period labels (a day or a month).
+    """
+    facts = facts or gather(paths)
+    end = _day(through)
+    now = now or datetime.now(timezone.utc)
+    start = archive_start(facts)
+    rows: list[dict] = []
+    unexplained: list[tuple] = []
+    pending: list[tuple] = []
+    if start is None:
+        return Coverage(rows, unexplained, pending, None, through)
+    begin = min(start, _day(since)) if since else start
+    observer = _Observer(facts, start, end, now)
+    by_date = {kind: facts.by_date(kind) for kind in ("subject_fingerprint", "runtime_fingerprint",
+                                                     "guard_rotation", "revalidation")}
+    first_run = observer.run_dates[0] if observer.run_dates else None
+    for job in (j for j in JOBS if j.name in jobs):
+        kind = period_kind(facts.cadence, job)
+        if kind == "month":
+            slots = [(m, *month_bounds(m)) for m in _months(begin, end)]
+        else:
+            slots = [(d.isoformat(), d, d) for d in _days(begin, end)]
+        for label, first, last in slots:
+            if periods is not None and label not in periods:
+                continue
+            ended = last < end
+            targets: list[Optional[str]]
+            if job.per_protocol:
+                targets = [p["protocol_id"] for p in facts.protocols
+                           if not p.get("admitted_on") or p["admitted_on"] <= last.isoformat()
+                           or last < start]
+            elif job.name == "guard_margin_rotation":
+                from llmarchive.instrument.rotation import scheduled_protocol
+                due = scheduled_protocol(facts.guard_order, first.isoformat())
+                admitted_on = next((p.get("admitted_on") for p in facts.protocols if p["protocol_id"] == due), None)
+                if due is None or (admitted_on and admitted_on > last.isoformat() and last >= start):
+                    continue   # no guard protocol was admitted yet: nothing was scheduled
+                targets = [due]
+            else:
+                targets = [None]
+            if job.name == "revalidation_daily" and (first_run is None or first <= first_run) and last >= start:
+                continue   # nothing historical to recompute yet: not scheduled
+            for pid in targets:
+                out = _output(facts, job, first, last, pid, by_date, observer) if last >= start else None
+                base = {"period": label, "job": job.name, "series": job.series, "protocol_id": pid}
+                if out is not None:
+                    rows.append({**base, "status": "ran", "cause": None, "run_id": out[0], "detail": out[1],
+                                 "condition": None})
+                    continue
+                found = observer.conditions(job, first, last, pid, kind)
+                if not found:
+                    (unexplained if ended else pending).append((job.name, label, pid))
+                    continue
+                if not ended and not (set(found) - AFTER_THE_FACT):
+                    pending.append((job.name, label, pid))   # still running: it may yet run
+                    continue
+                cause = cause_for(found)
+                winner = next(c for c in PRECEDENCE if c in found)
+                rows.append({"record_type": GAP_RECORD_TYPE, **base, "status": "gap", "cause": cause,
+                             "run_id": None, "detail": f"{winner}: {found[winner]}", "condition": winner})
+    # Named by a gap row (its condition won the period); any other unreadable folder is reported apart.
+    placed = {bad.run_id for bad in facts.unreadable for row in rows
+              if row["status"] == "gap" and row["detail"].startswith(f"{UNREADABLE_CONDITION}: run folder {bad.run_id} ")}
+    unplaced = [bad for bad in facts.unreadable if bad.run_id not in placed]
+    return Coverage(rows, unexplained, pending, start.isoformat(), through, unplaced)
+
+
+def _latest(paths: ArchivePaths) -> dict[tuple, dict]:
+    latest: dict[tuple, dict] = {}
+    for r in records.read(paths, "coverage"):
+        latest[(r.get("period"), r.get("job"), r.get("series"), r.get("protocol_id"))] = r
+    return latest
+
+
+def write_rows(paths: ArchivePaths, rows: Iterable[dict]) -> list[dict]:
+    """Append every row whose status, cause or run differs from the latest recorded for its key, as one batch
+    (and, once, a row whose latest record predates the ``condition`` field: its words were not the public ones).
+
+    One locked, fsynced write for the whole set: a month's coverage is in the
+    log entirely or not at all, and costs about as much as one row.  A gap
+    row is written under SPEC's record type ``coverage_gap``.
+    """
+    latest = _latest(paths)
+    changed = []
+    for row in rows:
+        key = (row["period"], row["job"], row["series"], row["protocol_id"])
+        old = latest.get(key)
+        # A row written before rows named their condition is written again once, in the public words.
+        if old is not None and all(old.get(k) == row[k] for k in ("status", "cause", "run_id")) and "condition" in old:
+            continue
+        latest[key] = row
+        changed.append(row)
+    return records.append_many(paths, "coverage", changed) if changed else []
+
+
+def record_coverage(paths: ArchivePaths, through: str, since: Optional[str] = None, **kwargs) -> Coverage:
+    """Compute, write the explained rows, then raise :class:`UnexplainedGap` if any period has no cause."""
+    result = compute(paths, through, since, **kwargs)
+    write_rows(paths, result.rows)
+    if result.unreadable and "periods" not in kwargs and "jobs" not in kwargs:
+        # A run folder no period could claim is still never skipped: a person has to repair or remove it.
+        shown = "; ".join(f"{bad.run_id} ({bad.problem})" for bad in result.unreadable[:20])
+        raise UnexplainedGap(f"{len(result.unreadable)} run folder(s) cannot be read and belong to no scheduled "
+                             f"period by their run id: {shown}. Repair or remove them; nothing is skipped.",
+                             [(UNREADABLE_CONDITION, bad.run_id, None) for bad in result.unreadable])
+    if result.unexplained:
+        shown = "; ".join(f"{job} {period}{' ' + pid if pid else ''}" for job, period, pid in result.unexplained[:20])
+        more = len(result.unexplained) - 20
+        raise UnexplainedGap(
+            f"{len(result.unexplained)} scheduled period(s) have no output and no observed condition: {shown}"
+            + (f" and {more} more" if more > 0 else "")
+            + ". Every gap needs exactly one cause; find why the job neither ran nor recorded a skip.",
+            result.unexplained)
+    return result

@@ -1,0 +1,269 @@
+"""The model watch (method §4.3): read the provider's models list, act on what changed.
+
+Every run of :func:`watch` reads the whole models list (all pages) through
+:func:`llmarchive.subjects.list_models`, records one ``model_observed`` per
+listed id per day, and then applies the three cases — no guessing:
+
+1. **A declared successor** of the active model (a machine-readable field on
+   its models-list entry, or a dated archived deprecation page naming it,
+   see :mod:`llmarchive.succession.subject_models`), listed and in the family →
+   ``generation_bridge`` (pending) **and** the switch: a ``subject_model``
+   record naming the successor and who declared it.
+2. **A new id in the family with no declaration** → ``generation_bridge``
+   (pending) + ``needs_review``; the active model does not change.  A
+   similar name is a reason to bridge (the window never reopens), never a
+   reason to switch.
+3. **The active model is gone** from the list and nobody declared a
+   successor → ``series_closed``; from then on the commercial jobs' gaps have
+   cause ``generation_retired_early`` until a new series is decided by hand.
+
+Any pending bridge whose old model has left the list before its half of
+the bridge was complete is recorded ``bridge_incomplete``; once the old
+model's runs are all complete, its leaving closes nothing.  A declaration
+that names an id whose ``needs_review`` is still open resolves that review
+(:mod:`llmarchive.succession.review`): the held bridge runs join the curve.  The first watch of an archive records the list as it
+stands (the baseline) plus the initial ``subject_model`` from the file; ids
+already listed then are not "new".
+
+The alarm.  Every pending bridge raises its alarm on every watch day —
+printed, recorded as a ``bridge_alarm`` (once per bridge per day) and, when
+a webhook URL is given, POSTed as JSON — until complete runs of both the old
+and the new model exist, when the bridge is recorded ``complete`` and the
+alarm stops.
+
+An unreachable provider is not a crash: the watch records a ``skip`` with
+condition ``provider_unreachable`` (cause ``provider_outage``) and still
+repeats the pending alarms.  A mistake of ours is not the provider's outage:
+a missing key or a malformed base URL stops the watch before anything is
+recorded (:class:`~llmarchive.subjects.base.SubjectSettingsError`).
+"""
+import json
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from llmarchive.archive import record_logs as records
+from llmarchive.succession import review
+from llmarchive.schedule.bridge import (bridge_key, bridge_protocols, bridges, close_if_complete, old_model_left,
+                                        open_bridges, record_incomplete)
+from llmarchive.archive.cadence import load_cadence
+from llmarchive.archive.dates import parse_date
+from llmarchive.archive.skips import record_skip
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.succession.subject_models import SubjectModels, active_model, declared_successor, snapshots
+from llmarchive.subjects.base import SubjectError, SubjectSettingsError
+from measure.errors import ArchiveError
+
+
+@dataclass
+class WatchOutcome:
+    date: str
+    listed: list[str] = field(default_factory=list)
+    new_ids: list[str] = field(default_factory=list)
+    written: list[dict] = field(default_factory=list)
+    alarms: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    outage: Optional[str] = None
+
+    def kinds(self) -> list[str]:
+        return [r["record_type"] for r in self.written]
+
+
+def post_webhook(url: str, payload: dict, timeout_s: float = 10.0) -> str:
+    """POST the alarm as JSON; return ``"sent (HTTP n)"`` or why it failed (never raises)."""
+    import httpx
+
+    try:
+        response = httpx.post(url, json=payload, timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        return f"failed: {type(exc).__name__}"
+    if response.status_code >= 300:
+        return f"failed: HTTP {response.status_code}"
+    return f"sent (HTTP {response.status_code})"
+
+
+def _models(config: SubjectModels, base_url: Optional[str], max_attempts: int) -> list[dict]:
+    from llmarchive.subjects import list_models
+
+    return list_models(config.provider, base_url=base_url, max_attempts=max_attempts)
+
+
+def watch(paths: ArchivePaths, day: str, config: SubjectModels, *, base_url: Optional[str] = None,
+          webhook: Optional[str] = None, fetch: Optional[Callable[[], list[dict]]] = None,
+          max_attempts: int = 6) -> WatchOutcome:
+    """One model-watch pass for ``day`` (see the module docstring).
+
+    ``day`` is checked first and, unless ``fetch`` replaces the provider,
+    so are the key and the base URL (:func:`llmarchive.subjects.check_api_settings`):
+    either mistake raises before anything is recorded.
+    """
+    from llmarchive.subjects import check_api_settings
+
+    parse_date(day, "the watch date (--date)")
+    if fetch is None:
+        check_api_settings(config.provider, base_url)
+    out = WatchOutcome(day)
+    family = config.model_family
+
+    def write(kind: str, fields: dict) -> dict:
+        record = records.append(paths, kind, fields)
+        out.written.append(record)
+        return record
+
+    try:
+        listing = fetch() if fetch is not None else _models(config, base_url, max_attempts)
+    except SubjectSettingsError:
+        raise                     # our own mistake, found by the check above: nothing recorded, never an outage
+    except SubjectError as exc:
+        text = str(exc)
+        refused = exc.status is not None and 400 <= exc.status < 500   # the provider's own 4xx answer
+        condition = "provider_refused_request" if refused else "provider_unreachable"
+        out.outage = text
+        out.written.append(record_skip(paths, day, "model_watch", None, condition,
+                                       f"{config.provider} models list could not be read: {text}"))
+        _repeat_alarms(paths, day, config, out, webhook, listed=None)
+        return out
+
+    entries = {m["id"]: m for m in listing if isinstance(m, dict) and isinstance(m.get("id"), str)}
+    out.listed = sorted(entries)
+    if not entries:
+        out.notes.append("the provider listed no model at all; an empty list decides nothing")
+        _repeat_alarms(paths, day, config, out, webhook, listed=None)
+        return out
+
+    observed = records.read(paths, "model_observed")
+    first_watch = not any(r.get("provider") == config.provider for r in observed)
+    # Every id an earlier pass recorded, the same day included: the sensor polls several times a day,
+    # and an id first listed this morning is not new again this afternoon.
+    seen_before = {r.get("model_id") for r in observed if r.get("provider") == config.provider}
+    today = {r.get("model_id") for r in observed if r.get("provider") == config.provider and r.get("date") == day}
+    for model_id in out.listed:
+        if model_id not in today:
+            write("model_observed", {"date": day, "provider": config.provider, "model_id": model_id,
+                                     "in_family": config.in_family(model_id), "entry": entries[model_id]})
+
+    if not any(r.get("model_family") == family for r in records.read(paths, "subject_model")):
+        write("subject_model", {"date": day, "model_family": family, "model_id": config.active_model,
+                                "previous_model_id": None,
+                                "declared_by": f"initial configuration ({config.source.name if config.source else 'subject_models.yaml'})"})
+    active = active_model(paths, config)
+    known = bridges(paths)
+    found_snapshots, problems = snapshots(paths, config)
+    out.notes += [f"snapshot ignored: {p}" for p in problems]
+
+    family_ids = [m for m in out.listed if config.in_family(m)]
+    bridged = {key[2] for key in known if key[0] == family}
+    out.new_ids = [] if first_watch else [m for m in family_ids if m not in seen_before and m != active
+                                          and m not in bridged]
+    count = load_cadence().count("generation_bridge_protocols")
+
+    def raise_bridge(new_id: str, why: str) -> None:
+        if (family, active, new_id) in known:
+            return
+        try:
+            pids = bridge_protocols(paths, config, count)
+            plan_note = None
+        except ArchiveError as exc:  # the alarm must still fire without a full protocol set
+            pids, plan_note = [], str(exc)
+        fields = {"date": day, "model_family": family, "old_model_id": active, "new_model_id": new_id,
+                  "protocol_ids": pids, "status": "pending", "why": why}
+        if plan_note:
+            fields["plan_problem"] = plan_note
+        known[(family, active, new_id)] = {"raised": write("generation_bridge", fields), "status": "pending",
+                                           "closed": False}
+
+    declared = declared_successor(entries, active, config, found_snapshots, day)
+    successor = None
+    if declared is not None:
+        successor, declared_by = declared
+        if not config.in_family(successor):
+            out.notes.append(f"{declared_by} names {successor}, which is outside the family {config.pattern}: "
+                             "not a switch within this series")
+            successor = None
+        elif successor not in entries:
+            out.notes.append(f"{declared_by} names {successor}, which the provider does not list yet; "
+                             "the switch waits until it is listed")
+            successor = None
+        else:
+            raise_bridge(successor, f"declared successor ({declared_by})")
+            write("subject_model", {"date": day, "model_family": family, "model_id": successor,
+                                    "previous_model_id": active, "declared_by": declared_by})
+            pending = review.review_of(paths, family, successor)
+            if pending is not None and pending.state == "pending":
+                # The declaration answers the open question: the held bridge runs join the curve.
+                done = review.resolve(paths, pending.review_id, "successor", declared_by, day, review=pending,
+                                      note="resolved by the provider's declaration, seen by the model watch")
+                out.written.append(done.record)
+
+    for new_id in out.new_ids:
+        if new_id == successor:
+            continue
+        raise_bridge(new_id, "new model id in the family, no declaration")
+        write("needs_review", {"date": day, "model_family": family, "model_id": new_id,
+                               "reason": f"{new_id} appeared in the family with no provider declaration of "
+                                         f"succession; a bridge alarm was raised and {active} stays active — "
+                                         "switch only on an explicit declaration"})
+
+    if active not in entries and successor is None:
+        closed = any(r.get("model_family") == family and r.get("model_id") == active
+                     for r in records.read(paths, "series_closed"))
+        if not closed:
+            write("series_closed", {"date": day, "model_family": family, "model_id": active,
+                                    "reason": f"{active} is no longer listed by {config.provider} and no successor "
+                                              "was declared; a new series starts only when decided"})
+
+    out.written += review.settle(paths, day, family)
+    _repeat_alarms(paths, day, config, out, webhook, listed=set(entries))
+    return out
+
+
+def _repeat_alarms(paths: ArchivePaths, day: str, config: SubjectModels, out: WatchOutcome,
+                   webhook: Optional[str], listed: Optional[set]) -> None:
+    """Close finished bridges, mark those whose old model left, and alarm for the rest."""
+    alarmed_today = {(r.get("model_family"), r.get("old_model_id"), r.get("new_model_id"))
+                     for r in records.read(paths, "bridge_alarm") if r.get("date") == day}
+    for bridge in open_bridges(paths, config.model_family):
+        closed = close_if_complete(paths, bridge, day)
+        if closed is not None:
+            out.written.append(closed)
+            out.notes.append(f"bridge {bridge['old_model_id']} → {bridge['new_model_id']} is complete")
+            continue
+        if old_model_left(paths, bridge, listed):
+            out.written.append(record_incomplete(
+                paths, bridge, day, f"{bridge['old_model_id']} left the provider's list before its half of the "
+                                    "bridge was complete: a permanent discontinuity"))
+            continue
+        if listed is not None and bridge["old_model_id"] not in listed:
+            out.notes.append(f"{bridge['old_model_id']} is no longer listed, but its half of the bridge is "
+                             f"complete: the bridge completes with {bridge['new_model_id']}'s runs")
+        message = (f"GENERATION BRIDGE PENDING since {bridge['date']}: {bridge['old_model_id']} → "
+                   f"{bridge['new_model_id']} ({bridge['model_family']}). Run both models on "
+                   f"{', '.join(bridge.get('protocol_ids') or []) or '(no protocol plan: admit one protocol per type)'} "
+                   f"this week: `llmarchive bridge run`. The old model can be retired at any time and never "
+                   "measured again.")
+        out.alarms.append(message)
+        if bridge_key(bridge) in alarmed_today:
+            continue
+        notified = None
+        if webhook:
+            notified = post_webhook(webhook, {"text": message, "kind": "generation_bridge", "date": day,
+                                              "model_family": bridge["model_family"],
+                                              "old_model_id": bridge["old_model_id"],
+                                              "new_model_id": bridge["new_model_id"]})
+        out.written.append(records.append(paths, "bridge_alarm", {
+            "date": day, "model_family": bridge["model_family"], "old_model_id": bridge["old_model_id"],
+            "new_model_id": bridge["new_model_id"], "message": message, "notified": notified}))
+
+
+def describe(out: WatchOutcome) -> str:
+    lines = [f"model watch {out.date}: {len(out.listed)} model(s) listed"]
+    if out.outage:
+        lines.append(f"provider unreachable: {out.outage} (recorded: provider_outage)")
+    if out.new_ids:
+        lines.append(f"new in the family: {', '.join(out.new_ids)}")
+    for r in out.written:
+        if r["record_type"] not in ("model_observed", "bridge_alarm"):
+            lines.append(f"recorded {r['record_type']}: " + json.dumps(
+                {k: r.get(k) for k in ("model_id", "old_model_id", "new_model_id", "status", "reason", "declared_by")
+                 if r.get(k) is not None}, ensure_ascii=False))
+    lines += [f"note: {n}" for n in out.notes]
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Which model the commercial series follows: the subject-model file and the review of undeclared successors."""
