@@ -1,4 +1,5 @@
 """The commercial series: one partition per month and protocol, the paid path."""
+from typing import Optional
 
 from dagster import (AllPartitionMapping, AssetDep, AssetExecutionContext, Failure, MaterializeResult, MetadataValue,
                      asset)
@@ -8,16 +9,18 @@ from assets.protocols import preregistration_manifest, protocols
 from assets.refusals import refusal, required_budget
 from assets.reporting import cost_metadata, gate_check_results, gate_check_specs, measurement_metadata, run_metadata
 from assets.resources import ArchiveResource, BudgetResource, SubjectResource
-from llmarchive.archive import record_logs as records
 from llmarchive.archive import store
-from llmarchive.budget import BudgetHalted, protocol_calls
-from llmarchive.run.progress import LogLines
-from llmarchive.archive.store import load_run
-from llmarchive.succession.subject_models import active_model
-from llmarchive.schedule.sweep import sweep, sweep_run_id
-from measure.verify import recompute
-from llmarchive.archive.record_logs import utc_today
 from llmarchive.archive.dates import parse_month
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.queries import last_skip, sweep_run_folder
+from llmarchive.archive.store import load_run
+from llmarchive.budget import Budget, BudgetHalted, protocol_calls
+from llmarchive.protocols import registry
+from llmarchive.run.progress import LogLines
+from llmarchive.schedule.no_backfill import NotThisMonth, partition_day
+from llmarchive.schedule.sweep import sweep
+from llmarchive.succession.subject_models import active_model
+from measure.verify import recompute
 from panels.build import SERIES as PROTOCOL_SERIES
 
 
@@ -41,14 +44,17 @@ def _keys(context: AssetExecutionContext) -> tuple[str, str]:
     return parse_month(keys["month"][:7], "the month partition"), keys["protocol"]
 
 
-def _this_month(month: str) -> str:
-    """Today's date when ``month`` is the current month; a past or future month cannot be measured now."""
-    today = utc_today()
-    if today[:7] != month:
-        raise refusal("not_this_month", f"the {month} partition cannot be run on {today}: a model is measured in "
-                                        "the month it is measured, never backfilled. Nothing was spent.",
-                      month=month, today=today, what_to_do=f"run the {today[:7]} partition") from None
-    return today
+def _partition_day(paths: ArchivePaths, month: str, protocol_id: str, model: str) -> str:
+    """The day the partition runs as (:func:`llmarchive.schedule.no_backfill.partition_day`), or its refusal.
+
+    Today in the partition's own month; in a later one only the run that
+    month's sweep started resumes, under its own date.
+    """
+    try:
+        return partition_day(paths, month, protocol_id, model)
+    except NotThisMonth as exc:
+        raise refusal(exc.refusal, str(exc), month=month, today=exc.today,
+                      what_to_do=f"run the {exc.today[:7]} partition") from None
 
 
 @asset(partitions_def=commercial, group_name="commercial",
@@ -61,21 +67,22 @@ def _this_month(month: str) -> str:
 def commercial_trials(context: AssetExecutionContext, archive: ArchiveResource, subject: SubjectResource,
                       budget: BudgetResource) -> MaterializeResult:
     month, protocol_id = _keys(context)
-    day = _this_month(month)
+    paths = archive.paths()
+    config = subject.models_config()
+    day = _partition_day(paths, month, protocol_id, active_model(paths, config))
     ready, why = subject.configured()
     if not ready:
         raise refusal("no_key", f"{why}. Nothing was spent.", protocol_id=protocol_id, month=month,
                       what_to_do=f"set {subject.key_variable} where the step runs, then run the partition "
                                  "again") from None
-    paths = archive.paths()
-    config = subject.models_config()
     loaded_budget = required_budget(budget, paths, protocol_id=protocol_id, month=month)
+    protocol, cost = _protocol_and_cost(paths, protocol_id, loaded_budget)
 
     progress = LogLines(context.log.info, every=20)    # with how many answers the grammar could read
     try:
         outcome = sweep(paths, day, config, subject_factory=subject.factory(), provider_check=subject.model_ids,
                         concurrency=subject.concurrency, budget=loaded_budget, progress=progress,
-                        only=[protocol_id])
+                        only=[protocol_id], protocols={protocol_id: protocol} if protocol else None)
     except BudgetHalted as exc:
         raise refusal("budget_refused", f"{exc}. Nothing more was spent.", spent_eur=None,
                       protocol_id=protocol_id, month=month,
@@ -87,9 +94,10 @@ def commercial_trials(context: AssetExecutionContext, archive: ArchiveResource, 
         "ran": protocol_id in outcome.ran,
         "already_done_this_month": protocol_id in outcome.already,
         "skipped": MetadataValue.json([{"condition": c, "reason": r} for _, c, r in outcome.skipped]),
-        **_cost_metadata(paths, protocol_id, loaded_budget),
+        **cost,
     }
-    run = store.run_record(paths, sweep_run_id(day, protocol_id, outcome.model_id))
+    run_id = outcome.runs.get(protocol_id)     # the run the sweep made (or found) for this partition
+    run = store.run_record(paths, run_id) if run_id else None
     if run is not None:
         metadata.update(run_metadata(run))
         spent = run.get("cost_eur")
@@ -99,15 +107,18 @@ def commercial_trials(context: AssetExecutionContext, archive: ArchiveResource, 
     return MaterializeResult(metadata=metadata)
 
 
-def _cost_metadata(paths, protocol_id: str, loaded_budget) -> dict:
-    """Planned calls × the budget's scenario rate: what one run of this protocol is expected to cost."""
-    from llmarchive.protocols import registry
+def _protocol_and_cost(paths: ArchivePaths, protocol_id: str, loaded_budget: Budget) -> tuple[Optional[dict], dict]:
+    """The protocol, loaded once for the partition (the sweep is handed it), and its cost metadata.
 
+    Planned calls × the budget's scenario rate: what one run of this protocol
+    is expected to cost.  An unknown or edited protocol has no cost: the
+    sweep itself refuses it and says why.
+    """
     try:
-        calls = protocol_calls(registry.load_protocol(paths, protocol_id))
-    except ValueError as exc:   # an unknown or edited protocol: the sweep itself refuses it and says why
-        return {"planned_calls": f"unknown ({exc})"}
-    return cost_metadata(calls, None if loaded_budget is None else loaded_budget.rate("scenario"))
+        protocol = registry.load_protocol(paths, protocol_id)
+    except ValueError as exc:
+        return None, {"planned_calls": f"unknown ({exc})"}
+    return protocol, cost_metadata(protocol_calls(protocol), None if loaded_budget is None else loaded_budget.rate("scenario"))
 
 
 @asset(partitions_def=commercial, group_name="commercial", deps=[commercial_trials],
@@ -120,11 +131,10 @@ def commercial_measurements(context: AssetExecutionContext, archive: ArchiveReso
     month, protocol_id = _keys(context)
     paths = archive.paths()
     model = active_model(paths, subject.models_config())
-    folder_path = paths.run_dir(sweep_run_id(f"{month}-01", protocol_id, model))
-    if not store.has_run(folder_path):
-        skips = [s for s in records.read(paths, "skip")
-                 if s.get("protocol_id") == protocol_id and str(s.get("date", ""))[:7] == month]
-        last = skips[-1] if skips else None
+    # The month's sweep run of this protocol, when the sweep started one (commercial_trials ran before this step).
+    folder_path = sweep_run_folder(paths, month, protocol_id, model)
+    if folder_path is None:
+        last = last_skip(paths, month, protocol_id)
         why = (f"{last.get('cause')}: {last.get('reason')}" if last
                else "no run and no recorded skip yet")
         return MaterializeResult(metadata={

@@ -8,6 +8,9 @@ publishing, a human's decision) says so.
 """
 from dagster import AssetSelection, define_asset_job
 
+from assets.instrument import acknowledge_instrument_job
+from assets.protocols import write_manifest_job
+from assets.review import review_job
 from llmarchive.archive import jobs as library
 
 RUNS_TAG = "llmarchive/jobs"
@@ -51,19 +54,13 @@ JOBS = [panels_job, manifest_job, open_weights_job, daily_instrument_job, subjec
         coverage_job, publication_job]
 
 # An op job with config (the human's core_change), not an asset selection.
-from assets.instrument import acknowledge_instrument_job  # noqa: E402
-
 JOBS.append(acknowledge_instrument_job)
 RUNS[acknowledge_instrument_job.name] = ()
 
 # Writing a manifest of the admitted protocols (an act, then recorded as the new manifest's partition).
-from assets.protocols import write_manifest_job  # noqa: E402
-
 JOBS.append(write_manifest_job)
 RUNS[write_manifest_job.name] = ()
 
 # The needs_review decision (method §4.3): an op job configured with the reviewer's decision.
-from assets.review import review_job  # noqa: E402
-
 JOBS.append(review_job)
 RUNS[review_job.name] = ()

@@ -8,6 +8,7 @@ from assets.partitions import generations
 from assets.protocols import protocols
 from assets.reporting import gate_check_results, gate_check_specs, measurement_table, outcome_table, typed_numbers
 from assets.resources import ArchiveResource, ReferenceModelResource
+from llmarchive.archive.run_ids import open_weights_run_id
 from llmarchive.schedule import open_weights as ow
 from llmarchive.run.progress import LogLines
 from llmarchive.instrument.verdict import suspect_value
@@ -68,7 +69,7 @@ def open_weights_measurements(context: AssetExecutionContext, config: OpenWeight
     generation = context.partition_key
     measurements, problems = [], []
     for protocol in ow.open_protocols(paths, config.protocol_series, config.protocols):
-        folder = load_run(paths.run_dir(ow.run_id(generation, protocol["protocol_id"])))
+        folder = load_run(paths.run_dir(open_weights_run_id(generation, protocol["protocol_id"])))
         if folder.measurement is None:
             problems.append(f"{folder.path.name}: the run is not complete")
             continue

@@ -3,7 +3,7 @@ the open-weights series, days for the instrument, months for coverage, one
 per protocol, one per pre-registration manifest.
 
 **Where time starts.**  The day and month partitions start at this home's
-real start — the date of its first admission (``private/protocols/admissions.jsonl``),
+real start — the date of its first admission (:func:`llmarchive.protocols.admissions.first_admission`),
 read when the definitions load — so the UI never offers a month or a day
 from before the archive existed, when nothing could have run.  A home with
 no admission yet starts at :data:`DESIGN_START`, the date the design gives.
@@ -22,27 +22,12 @@ from dagster import (
     StaticPartitionsDefinition,
 )
 
-from llmarchive.archive.dates import parse_date
-from llmarchive.protocols.admissions import read_admissions
+from llmarchive.protocols.admissions import first_admission
 from llmarchive.archive.paths import ArchivePaths
 from measure.errors import ArchiveError
 from panels.build import all_protocol_ids
 
 DESIGN_START = "2026-09-01"
-
-
-def first_admission(paths: ArchivePaths) -> Optional[str]:
-    """The date (``YYYY-MM-DD``, UTC) of the home's first admission; None when nothing was ever admitted."""
-    if not paths.admissions.exists():
-        return None
-    days = []
-    for row in read_admissions(paths):
-        stamp = row.get("reviewed_at") if isinstance(row, dict) else None
-        try:
-            days.append(parse_date(str(stamp)[:10], "reviewed_at"))
-        except (ArchiveError, ValueError):
-            continue
-    return min(days) if days else None
 
 
 def archive_start(paths: Optional[ArchivePaths] = None) -> str:

@@ -7,7 +7,7 @@ manifest is a partition of ``preregistration_manifest``, keyed by the date
 in its file name, with the protocols it lists and its OpenTimestamps state
 (``none`` → ``pending`` once stamped → ``upgraded`` once a Bitcoin
 attestation is in the proof).  Manifest partitions are added by whoever
-writes a manifest (:func:`write_admitted_manifest`: the
+writes a manifest (:func:`llmarchive.protocols.prereg.write_admitted_manifest`: the
 ``write_manifest_job`` op, ``make demo``) and by the
 ``preregistration_manifests`` sensor, which also records a manifest written
 by ``llmarchive prereg manifest`` or stamped or upgraded since.
@@ -15,7 +15,6 @@ by ``llmarchive prereg manifest`` or stamped or upgraded since.
 import warnings
 from collections import Counter
 from pathlib import Path
-from typing import Optional
 
 from dagster import (
     AllPartitionMapping,
@@ -40,7 +39,6 @@ from assets.refusals import refusal
 from assets.resources import ArchiveResource
 from llmarchive.protocols import prereg
 from llmarchive.protocols import registry
-from llmarchive.archive.paths import ArchivePaths, check_id
 from panels import checks
 
 CHECK_DESCRIPTIONS = {
@@ -108,23 +106,6 @@ def protocols(context: AssetExecutionContext, archive: ArchiveResource) -> Mater
 
 
 # ---------------------------------------------------------------------------------------------- manifests
-def manifest_key(path: Path) -> str:
-    """The partition key of a manifest file: the date in its name (``preregistration_<key>.json``)."""
-    return path.name[len("preregistration_"):-len(".json")]
-
-
-def manifest_file(paths: ArchivePaths, key: str) -> Path:
-    return paths.timestamps / f"preregistration_{check_id(key, 'the manifest partition')}.json"
-
-
-def stamp_state(path: Path) -> str:
-    """``none``, ``pending`` or ``upgraded`` (:func:`llmarchive.protocols.prereg.stamp_status`); ``unreadable proof`` else."""
-    try:
-        return prereg.stamp_status(path)
-    except prereg.PreregError:
-        return "unreadable proof"
-
-
 def manifest_metadata(path: Path) -> dict:
     """What the UI shows of one manifest: the protocols it lists (hashes only) and its OpenTimestamps state."""
     manifest = prereg.read_manifest(path)
@@ -137,38 +118,11 @@ def manifest_metadata(path: Path) -> dict:
         "manifest_sha256": prereg.file_sha256(path),
         "created_at": manifest.get("created_at") or "-",
         "head_commit": manifest.get("head_commit") or "-",
-        "stamp_status": stamp_state(path),
+        "stamp_status": prereg.stamp_state(path),
         "protocols_listed": MetadataValue.int(len(rows)),
         "protocols": MetadataValue.json([r.get("protocol_id") for r in rows]),
         "hashes": MetadataValue.md("\n".join(table)),
     }
-
-
-def admitted_protocols(paths: ArchivePaths) -> list[dict]:
-    """Every admitted protocol, sealed ones included (their hash-only records)."""
-    admitted = [p for p in registry.load_all(paths) if p.get("status") == "admitted"]
-    return admitted + [r for r in registry.sealed_records(paths) if r.get("status") == "admitted"]
-
-
-def write_admitted_manifest(paths: ArchivePaths, stamp: bool = False, timeout_s: float = 10.0
-                            ) -> tuple[Optional[Path], bool, list[str]]:
-    """Write the manifest of the admitted protocols when their set changed; ``(path, written, notes)``.
-
-    ``path`` is None when nothing is admitted.  ``stamp`` also tries to
-    timestamp a manifest that has no proof yet (it needs a calendar).
-    """
-    admitted = admitted_protocols(paths)
-    if not admitted:
-        return None, False, ["no protocol is admitted yet: no manifest to write"]
-    path, written = prereg.write_manifest(paths, admitted)
-    notes = [f"{'wrote' if written else 'unchanged:'} {path.name}"]
-    if stamp and stamp_state(path) == "none":
-        try:
-            _, answered = prereg.stamp(path, timeout=timeout_s)
-            notes.append(f"stamped by {', '.join(answered)}")
-        except prereg.NoCalendar as exc:
-            notes.append(f"not stamped: {exc}")
-    return path, written, notes
 
 
 class ManifestConfig(Config):
@@ -188,13 +142,13 @@ def preregistration_manifest(context: AssetExecutionContext, config: ManifestCon
                              archive: ArchiveResource) -> MaterializeResult:
     paths = archive.paths()
     key = context.partition_key
-    path = manifest_file(paths, key)
+    path = prereg.manifest_file(paths, key)
     if not path.exists():
         raise refusal("no_manifest", f"no pre-registration manifest {path.name} in this archive: a manifest "
                                      f"partition is added when its manifest is written", manifest=path.name,
                       what_to_do="run write_manifest_job (or `llmarchive prereg manifest`) after admitting "
                                  "protocols") from None
-    if config.stamp and stamp_state(path) == "none":
+    if config.stamp and prereg.stamp_state(path) == "none":
         try:
             _, answered = prereg.stamp(path, timeout=config.timeout_s)
             context.log.info(f"stamped {path.name} by {', '.join(answered)}")
@@ -212,13 +166,13 @@ def preregistration_manifest(context: AssetExecutionContext, config: ManifestCon
 def write_preregistration_manifest(context: OpExecutionContext, config: ManifestConfig,
                                    archive: ArchiveResource):
     paths = archive.paths()
-    path, written, notes = write_admitted_manifest(paths, config.stamp, config.timeout_s)
+    path, written, notes = prereg.write_admitted_manifest(paths, config.stamp, config.timeout_s)
     for note in notes:
         context.log.info(note)
     if path is None:
         yield Output(None, metadata={"written": False})
         return
-    key = manifest_key(path)
+    key = prereg.manifest_key(path)
     context.instance.add_dynamic_partitions(MANIFESTS, [key])
     yield AssetMaterialization(asset_key="preregistration_manifest", partition=key, metadata=manifest_metadata(path))
     yield Output(key, metadata={"written": written, "partition": key})

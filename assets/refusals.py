@@ -17,6 +17,8 @@ from typing import Any, Optional
 
 from dagster import Failure, MetadataValue
 
+from llmarchive.budget import BudgetError
+
 KINDS = {
     "no_key": "the paid provider's key is not set where the step runs",
     "no_budget": "no budget file: paid work needs one (`llmarchive budget init`)",
@@ -54,8 +56,6 @@ def required_budget(resource: Any, paths: Any, **facts: Any) -> Any:
     No budget file, or one that cannot be read, refuses the step before any
     call: nothing was spent.
     """
-    from llmarchive.budget import BudgetError
-
     try:
         loaded = resource.load(paths)
     except BudgetError as exc:

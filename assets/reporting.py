@@ -11,29 +11,56 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, MetadataValue
 
-from measure.schema import VERSIONS
+from measure import measurement as estimator
+from measure.schema import MEASUREMENT_FIELDS, PAIRS, VERSION_SUFFIX, VERSIONS
 
-# Measurement fields published as float metadata (each a number or None in the record).
-FLOAT_FIELDS = ("stability_pct", "ci_low_pct", "ci_high_pct", "gap_pct", "gap_null_pct", "gap_positive_pct",
-                "null_floor_pct", "entropy_a", "entropy_b", "u_a", "u_a_prime", "u_b", "u_c",
-                "drop_bound_pct_ab", "drop_bound_pct_aa", "drop_bound_pct_ac",
-                "drop_asymmetry_pct_ab", "drop_asymmetry_pct_aa", "drop_asymmetry_pct_ac",
-                "scenario_concentration_pct")
+# Measurement fields published as float metadata: every field measure types as a percentage or a unit-interval
+# number (each a number or None in the record), in the record's order.
+FLOAT_FIELDS = tuple(name for name, label in MEASUREMENT_FIELDS if label in ("pct", "unit_interval"))
 INT_FIELDS = ("n", "k")
 BOOL_FIELDS = ("on_curve",)
 
-# One asset check per gate of measure.measurement (each names the flag it raises), and one for the curve.
-GATE_CHECKS = {
-    "drop_bound": "drop_bound_pct ≤ 2.0 on each pair (else drop_confounded)",
-    "missingness_asymmetry": "drop_asymmetry_pct ≤ 1.0 on each pair (else asymmetric_missingness)",
-    "finding_above_losses": "drop_bound_pct_ab < gap_pct (else below_drop_bound)",
-    "above_surface_noise": "B moves more than the null change A′, losses included (else below_surface_noise)",
-    "positive_control": "C moves the answer by more than theta_positive_pct (else not_reading)",
-    "not_degenerate": "not one answer regardless of wording (else degenerate_candidate)",
-    "scenario_concentration": "the two worst scenarios carry ≤ the declared share of the gap "
-                              "(else scenario_dominated)",
-    "on_curve": "no flag at all and an admitted protocol: the measurement is a point on the curve",
+# Each gate check of measure.measurement.build and the flag it raises when it fails (both names checked against
+# the gates of a measurement measure builds, and the flags against measure.schema.FLAGS: tests/test_reporting.py).
+GATE_FLAGS = {
+    "drop_bound": "drop_confounded",
+    "missingness_asymmetry": "asymmetric_missingness",
+    "finding_above_losses": "below_drop_bound",
+    "above_surface_noise": "below_surface_noise",
+    "positive_control": "not_reading",
+    "not_degenerate": "degenerate_candidate",
+    "scenario_concentration": "scenario_dominated",
 }
+
+
+def _each_pair(field: str) -> str:
+    return ", ".join(f"{field}_{pair}" for pair in PAIRS)
+
+
+def gate_checks() -> dict[str, str]:
+    """One asset check per gate of measure.measurement (each names the flag it raises), and one for the curve.
+
+    Each threshold is read from :mod:`measure.measurement` when the checks are
+    described, so the day measure moves one the checks say the new value.  The
+    two thresholds a protocol declares (``theta_positive_pct``,
+    ``scenario_dominated_share_pct``) are named, not quoted: they differ by protocol.
+    """
+    rules = {
+        "drop_bound": f"each of {_each_pair('drop_bound_pct')} ≤ {float(estimator.DROP_BOUND_MAX_PCT)}",
+        "missingness_asymmetry": f"each of {_each_pair('drop_asymmetry_pct')} ≤ "
+                                 f"{float(estimator.ASYMMETRY_MAX_PCT)}",
+        "finding_above_losses": "drop_bound_pct_ab < gap_pct",
+        "above_surface_noise": "B moves more than the null change A′, losses included: "
+                               "gap_pct − drop_bound_pct_ab > gap_null_pct + drop_bound_pct_aa",
+        "positive_control": "C moves the answer by more than theta_positive_pct, losses included",
+        "not_degenerate": f"not one answer regardless of wording: not max(entropy_a, entropy_b) < "
+                          f"{float(estimator.DEGENERATE_ENTROPY)} with stability_pct > "
+                          f"{float(estimator.DEGENERATE_STABILITY_PCT)}",
+        "scenario_concentration": "the two worst scenarios carry ≤ scenario_dominated_share_pct of the gap",
+    }
+    checks = {check: f"{rule} (else {GATE_FLAGS[check]})" for check, rule in rules.items()}
+    checks["on_curve"] = "no flag at all and an admitted protocol: the measurement is a point on the curve"
+    return checks
 
 
 def outcome_table(runs: Iterable[Mapping]) -> str:
@@ -48,7 +75,7 @@ def outcome_table(runs: Iterable[Mapping]) -> str:
 
 
 def measurement_row(m: Mapping) -> str:
-    u = " / ".join(f"{m.get(f'u_{s}')}" for s in ("a", "a_prime", "b", "c"))
+    u = " / ".join(f"{m.get(f'u_{VERSION_SUFFIX[v]}')}" for v in VERSIONS)
     return (f"| {m['protocol_id']} | {m.get('stability_pct')} | {m.get('ci_low_pct')}–{m.get('ci_high_pct')} | "
             f"{m.get('entropy_a')} / {m.get('entropy_b')} | {m.get('null_floor_pct')} | {u} | "
             f"{', '.join(m.get('flags') or []) or 'none'} | {m.get('on_curve')} |")
@@ -87,8 +114,7 @@ def measurement_metadata(m: Optional[Mapping]) -> dict:
     return {
         **typed_numbers(m),
         "ci_pct": f"{m.get('ci_low_pct')}–{m.get('ci_high_pct')}",
-        "u_per_version": MetadataValue.json({v: m.get(f"u_{s}") for v, s in
-                                             (("A", "a"), ("A_prime", "a_prime"), ("B", "b"), ("C", "c"))}),
+        "u_per_version": MetadataValue.json({v: m.get(f"u_{VERSION_SUFFIX[v]}") for v in VERSIONS}),
         "flags": MetadataValue.json(m.get("flags") or []),
         "flag_reasons": MetadataValue.json(m.get("flag_reasons") or {}),
         "outcomes": MetadataValue.json(m.get("outcomes") or {}),
@@ -98,7 +124,7 @@ def measurement_metadata(m: Optional[Mapping]) -> dict:
 def gate_check_specs(asset: str) -> list[AssetCheckSpec]:
     """The gate checks of a measurement asset (evaluated by the asset itself, never blocking)."""
     return [AssetCheckSpec(name, asset=asset, description=f"Gate, severity WARN: {rule}.")
-            for name, rule in GATE_CHECKS.items()]
+            for name, rule in gate_checks().items()]
 
 
 def gate_failures(m: Mapping, check: str) -> list[str]:
@@ -130,7 +156,8 @@ def gate_check_results(asset: str, measurements: Sequence[Mapping],
     that was never evaluated has not passed.
     """
     results = []
-    for check in GATE_CHECKS:
+    checks = gate_checks()
+    for check in checks:
         failures: list[str] = []
         if missing is not None:
             failures.append(f"not evaluated: {missing}")
@@ -139,7 +166,7 @@ def gate_check_results(asset: str, measurements: Sequence[Mapping],
             failures += [prefix + line for line in gate_failures(m, check)]
         results.append(AssetCheckResult(
             asset_key=asset, check_name=check, passed=not failures, severity=AssetCheckSeverity.WARN,
-            description=("; ".join(failures) if failures else f"passed: {GATE_CHECKS[check]}")[:1000],
+            description=("; ".join(failures) if failures else f"passed: {checks[check]}")[:1000],
             metadata={"failing": MetadataValue.int(len(failures)),
                       "reasons": MetadataValue.json(failures),
                       "measurements": MetadataValue.int(len(measurements))}))

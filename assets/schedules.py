@@ -11,6 +11,7 @@ from datetime import timedelta
 from dagster import DefaultScheduleStatus, MultiPartitionKey, RunRequest, schedule
 
 from assets.jobs import commercial_job, coverage_job, daily_instrument_job, publication_job, subject_fingerprint_job
+from llmarchive.succession.subject_models import load_subject_models
 from panels.build import all_protocol_ids
 
 PAID_KEY = "ANTHROPIC_API_KEY"
@@ -40,7 +41,6 @@ def daily_subject_fingerprint_schedule(context):
 
 
 def sweep_series() -> str:
-    from llmarchive.succession.subject_models import load_subject_models
     return load_subject_models().protocol_series
 
 

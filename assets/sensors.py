@@ -28,7 +28,6 @@ from dagster import DefaultSensorStatus, RunRequest, SensorEvaluationContext, Se
 
 from assets.jobs import manifest_job
 from assets.partitions import GENERATIONS, MANIFESTS, generations, manifests
-from assets.protocols import manifest_key, stamp_state
 from assets.resources import ArchiveResource, SubjectResource
 from llmarchive.schedule import lease
 from llmarchive.protocols import prereg
@@ -86,7 +85,7 @@ def lease_on_life(context: SensorEvaluationContext, archive: ArchiveResource):
                     "OpenTimestamps state changed (none → pending → upgraded).")
 def preregistration_manifests(context: SensorEvaluationContext, archive: ArchiveResource):
     paths = archive.paths()
-    files = {manifest_key(path): path for path in prereg.manifests(paths)}
+    files = {prereg.manifest_key(path): path for path in prereg.manifests(paths)}
     known = set(context.instance.get_dynamic_partitions(MANIFESTS))
     try:
         seen = json.loads(context.cursor) if context.cursor else {}
@@ -94,7 +93,7 @@ def preregistration_manifests(context: SensorEvaluationContext, archive: Archive
         seen = {}
     state, requests = {}, []
     for key, path in sorted(files.items()):
-        state[key] = f"{prereg.file_sha256(path)[:16]}:{stamp_state(path)}"
+        state[key] = f"{prereg.file_sha256(path)[:16]}:{prereg.stamp_state(path)}"
         if seen.get(key) != state[key]:
             requests.append(RunRequest(run_key=f"manifest-{key}-{state[key]}", partition_key=key))
     to_add = sorted(set(files) - known)

@@ -5,8 +5,9 @@ Each record carries ``prev_sha256`` (the previous record's ``record_sha256``;
 canonical JSON of the record *without* its own ``record_sha256`` field (and
 with ``prev_sha256``).  Editing, deleting, inserting or reordering any line
 breaks the chain at that line, and :func:`verify` names the first break.
+The lines themselves are read by :mod:`measure.jsonl` (its ``STRICT``
+policy: the first line that cannot be read stops the reading).
 """
-import json
 from typing import Iterable, Mapping, Optional
 
 from measure.canonical import canonical_json, canonical_sha256
@@ -21,10 +22,6 @@ class ChainError(ArchiveError, ValueError):
     def __init__(self, index: int, message: str) -> None:
         super().__init__(f"record #{index}: {message}")
         self.index = index
-
-
-class ChainFileError(ArchiveError, ValueError):
-    """A log line that is not a JSON object, named by file and line."""
 
 
 def record_hash(record: Mapping) -> str:
@@ -67,22 +64,6 @@ def verify(records: Iterable[Mapping]) -> int:
         prev = expected
         count += 1
     return count
-
-
-def parse_lines(lines: Iterable[str], source: str = "log") -> list[dict]:
-    """Parse JSONL text lines, naming the line of any malformed record."""
-    out = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ChainFileError(f"{source}, line {number}: not valid JSON ({exc.msg})") from None
-        if not isinstance(value, dict):
-            raise ChainFileError(f"{source}, line {number}: a record must be a JSON object")
-        out.append(value)
-    return out
 
 
 def last_hash(records: list[Mapping]) -> str:

@@ -43,6 +43,7 @@ line per reader naming its model.  Both derive from the panel and are kept
 outside ``protocol_sha256`` (:data:`UNHASHED_KEYS`).
 """
 import copy
+import importlib
 import re
 from typing import Mapping, Optional
 
@@ -113,8 +114,6 @@ def all_protocol_ids() -> list[str]:
 
 def load_scenarios(family: str) -> tuple[Scenario, ...]:
     """The family's fifteen scenarios, checked against the family's number rules."""
-    import importlib
-
     try:
         module = importlib.import_module(f"panels.families.{family}")
     except ModuleNotFoundError as exc:

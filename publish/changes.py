@@ -25,12 +25,12 @@ in every version leave the stability, and so the label, where they were.
 The modal decisions come from the runs' trial logs (:mod:`publish.sources`
 reads them); the counts are numbers only, so no wording is published by them.
 """
-import json
 import math
 from collections import Counter
 from pathlib import Path
 from typing import Iterable, Mapping, Optional
 
+from measure import jsonl
 from measure.stats import compare
 
 CURVE_KEY = ("protocol_id", "series", "model_family")
@@ -155,18 +155,15 @@ def modal_cells(trials: Iterable[Mapping]) -> dict[Cell, Optional[tuple[str, ...
 
 
 def modal_cells_of_log(path: Path) -> dict[Cell, Optional[tuple[str, ...]]]:
-    """:func:`modal_cells` of a ``trials.jsonl`` (only its trial records are read).
+    """:func:`modal_cells` of a ``trials.jsonl`` (its trial records), read as the chained log it is.
 
-    Raises ``OSError`` or ``ValueError`` for a log that cannot be read; the
-    caller decides what an unreadable log means (publication leaves the
-    counts empty rather than guessing).
+    Raises ``OSError``, or ``ValueError`` (:class:`measure.jsonl.JsonlError`)
+    for a log that cannot be read; the caller decides what an unreadable log
+    means (publication leaves the counts empty rather than guessing).
     """
-    trials = []
     with open(path, "rb") as fh:
-        for line in fh:
-            if b'"record_type":"trial"' in line:
-                trials.append(json.loads(line))
-    return modal_cells(trials)
+        records = jsonl.JsonlReader(jsonl.STRICT, str(path)).read(fh)
+    return modal_cells(r for r in records if r.get("record_type") == "trial")
 
 
 def cells_moved(x: ModalCells, y: ModalCells) -> tuple[int, int]:

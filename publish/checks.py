@@ -33,10 +33,14 @@ from llmarchive.archive.log_agreement import log_disagreement, measured_trials, 
 from llmarchive.archive.jsonio import RecordFileError, read_json, read_jsonl
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.record_logs import parse_time
+from llmarchive.schedule.coverage import compute
 from measure.errors import ArchiveError
 from measure import chain
 from measure.schema import GAP_CAUSES
+from publish import panels, sources
+from publish.boundary import leak_guard, publication_guard
 from publish.errors import LeakError, PublishError
+from publish.guard import GuardError
 from publish.workers import pool
 
 CHECKS = ("trial_log_chains", "no_flagged_measurement_on_curve", "coverage_gaps_have_causes", "leak_guard")
@@ -132,8 +136,6 @@ def unexplained_periods(paths: ArchivePaths, build_time: Optional[str] = None) -
     of the build time (:func:`llmarchive.schedule.coverage.compute`, which writes
     nothing), the same computation the coverage job records.
     """
-    from llmarchive.schedule.coverage import compute
-
     when = parse_time(build_time) if build_time else None
     now = when or datetime.now(timezone.utc)
     try:
@@ -146,13 +148,8 @@ def unexplained_periods(paths: ArchivePaths, build_time: Optional[str] = None) -
 
 
 def leak_problems(paths: ArchivePaths) -> list[str]:
-    from publish import leak_guard, panels, sources
-
     if not paths.public.is_dir():
         return []
-    from publish import publication_guard
-    from publish.guard import GuardError
-
     problems: list[str] = []
     try:
         inputs = sources.gather(paths)

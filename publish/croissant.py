@@ -112,21 +112,22 @@ def calendar_version(date: str) -> str:
     return f"{int(year)}.{int(month)}.{int(day)}"
 
 
-def build(files: dict[str, bytes], open_runs: list[OpenRun], date_published: Optional[str],
-          publication_date: Optional[str] = None) -> dict:
-    """The Croissant document for ``files`` (which must hold the CSVs and the open-lane files).
+Part = tuple[list[dict], list[dict]]
+"""What one published file or file set adds: its distribution entries and its record sets."""
 
-    ``publication_date`` (``YYYY-MM-DD``, the build's date) gives the
-    version; without it the code version is used.
-    """
+
+def _csv_file(name: str, data: bytes, description: str) -> dict:
+    return {"@type": "cr:FileObject", "@id": name, "name": name, "contentUrl": name, "encodingFormat": "text/csv",
+            "sha256": sha256_hex(data), "description": description}
+
+
+def _measurement_part(files: dict[str, bytes]) -> Part:
+    """``stability.csv`` and ``outcomes.csv``, always published."""
     distribution = [
-        {"@type": "cr:FileObject", "@id": "stability.csv", "name": "stability.csv", "contentUrl": "stability.csv",
-         "encodingFormat": "text/csv", "sha256": sha256_hex(files["stability.csv"]),
-         "description": ("One row per measurement: its reading in words, then one column per measurement "
-                         "field; both series.")},
-        {"@type": "cr:FileObject", "@id": "outcomes.csv", "name": "outcomes.csv", "contentUrl": "outcomes.csv",
-         "encodingFormat": "text/csv", "sha256": sha256_hex(files["outcomes.csv"]),
-         "description": "Every measurement's outcome distribution: one row per run, version and outcome."},
+        _csv_file("stability.csv", files["stability.csv"],
+                  "One row per measurement: its reading in words, then one column per measurement field; both series."),
+        _csv_file("outcomes.csv", files["outcomes.csv"],
+                  "Every measurement's outcome distribution: one row per run, version and outcome."),
     ]
     record_sets = [
         {"@type": "cr:RecordSet", "@id": "stability", "name": "stability",
@@ -141,67 +142,78 @@ def build(files: dict[str, bytes], open_runs: list[OpenRun], date_published: Opt
          "field": [_field("outcomes", n, label, OUTCOME_FIELD_DESCRIPTIONS[n], {"fileObject": {"@id": "outcomes.csv"}})
                    for n, label in OUTCOME_FIELDS]},
     ]
-    if "changes.csv" in files:
-        distribution.append(
-            {"@type": "cr:FileObject", "@id": "changes.csv", "name": "changes.csv", "contentUrl": "changes.csv",
-             "encodingFormat": "text/csv", "sha256": sha256_hex(files["changes.csv"]),
-             "description": "The change rule between consecutive on-curve measurements of every curve."})
-        record_sets.append(
-            {"@type": "cr:RecordSet", "@id": "changes", "name": "changes",
-             "description": "Changes between consecutive on-curve measurements (changes.csv).",
-             "field": [_field("changes", n, label, d, {"fileObject": {"@id": "changes.csv"}})
-                       for n, label, d in reading.CHANGE_READING_COLUMNS + changes.CHANGE_COLUMN_SPEC]})
-    if "coverage.csv" in files:
-        distribution.append(
-            {"@type": "cr:FileObject", "@id": "coverage.csv", "name": "coverage.csv", "contentUrl": "coverage.csv",
-             "encodingFormat": "text/csv", "sha256": sha256_hex(files["coverage.csv"]),
-             "description": ("Every scheduled job and period: it ran, or the one cause of its gap from the closed "
-                             "list of causes.")})
-        record_sets.append(
-            {"@type": "cr:RecordSet", "@id": "coverage", "name": "coverage",
-             "description": "Coverage of the schedule, one row per job and period (coverage.csv).",
-             "field": [_field("coverage", n, COVERAGE_TYPES.get(n, "text"), csvs.COVERAGE_DESCRIPTIONS[n],
-                              {"fileObject": {"@id": "coverage.csv"}})
-                       for n in csvs.COVERAGE_FIELDS]})
+    return distribution, record_sets
+
+
+def _changes_part(files: dict[str, bytes]) -> Part:
+    if "changes.csv" not in files:
+        return [], []
+    return ([_csv_file("changes.csv", files["changes.csv"],
+                       "The change rule between consecutive on-curve measurements of every curve.")],
+            [{"@type": "cr:RecordSet", "@id": "changes", "name": "changes",
+              "description": "Changes between consecutive on-curve measurements (changes.csv).",
+              "field": [_field("changes", n, label, d, {"fileObject": {"@id": "changes.csv"}})
+                        for n, label, d in reading.CHANGE_READING_COLUMNS + changes.CHANGE_COLUMN_SPEC]}])
+
+
+def _coverage_part(files: dict[str, bytes]) -> Part:
+    if "coverage.csv" not in files:
+        return [], []
+    return ([_csv_file("coverage.csv", files["coverage.csv"],
+                       "Every scheduled job and period: it ran, or the one cause of its gap from the closed list of "
+                       "causes.")],
+            [{"@type": "cr:RecordSet", "@id": "coverage", "name": "coverage",
+              "description": "Coverage of the schedule, one row per job and period (coverage.csv).",
+              "field": [_field("coverage", n, COVERAGE_TYPES.get(n, "text"), csvs.COVERAGE_DESCRIPTIONS[n],
+                               {"fileObject": {"@id": "coverage.csv"}})
+                        for n in csvs.COVERAGE_FIELDS]}])
+
+
+def _open_lane_part(files: dict[str, bytes], open_runs: list[OpenRun]) -> Part:
     lane_files = sorted(name for name in files if name.startswith("open-lane/"))
-    if lane_files:
-        distribution.append(
-            {"@type": "cr:FileSet", "@id": "open-lane", "name": "open-lane", "encodingFormat": "application/jsonlines",
-             "includes": "open-lane/*.jsonl",
-             "description": ("Every trial of every open-lane run, one JSON object per line, grouped by year: "
-                             + ", ".join(lane_files) + ".")})
-        record_sets.append(
-            {"@type": "cr:RecordSet", "@id": "open_lane_trials", "name": "open_lane_trials",
-             "description": "Open-lane trials (open-lane/<year>.jsonl), copied from the runs' trial logs.",
-             "field": [_field("open_lane_trials", n, label, open_lane.describe(n), {"fileSet": {"@id": "open-lane"}})
-                       for n, label in open_lane.trial_fields(open_runs)]})
+    if not lane_files:
+        return [], []
+    return ([{"@type": "cr:FileSet", "@id": "open-lane", "name": "open-lane",
+              "encodingFormat": "application/jsonlines", "includes": "open-lane/*.jsonl",
+              "description": ("Every trial of every open-lane run, one JSON object per line, grouped by year: "
+                              + ", ".join(lane_files) + ".")}],
+            [{"@type": "cr:RecordSet", "@id": "open_lane_trials", "name": "open_lane_trials",
+              "description": "Open-lane trials (open-lane/<year>.jsonl), copied from the runs' trial logs.",
+              "field": [_field("open_lane_trials", n, label, open_lane.describe(n), {"fileSet": {"@id": "open-lane"}})
+                        for n, label in open_lane.trial_fields(open_runs)]}])
+
+
+def _panels_part(files: dict[str, bytes]) -> Part:
     panel_files = sorted(name for name in files if name.startswith("panels/"))
-    if panel_files:
-        distribution.append(
-            {"@type": "cr:FileSet", "@id": "panels", "name": "panels", "encodingFormat": "application/json",
-             "includes": "panels/*.json",
-             "description": ("Every protocol of the open lane in full, one JSON document per protocol: every "
-                             "scenario's four versions exactly as sent, the options and frozen settings, "
-                             "panel_sha256, protocol_sha256 and each prompt's prompt_sha256 ("
-                             + ", ".join(f"{name} sha256 {sha256_hex(files[name])}" for name in panel_files)
-                             + "). `llmarchive panels verify FILE` recomputes the hashes from the file alone.")})
-        record_sets.append(
-            {"@type": "cr:RecordSet", "@id": "open_panel_scenarios", "name": "open_panel_scenarios",
-             "description": "The scenarios of the open panels (panels/<protocol_id>.json), one record per scenario.",
-             "field": [{"@type": "cr:Field", "@id": "open_panel_scenarios/protocol_id", "name": "protocol_id",
-                        "description": "The open protocol the scenario belongs to (the file's name).",
-                        "dataType": "sc:Text",
-                        "source": {"fileSet": {"@id": "panels"}, "extract": {"fileProperty": "filename"},
-                                   "transform": {"regex": "^(.*)\\.json$"}}}]
-                      + [_panel_field(name, description) for name, description in PANEL_FIELDS]})
-    data_licence = wording.LICENCES["data"]
+    if not panel_files:
+        return [], []
+    return ([{"@type": "cr:FileSet", "@id": "panels", "name": "panels", "encodingFormat": "application/json",
+              "includes": "panels/*.json",
+              "description": ("Every protocol of the open lane in full, one JSON document per protocol: every "
+                              "scenario's four versions exactly as sent, the options and frozen settings, "
+                              "panel_sha256, protocol_sha256 and each prompt's prompt_sha256 ("
+                              + ", ".join(f"{name} sha256 {sha256_hex(files[name])}" for name in panel_files)
+                              + "). `llmarchive panels verify FILE` recomputes the hashes from the file alone.")}],
+            [{"@type": "cr:RecordSet", "@id": "open_panel_scenarios", "name": "open_panel_scenarios",
+              "description": "The scenarios of the open panels (panels/<protocol_id>.json), one record per scenario.",
+              "field": [{"@type": "cr:Field", "@id": "open_panel_scenarios/protocol_id", "name": "protocol_id",
+                         "description": "The open protocol the scenario belongs to (the file's name).",
+                         "dataType": "sc:Text",
+                         "source": {"fileSet": {"@id": "panels"}, "extract": {"fileProperty": "filename"},
+                                    "transform": {"regex": "^(.*)\\.json$"}}}]
+                       + [_panel_field(name, description) for name, description in PANEL_FIELDS]}])
+
+
+def _document(distribution: list[dict], record_sets: list[dict], date_published: Optional[str],
+              publication_date: Optional[str]) -> dict:
+    """The dataset around its files: what it is, its licence, its version and dates."""
     document = {
         "@context": CONTEXT,
         "@type": "sc:Dataset",
         "name": "llm-archive",
         "description": f"{wording.ONE_SENTENCE} {wording.SCOPE} {wording.NOT_AN_EVALUATION}",
         "conformsTo": "http://mlcommons.org/croissant/1.0",
-        "license": data_licence[1],
+        "license": wording.LICENCES["data"][1],
         "url": "index.html",
         "version": calendar_version(publication_date) if publication_date else __version__,
         "isLiveDataset": True,
@@ -214,3 +226,21 @@ def build(files: dict[str, bytes], open_runs: list[OpenRun], date_published: Opt
     if publication_date:
         document["dateModified"] = publication_date[:10]
     return document
+
+
+def build(files: dict[str, bytes], open_runs: list[OpenRun], date_published: Optional[str],
+          publication_date: Optional[str] = None) -> dict:
+    """The Croissant document for ``files`` (which must hold the CSVs and the open-lane files).
+
+    One part per published file or file set, in a fixed order: the
+    measurements and outcomes, the changes, the coverage, the open lane,
+    the open panels.  ``publication_date`` (``YYYY-MM-DD``, the build's
+    date) gives the version; without it the code version is used.
+    """
+    distribution: list[dict] = []
+    record_sets: list[dict] = []
+    for files_of_part, sets_of_part in (_measurement_part(files), _changes_part(files), _coverage_part(files),
+                                        _open_lane_part(files, open_runs), _panels_part(files)):
+        distribution += files_of_part
+        record_sets += sets_of_part
+    return _document(distribution, record_sets, date_published, publication_date)

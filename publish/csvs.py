@@ -15,6 +15,8 @@ from llmarchive.schedule.coverage_wording import public_detail
 from llmarchive.archive.record_logs import KINDS
 from measure.canonical import canonical_json
 from measure.schema import MEASUREMENT_FIELDS, OUTCOME_FIELD_NAMES, OUTCOMES, VERSIONS
+from publish.changes import CHANGE_COLUMN_SPEC
+from publish.reading import CHANGE_READING_COLUMNS, READING_COLUMNS, change_reading, derived_columns
 
 STABILITY_FILE = "stability.csv"
 OUTCOMES_FILE = "outcomes.csv"
@@ -63,8 +65,6 @@ def stability_csv(measurements: Iterable[dict]) -> bytes:
     row can be read as, its flags as sentences), then one column per ``MEASUREMENT_FIELDS`` key, in schema
     order and exactly as computed.  The words lead because a spreadsheet is read from the left; every
     parser that reads columns by name is unaffected, and :mod:`publish.reader` checks the schema's part."""
-    from publish.reading import READING_COLUMNS, derived_columns
-
     header = [name for name, _, _ in READING_COLUMNS] + [name for name, _ in MEASUREMENT_FIELDS]
     rows = ([cell(words[name], label) for name, label, _ in READING_COLUMNS]
             + [cell(m[name], label) for name, label in MEASUREMENT_FIELDS]
@@ -111,9 +111,6 @@ def coverage_csv(rows: Iterable[dict]) -> bytes:
 
 def changes_csv(rows: Iterable[dict]) -> bytes:
     """The change rule's rows (:func:`publish.changes.change_rows`), one column per ``CHANGE_FIELDS`` key."""
-    from publish.changes import CHANGE_COLUMN_SPEC
-    from publish.reading import CHANGE_READING_COLUMNS, change_reading
-
     spec = CHANGE_READING_COLUMNS + CHANGE_COLUMN_SPEC
     return write_csv([n for n, _, _ in spec],
                      ([cell(change_reading(r) if n == "reading" else r[n], label) for n, label, _ in spec]

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Optional
 
 import sqlite_utils
 
-from llmarchive.succession.review import replaced_points, withdrawn_points
+from llmarchive.archive.queries import shown_points
 from measure.canonical import canonical_json
 from measure.schema import (
     FIELD_DESCRIPTIONS,
@@ -36,8 +36,9 @@ from measure.schema import (
 )
 from publish import changes, csvs, human_gap, reading
 from publish.errors import PublishError
-from publish.sources import Inputs
+from publish.sources import SUCCESSION_KINDS, Inputs
 from publish.status import public_instrument_detail
+from publish.succession_words import PRIVATE_FIELDS, public_reason
 
 SQL_TYPES = {"pct": float, "unit_interval": float, "number": float, "int": int, "count": int, "bool": int,
              "text": str, "json": str}
@@ -383,9 +384,6 @@ def instrument_rows(inputs: Inputs) -> list[dict]:
 
 
 def succession_rows(inputs: Inputs) -> list[dict]:
-    from publish.sources import SUCCESSION_KINDS
-    from publish.succession_words import PRIVATE_FIELDS, public_reason
-
     out = []
     for kind in SUCCESSION_KINDS:
         for r in inputs.by_kind(kind):
@@ -407,12 +405,8 @@ def comparison_rows(inputs: Inputs) -> list[dict]:
     one run is never shown both on a curve and beside it (method §4.3).  So is a point a later one replaced
     (the run was flagged ``instrument_suspect`` after the first was filed, method §7.4).
     """
-    points = inputs.by_kind("comparison_point")
-    withdrawn = withdrawn_points(inputs.by_kind("needs_review")) | replaced_points(points)
     out = []
-    for r in points:
-        if r.get("record_sha256") in withdrawn:
-            continue
+    for r in shown_points(inputs.by_kind("comparison_point"), inputs.by_kind("needs_review")):
         m = r.get("measurement") if isinstance(r.get("measurement"), dict) else {}
         out.append({**reading.point_columns(r),
                     "record_sha256": r.get("record_sha256"), "date": r.get("date"), "run_date": m.get("run_date"),

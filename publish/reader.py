@@ -24,12 +24,13 @@ import json
 import math
 import sqlite3
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple, Optional
+from typing import Any, BinaryIO, Mapping, NamedTuple, Optional
 
-from measure import schema
+from measure import jsonl, schema
 from measure.records import Trial
 from measure.schema import MEASUREMENT_FIELD_NAMES, MEASUREMENT_FIELDS
 from publish import csvs, open_lane
+from publish.database import DESIGN_COLUMN_SPEC, PROTOCOL_COLUMN_SPEC
 from publish.datasette_meta import DB_FILE
 from publish.errors import PublishError
 from publish.reading import READING_COLUMNS
@@ -53,15 +54,24 @@ class PublicInputs(NamedTuple):
 # reading files: every failure is one line naming the file
 # --------------------------------------------------------------------------
 
-def read_text(path: Path) -> str:
+def _open(path: Path) -> BinaryIO:
+    """``path`` opened to read; a missing file or a folder is one line naming it."""
     try:
-        data = path.read_bytes()
+        return open(path, "rb")
     except FileNotFoundError:
         raise PublishError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise PublishError(f"{path}: a folder, not a file") from None
     except OSError as exc:
         raise PublishError(f"{path}: cannot be read ({exc.strerror})") from None
+
+
+def read_text(path: Path) -> str:
+    with _open(path) as fh:
+        try:
+            data = fh.read()
+        except OSError as exc:
+            raise PublishError(f"{path}: cannot be read ({exc.strerror})") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -88,34 +98,22 @@ def typed_trial(trial: dict, where: str) -> Trial:
 
 
 def read_records(path: Path, torn_tail_ok: bool) -> list[tuple[int, dict]]:
-    """Every record of a JSONL file with its line number, checked line by line.
+    """Every record of a JSONL file with its line number, read by :data:`measure.jsonl.REFUSE`.
 
-    A run folder's own log may end in a torn line a killed process left
-    (never reported written, so ignored when ``torn_tail_ok``); a published
-    file never does, so there a last line without its newline is an error.
+    The first line that cannot be read refuses the file, naming it and the
+    line.  A run folder's own log may end in a torn line a killed process
+    left (never reported written, so passed over when ``torn_tail_ok``); a
+    published file never does, so there a last line without its newline is
+    an error.
     """
-    text = read_text(path)
-    lines = text.split("\n")
-    out = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        torn = number == len(lines)  # text after the final newline
-        if torn and torn_tail_ok:
-            break
+    reader = jsonl.JsonlReader(jsonl.REFUSE, str(path), torn_tail=jsonl.DROP if torn_tail_ok else jsonl.REFUSED)
+    with _open(path) as fh:
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            hint = " - the file ends in the middle of this line (truncated?)" if torn else ""
-            raise PublishError(f"{path}, line {number}: not valid JSON ({exc.msg}){hint}") from None
-        except RecursionError:
-            raise PublishError(f"{path}, line {number}: JSON nested too deeply") from None
-        if torn:
-            raise PublishError(f"{path}, line {number}: the last line has no newline (truncated?)")
-        if not isinstance(record, dict):
-            raise PublishError(f"{path}, line {number}: not a JSON object")
-        out.append((number, record))
-    return out
+            return [(line.number, line.record) for line in reader.lines(fh)]
+        except jsonl.JsonlError as exc:
+            raise PublishError(str(exc)) from None
+        except OSError as exc:
+            raise PublishError(f"{path}: cannot be read ({exc.strerror})") from None
 
 
 def read_trials(path: Path, run_id: Optional[str], torn_tail_ok: bool,
@@ -202,15 +200,11 @@ def decode_measurement(record: Mapping, where: str, from_text: bool = False) -> 
 
 
 def _header_labels() -> dict[str, str]:
-    from publish.database import PROTOCOL_COLUMN_SPEC
-
     return {name: label for name, label, _ in PROTOCOL_COLUMN_SPEC}
 
 
 def _derived_protocol_columns() -> tuple[str, ...]:
     """Columns the protocols table publishes beside the header (the design figures), not part of it."""
-    from publish.database import DESIGN_COLUMN_SPEC
-
     return tuple(name for name, _, _ in DESIGN_COLUMN_SPEC)
 
 

@@ -26,8 +26,10 @@ same function.
 import math
 from typing import Mapping, Optional
 
+from llmarchive.succession.review import BRIDGE_SUBMITTER
 from measure.measurement import ASYMMETRY_MAX_PCT, DEGENERATE_ENTROPY, DEGENERATE_STABILITY_PCT, DROP_BOUND_MAX_PCT
 from measure.schema import PAIRS, VERSION_SUFFIX
+from panels.readers import KNOWN_ANSWER_WORDS, simulated_reader
 
 SCALE_MAX_PCT = 100.0
 MORE_THAN_THE_SCALE = "more than the scale: the losses alone could explain any result"
@@ -340,9 +342,6 @@ def point_kind(model_id, submitted_by=None) -> str:
     """What kind of comparison point this is: :data:`KNOWN_ANSWER` for a simulated reader's model id,
     :data:`BRIDGE_RUN` for the archive's own bridge run of a model never declared a successor, else
     :data:`OUTSIDE_RUN`."""
-    from llmarchive.succession.review import BRIDGE_SUBMITTER
-    from panels.readers import simulated_reader
-
     if simulated_reader(model_id):
         return KNOWN_ANSWER
     return BRIDGE_RUN if submitted_by == BRIDGE_SUBMITTER else OUTSIDE_RUN
@@ -350,8 +349,6 @@ def point_kind(model_id, submitted_by=None) -> str:
 
 def expected(model_id) -> Optional[str]:
     """For a simulated reader's model id, the answer it must come back with, in words; else ``None``."""
-    from panels.readers import KNOWN_ANSWER_WORDS, simulated_reader
-
     name = simulated_reader(model_id)
     return KNOWN_ANSWER_WORDS.get(name) if name else None
 

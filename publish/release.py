@@ -43,6 +43,9 @@ from llmarchive.archive.dates import parse_date
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.record_logs import utc_today
 from measure.canonical import sha256_hex
+from publish import sources
+from publish.boundary import leak_guard
+from publish.build import publish_all
 from publish.errors import PublishError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -132,8 +135,6 @@ def assemble(paths: ArchivePaths, version: str, out: Path, spec: Optional[Path] 
     ``repo`` is the source tree the code and the listed files are copied from (this repository; a test
     passes a copy of it).
     """
-    from publish import leak_guard, publish_all, sources
-
     if not VERSION_RE.match(version):
         raise PublishError(f"release version {version!r} is not of the form MAJOR.MINOR.PATCH")
     out = Path(out).resolve()

@@ -62,6 +62,7 @@ from measure import stats
 from measure.schema import FIELD_DESCRIPTIONS, MEASUREMENT_FIELDS, VERSIONS
 from panels.instruction import INSTRUCTION
 from publish import changes, human_gap, pages, reading, svg
+from publish.database import comparison_rows, succession_rows
 from publish.datasette_meta import CANNED_QUERIES, DB_FILE
 from publish.errors import SiteError
 from publish.open_lane import verify_command
@@ -249,8 +250,6 @@ def examples(ctx: SiteContext) -> list[dict]:
 
 
 def results(ctx: SiteContext) -> str:
-    from publish.database import comparison_rows, succession_rows
-
     ms = ctx.inputs.measurements
     flagged_rows, flagged_total = flagged(ms)
     # An alarm's own reason is private (it can hold an error's text): the list shows it in public words.
@@ -416,8 +415,6 @@ def render(ctx: SiteContext) -> str:
         "value": pages.VALUE,
         "glossary": glossary_page(),
     }
-    from publish.database import comparison_rows
-
     document = assemble(page_html, ctx.build_time,
                         drawer_data(ctx.inputs.measurements, ctx.inputs.open_runs, comparison_rows(ctx.inputs)), human)
     check_site(document)

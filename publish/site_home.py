@@ -23,6 +23,7 @@ from typing import Optional
 from markupsafe import Markup
 
 from publish import reading, svg
+from publish.database import comparison_rows
 from publish import status as status_file
 from publish.site_templates import render_template
 from publish.status import coverage_summary, instrument_summary
@@ -78,8 +79,6 @@ def series_status(ctx, series: str) -> dict:
 
 
 def comparison_status(ctx) -> dict:
-    from publish.database import comparison_rows
-
     points = comparison_rows(ctx.inputs)
     return {"total": len(points), "known": sum(1 for p in points if p.get("point_kind") == reading.KNOWN_ANSWER),
             "latest": max((str(p.get("run_date")) for p in points if p.get("run_date")), default=None)}

@@ -22,7 +22,6 @@ Selection rules (method §3, §10):
 * a run's trials go to the open lane when its protocol's *current* lane is
   ``open`` (declassification is a lane flip), never otherwise.
 """
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -31,7 +30,7 @@ from llmarchive.archive import record_logs
 from llmarchive.archive import store
 from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.paths import ArchivePaths
-from measure import chain
+from measure import chain, jsonl
 from measure.records import Measurement
 from measure.schema import MEASUREMENT_FIELD_NAMES, SERIES
 from publish.changes import modal_cells, modal_cells_of_log
@@ -90,47 +89,55 @@ def _check_measurement(m: Optional[Measurement], folder: Path) -> dict:
     return m
 
 
-def _read_trial_lines(path: Path) -> tuple[list[bytes], dict[str, set[str]]]:
+OpenRunRead = tuple[list[bytes], dict[str, set[str]], dict]
+"""An open run's log as read: its trial lines, their values' type labels, and its modal cells."""
+
+
+def _read_trial_lines(path: Path) -> OpenRunRead:
     """The trial lines of a chained log, verified, byte for byte as written.
 
-    Also returns, per key, the type labels of the values the trials carry
-    (:func:`publish.open_lane.label_of`), for Croissant.
+    Read by :data:`measure.jsonl.REFUSE` (the first line that cannot be
+    read refuses the build, naming the file and the line); a torn last line
+    was never reported written and is passed over.  Also returns, per key,
+    the type labels of the values the trials carry
+    (:func:`publish.open_lane.label_of`), for Croissant, and the run's modal
+    decision per cell (:func:`publish.changes.modal_cells`), from the records
+    already parsed.
     """
-    if not path.exists():
-        raise PublishError(f"{path}: no trial log in a complete open-lane run")
-    raw = path.read_bytes()
-    lines = raw.split(b"\n")
-    lines.pop()  # empty after the final newline, or a torn last line that was never reported written
     records = []
     kept = []
     types: dict[str, dict[type, object]] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise PublishError(f"{path}, line {number}: not valid JSON ({exc.msg})") from None
-        records.append(record)
-        if isinstance(record, dict) and record.get("record_type") == "trial":
-            kept.append(line + b"\n")
-            for key, value in record.items():
-                seen = types.setdefault(key, {})
-                if value is not None and type(value) not in seen:
-                    seen[type(value)] = value
+    reader = jsonl.JsonlReader(jsonl.REFUSE, str(path), torn_tail=jsonl.DROP)
+    try:
+        with open(path, "rb") as fh:
+            for line in reader.lines(fh):
+                record = line.record
+                records.append(record)
+                if record.get("record_type") == "trial":
+                    kept.append(line.raw)
+                    for key, value in record.items():
+                        seen = types.setdefault(key, {})
+                        if value is not None and type(value) not in seen:
+                            seen[type(value)] = value
+    except FileNotFoundError:
+        raise PublishError(f"{path}: no trial log in a complete open-lane run") from None
+    except OSError as exc:
+        raise PublishError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except jsonl.JsonlError as exc:
+        raise PublishError(str(exc)) from None
     try:
         chain.verify(records)
     except chain.ChainError as exc:
         raise PublishError(f"{path}: hash chain broken at {exc}") from None
     labels = {key: {label_of(key, example) for example in seen.values()} for key, seen in types.items()}
-    return kept, labels
+    return kept, labels, modal_cells(r for r in records if r.get("record_type") == "trial")
 
 
-def _read_open_run(path: str) -> tuple[list[bytes], dict[str, set[str]]]:
+def _read_open_run(path: str) -> OpenRunRead:
     return _read_trial_lines(Path(path))
 
 
-def _read_open_runs(folders: list[Path]) -> list[tuple[list[bytes], dict[str, set[str]]]]:
+def _read_open_runs(folders: list[Path]) -> list[OpenRunRead]:
     """Read and verify the open runs' logs, in two processes when there are many (a ten-year archive)."""
     if len(folders) < 64:
         return [_read_trial_lines(store.trial_log(f)) for f in folders]
@@ -200,11 +207,12 @@ def gather(paths: ArchivePaths) -> Inputs:
             info.n_trials = _count_trials(store.trial_log(folder))
     open_runs: list[OpenRun] = []
     cells: dict[str, dict] = {}
-    for (folder, info), (lines, labels) in zip(open_folders, _read_open_runs([f for f, _ in open_folders])):
+    for (folder, info), (lines, labels, cells_of_run) in zip(open_folders,
+                                                             _read_open_runs([f for f, _ in open_folders])):
         info.n_trials = len(lines)
         open_runs.append(OpenRun(info.measurement["run_id"], info.measurement["run_date"], lines, labels))
         if info.measurement.get("on_curve"):
-            cells[info.measurement["run_id"]] = modal_cells(json.loads(line) for line in lines)
+            cells[info.measurement["run_id"]] = cells_of_run
     for info in runs:
         run_id = info.measurement["run_id"]
         if info.measurement.get("on_curve") and run_id not in cells:

@@ -40,17 +40,19 @@ from scripts import demo_console as console
 from assets.dagster_home import ensure_dagster_home
 from assets.definitions_builder import ASSETS, CHECKS, default_resources
 from assets.partitions import MANIFESTS
-from assets.protocols import manifest_key, write_admitted_manifest
+from llmarchive.archive.run_ids import open_weights_run_id
 from llmarchive.schedule import open_weights as ow
 from llmarchive.run import progress
 from llmarchive.cli.demo import (DEMO_REVIEWER, KNOWN_ANSWER_PROTOCOL, KnownAnswerPoint, admit_demo_protocols,
                                  closing_block, file_known_answer_points, outsider_paths)
 from llmarchive.instrument.verdict import day_verdict
+from llmarchive.protocols import prereg, registry
 from llmarchive.subjects.models import EMBEDDED_SHA256
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.record_logs import utc_today
 from llmarchive.archive.store import load_run
 from panels.build import all_protocol_ids
+from publish.panels import file_name, files
 
 
 def dagster_instance(paths: ArchivePaths) -> DagsterInstance:
@@ -95,12 +97,12 @@ def protocols_step(instance: DagsterInstance, resources: dict) -> None:
 
 
 def manifest_step(paths: ArchivePaths, instance: DagsterInstance, resources: dict) -> None:
-    path, written, notes = write_admitted_manifest(paths)
+    path, written, notes = prereg.write_admitted_manifest(paths)
     for note in notes:
         print(f"   {note}")
     if path is None:
         return
-    key = manifest_key(path)
+    key = prereg.manifest_key(path)
     instance.add_dynamic_partitions(MANIFESTS, [key])
     meta = console.metadata(_materialize(instance, ["preregistration_manifest"], resources, partition_key=key,
                                          log_level="WARNING"), "preregistration_manifest")
@@ -166,7 +168,7 @@ def own_measurements(paths: ArchivePaths, generation: str, protocols: Optional[l
     """The generation's complete measurements of the open ``v0`` protocols, as stored."""
     out = []
     for protocol in ow.open_protocols(paths, "v0", protocols):
-        folder = load_run(paths.run_dir(ow.run_id(generation, protocol["protocol_id"])))
+        folder = load_run(paths.run_dir(open_weights_run_id(generation, protocol["protocol_id"])))
         if folder.measurement is not None:
             out.append(folder.measurement)
     return out
@@ -174,9 +176,6 @@ def own_measurements(paths: ArchivePaths, generation: str, protocols: Optional[l
 
 def known_answers_step(paths: ArchivePaths, today: Optional[str] = None) -> list[KnownAnswerPoint]:
     """Publish the open panel file as publication would, then file the three readers through the outsider route."""
-    from llmarchive.protocols import registry
-    from publish.panels import file_name, files
-
     published = files(paths, registry.list_protocols(paths))
     name = file_name(KNOWN_ANSWER_PROTOCOL)
     if name not in published:

@@ -9,7 +9,7 @@ measurement failing the check has fewer than half of its answers readable.
 """
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from assets.reporting import GATE_CHECKS, gate_failures
+from assets.reporting import gate_checks, gate_failures
 from llmarchive.cli.demo import readable_words
 
 # Each gate check of a measurement, as the consequence of too few readable answers.
@@ -62,7 +62,7 @@ def check_lines(evaluations: Iterable[Any], measurements: Sequence[Mapping] = ()
                          f"({_readable_counts(failing)}), so {WHY.get(name, 'the gate cannot pass')}")
         else:
             why = (getattr(e, "description", None) or "").strip()
-            lines.append(f"   check {name} failed: {why or GATE_CHECKS.get(name, name)}")
+            lines.append(f"   check {name} failed: {why or gate_checks().get(name, name)}")
     if passed:
         lines.insert(0, f"   checks passed: {', '.join(passed)}")
     return lines

@@ -8,8 +8,8 @@ import pytest
 from llmarchive import budget as budget_mod
 from llmarchive.archive import record_logs as records
 from llmarchive.protocols import registry
-from llmarchive.schedule.bridge import (BridgeError, bridge_calls, bridge_runs, half_complete, open_bridges, run_bridge,
-                                        run_id_for)
+from llmarchive.archive.run_ids import bridge_run_id
+from llmarchive.schedule.bridge import BridgeError, bridge_calls, bridge_runs, half_complete, open_bridges, run_bridge
 from llmarchive.cli import main
 from llmarchive.run.runner import RunHalted
 from llmarchive.archive.store import load_run
@@ -76,7 +76,7 @@ def test_the_bridge_runs_old_then_new_from_the_reserve_only_and_takes_the_months
     assert models[:480] == [OLD] * 480 and models[480:] == [NEW] * 480, "the old model first"
     bridge_spend = [e for e in budget_mod.ledger(paths) if e["job"] == "bridge"]
     assert len(bridge_spend) == 960 and {e["pool"] for e in bridge_spend} == {"bridge"}
-    run = load_run(paths.run_dir(run_id_for(OLD, NEW, bridge["protocol_ids"][0], "old"))).run
+    run = load_run(paths.run_dir(bridge_run_id(OLD, NEW, bridge["protocol_ids"][0], "old"))).run
     assert run["job"] == "bridge" and run["series"] == "commercial" and run["model_family"] == "claude-sonnet"
     assert [r["status"] for r in records.read(paths, "generation_bridge")] == ["pending", "complete"]
 

@@ -311,7 +311,7 @@ def test_the_readme_carries_the_outsiders_recipe_command_for_command():
 def test_an_id_too_long_or_unprintable_is_refused_before_any_call_with_a_message_that_says_why(outsider, tmp_path,
                                                                                               capsys):
     """Ids are capped in length and the refusal says it is the length (issue 24), before anything is spent."""
-    from llmarchive.comparison.run import default_run_id
+    from llmarchive.archive.run_ids import comparison_run_id
     from llmarchive.archive.paths import UnsafeId, check_id
 
     home, panel = outsider
@@ -327,7 +327,7 @@ def test_an_id_too_long_or_unprintable_is_refused_before_any_call_with_a_message
         assert fake.requests == []
     assert not (home / "private" / "experiments").exists(), "nothing written"
     # a long (but acceptable) model id still gets a path-safe default run id, distinct per model
-    ids = {default_run_id(OPEN, "vendor/" + "m" * 190 + suffix, "openai") for suffix in ("a", "b")}
+    ids = {comparison_run_id(OPEN, "vendor/" + "m" * 190 + suffix, "openai") for suffix in ("a", "b")}
     assert len(ids) == 2 and all(len(i) <= 200 and check_id(i, "run_id") for i in ids)
     with pytest.raises(UnsafeId, match="is 300 characters long; at most 200 are accepted"):
         check_id("r" * 300, "run_id")

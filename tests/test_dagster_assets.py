@@ -13,7 +13,7 @@ from llmarchive import budget as budget_mod
 from llmarchive.archive import record_logs as records
 from llmarchive.protocols import registry
 from llmarchive.archive.store import load_run
-from llmarchive.schedule.sweep import sweep_run_id
+from llmarchive.archive.run_ids import sweep_run_id
 from measure.canonical import canonical_sha256
 from panels.build import protocol_hash
 from tests.dagster_helpers import (failure_text, materialization_metadata, refusals, resources, run, this_month_key,

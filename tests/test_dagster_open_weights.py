@@ -2,6 +2,7 @@
 import pytest
 from dagster import BoolMetadataValue, DagsterInstance, FloatMetadataValue
 
+from llmarchive.archive.run_ids import open_weights_run_id
 from llmarchive.schedule import open_weights as ow
 from llmarchive.subjects.models import EMBEDDED_SHA256
 from llmarchive.archive.store import load_run
@@ -25,7 +26,7 @@ def test_an_open_weights_partition_runs_the_embedded_model_and_a_second_material
                     partition_key=generation, run_config=config)
         trials = materialization_metadata(first, "open_weights_trials")
         assert trials["complete"] is True and trials["called_now"] == 120 and trials["spend_eur"] == 0.0
-        folder = load_run(paths.run_dir(ow.run_id(generation, OPEN)))
+        folder = load_run(paths.run_dir(open_weights_run_id(generation, OPEN)))
         assert len(folder.trials) == 120 and folder.measurement is not None
         assert folder.measurement["on_curve"] is False, "a max_tokens override is exploratory"
         assert folder.measurement["subject_model_id"] == "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -27,7 +27,7 @@ from llmarchive.instrument.rotation import guard_rotation
 from llmarchive.instrument.subject import subject_fingerprint
 from llmarchive.succession.subject_models import load_subject_models
 from llmarchive.subjects import list_models, make_subject
-from llmarchive.schedule.sweep import sweep_run_id
+from llmarchive.archive.run_ids import sweep_run_id
 from llmarchive.schedule.month_sweep import sweep_month
 from llmarchive.schedule.watch import watch
 from publish import publish_all

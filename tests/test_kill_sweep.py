@@ -14,6 +14,7 @@ counted as billed.
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,8 +26,10 @@ import pytest
 from llmarchive import budget as budget_mod
 from llmarchive.protocols import registry
 from llmarchive.archive.jsonio import read_jsonl
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.record_logs import utc_today
 from llmarchive.run.runner import schedule
-from llmarchive.schedule.sweep import sweep_run_id
+from llmarchive.archive.run_ids import sweep_run_id
 from measure import chain
 from measure.rng import Stream
 from tests.fake_provider import FakeProvider, decide_by_hash
@@ -97,8 +100,12 @@ def test_a_sweep_killed_at_twenty_random_points_resumes_to_exactly_the_uninterru
         archive_home, monkeypatch, capsys):
     paths = paid_archive(monkeypatch, BUDGET, KEY)
     preregister(paths, [PROTOCOL])
+    # The uninterrupted sweep runs in a twin of this home, made before anything ran: the same month (a sweep
+    # starts only in the month it is dated, and the subprocesses run on the real clock), the same protocol.
+    twin = ArchivePaths.from_env(shutil.copytree(paths.home, archive_home.parent / "twin"))
+    today = utc_today()
     env = {**os.environ, "ANTHROPIC_API_KEY": KEY}
-    run_dir = paths.run_dir(sweep_run_id("2026-11-02", PROTOCOL, MODEL))
+    run_dir = paths.run_dir(sweep_run_id(today, PROTOCOL, MODEL))
     log = run_dir / "trials.jsonl"
     killer = Killer(Stream(SEED))
     torn = {"trials": 0, "ledger": 0}
@@ -106,7 +113,7 @@ def test_a_sweep_killed_at_twenty_random_points_resumes_to_exactly_the_uninterru
     with FakeProvider(killer, models=[MODEL], require_key=KEY, latency_s=0.002) as fake:
         kills = 0
         while kills < KILLS:
-            child = subprocess.Popen(sweep_cli(fake.base_url, "2026-11-02"), cwd=ROOT, env=env,
+            child = subprocess.Popen(sweep_cli(fake.base_url, today), cwd=ROOT, env=env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             killer.arm(child)
             child.wait(timeout=120)
@@ -120,12 +127,13 @@ def test_a_sweep_killed_at_twenty_random_points_resumes_to_exactly_the_uninterru
             torn["ledger"] += paths.spend_ledger.exists() and not paths.spend_ledger.read_bytes().endswith(b"\n")
             open_after_kill.append(len(budget_mod.open_reservations(read_jsonl(paths.spend_ledger))))
         killer.target = None
-        final = subprocess.run(sweep_cli(fake.base_url, "2026-11-02"), cwd=ROOT, env=env, capture_output=True,
+        final = subprocess.run(sweep_cli(fake.base_url, today), cwd=ROOT, env=env, capture_output=True,
                                text=True, timeout=300)
         assert final.returncode == 0, final.stderr
         killed_requests = len(fake.chat_requests)
         billed_killed = dict(fake.billed)
-        straight = subprocess.run(sweep_cli(fake.base_url, "2026-12-02"), cwd=ROOT, env=env, capture_output=True,
+        straight = subprocess.run(sweep_cli(fake.base_url, today), cwd=ROOT,
+                                  env={**env, "LLMARCHIVE_HOME": str(twin.home)}, capture_output=True,
                                   text=True, timeout=300)
         assert straight.returncode == 0, straight.stderr
         billed_total = dict(fake.billed)
@@ -133,7 +141,7 @@ def test_a_sweep_killed_at_twenty_random_points_resumes_to_exactly_the_uninterru
     protocol = registry.load_protocol(paths, PROTOCOL)
     slots = sorted(p.identity for p in schedule(protocol))
     killed = read_jsonl(log)
-    uninterrupted = read_jsonl(paths.run_dir(sweep_run_id("2026-12-02", PROTOCOL, MODEL)) / "trials.jsonl")
+    uninterrupted = read_jsonl(twin.run_dir(sweep_run_id(today, PROTOCOL, MODEL)) / "trials.jsonl")
     identity = lambda t: (t["item_id"], t["version"], t["replicate_index"])    # noqa: E731
     assert kills == KILLS, f"only {kills} kills landed before the sweep completed"
     assert chain.verify(killed) == len(slots) and chain.verify(uninterrupted) == len(slots)
@@ -153,8 +161,8 @@ def test_a_sweep_killed_at_twenty_random_points_resumes_to_exactly_the_uninterru
     worst = sum(e["worst_case_eur"] for e in budget_mod.open_reservations(entries) if e["run_id"] == run["run_id"])
     assert charged + worst >= billed_eur(billed_killed), "the ledger never understates what the provider billed"
 
-    straight_id = sweep_run_id("2026-12-02", PROTOCOL, MODEL)
-    straight_charged = sum(e["cost_eur"] for e in entries if e.get("run_id") == straight_id
+    straight_id = sweep_run_id(today, PROTOCOL, MODEL)
+    straight_charged = sum(e["cost_eur"] for e in budget_mod.ledger_entries(twin) if e.get("run_id") == straight_id
                            and e["record_type"] == budget_mod.CHARGE)
     with capsys.disabled():
         print(f"\nkill sweep (seed {SEED}): {kills} SIGKILLs ({killer.modes.count('during the call')} during a call, "

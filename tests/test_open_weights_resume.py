@@ -1,6 +1,7 @@
 """An open-weights generation interrupted one day resumes on a later day under its first date."""
 import pytest
 
+from llmarchive.archive.run_ids import open_weights_run_id
 from llmarchive.schedule import open_weights as ow
 from llmarchive.run.runner import RunHalted
 from llmarchive.archive.store import load_run
@@ -120,7 +121,7 @@ def test_a_generation_resumed_on_a_later_day_is_judged_by_the_instrument_of_its_
     # Three days later no fingerprint has run (yet) today: that says nothing about the 2026-11-02 measurement.
     with time_machine.travel("2026-11-05T09:00:00Z", tick=True):
         resume(admitted, monkeypatch, capsys)
-    folder = load_run(admitted.run_dir(ow.run_id("gen-x", OPEN)))
+    folder = load_run(admitted.run_dir(open_weights_run_id("gen-x", OPEN)))
     assert folder.measurement is not None and folder.measurement["run_date"] == "2026-11-02"
     assert folder.run["instrument_suspect"] is False
     assert "instrument_suspect" not in folder.measurement["flags"], folder.measurement["flag_reasons"]

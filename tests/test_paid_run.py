@@ -15,7 +15,8 @@ from llmarchive.archive.record_logs import utc_today
 from llmarchive.archive.store import load_run
 from llmarchive.succession.subject_models import load_subject_models
 from llmarchive.subjects import make_subject
-from llmarchive.schedule.sweep import sweep, sweep_run_id
+from llmarchive.archive.run_ids import sweep_run_id
+from llmarchive.schedule.sweep import sweep
 from llmarchive.schedule.watch import watch
 from tests.instrument_helpers import PAID_BUDGET, preregister
 

@@ -7,7 +7,8 @@ import pytest
 
 from llmarchive import budget as budget_mod
 from llmarchive.archive import record_logs as records
-from llmarchive.schedule.bridge import bridge_runs, open_bridges, run_bridge, run_folder, run_id_for
+from llmarchive.archive.run_ids import bridge_run_id
+from llmarchive.schedule.bridge import bridge_runs, open_bridges, run_bridge, run_folder
 from llmarchive.cli import main
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.succession.review import ReviewError, held_paths, resolve, review_of, reviews
@@ -92,8 +93,8 @@ def the_review(paths):
 
 def test_an_undeclared_models_bridge_runs_are_comparison_points_and_on_no_curve(paths):
     bridge = bridge_of(paths)
-    new_runs = sorted(run_id_for(OLD, NEW, p, "new") for p in bridge["protocol_ids"])
-    old_runs = sorted(run_id_for(OLD, NEW, p, "old") for p in bridge["protocol_ids"])
+    new_runs = sorted(bridge_run_id(OLD, NEW, p, "new") for p in bridge["protocol_ids"])
+    old_runs = sorted(bridge_run_id(OLD, NEW, p, "old") for p in bridge["protocol_ids"])
     # Where they live: the old model's on the family's series, the new model's held for review.
     assert sorted(p.name for p in paths.experiments.iterdir()) == old_runs
     assert sorted(p.name for p in held_paths(paths).experiments.iterdir()) == new_runs
@@ -226,7 +227,7 @@ def test_a_review_resolved_mid_bridge_moves_the_partial_run_and_resumes_it_witho
         with pytest.raises(RunHalted):
             run_bridge(paths, "2026-11-03", CONFIG, subject_factory=factory(fake), listed=listed(fake))
         first_new = bridge["protocol_ids"][0]
-        partial = held_paths(paths).run_dir(run_id_for(OLD, NEW, first_new, "new"))
+        partial = held_paths(paths).run_dir(bridge_run_id(OLD, NEW, first_new, "new"))
         assert (partial / "trials.jsonl").exists() and not (partial / "measurement.json").exists()
 
         resolve(paths, review_of(paths, "claude-sonnet", NEW).review_id, "successor", "Ada Lovelace", "2026-11-04")
@@ -239,7 +240,7 @@ def test_a_review_resolved_mid_bridge_moves_the_partial_run_and_resumes_it_witho
     assert outcome.calls + answered["new"] == 480 and failed >= 1, "every recorded slot called once, no more"
     runs = bridge_runs(paths, bridge)
     assert {r["run_date"] for r in runs.values()} == {"2026-11-03"}
-    assert all(paths.run_dir(run_id_for(OLD, NEW, p, "new")).is_dir() for p in bridge["protocol_ids"])
+    assert all(paths.run_dir(bridge_run_id(OLD, NEW, p, "new")).is_dir() for p in bridge["protocol_ids"])
     assert records.read(paths, "comparison_point") == [], "resolved before any new run completed: none filed"
 
 
@@ -359,7 +360,7 @@ def test_a_successor_decision_that_would_overwrite_a_run_folder_records_nothing(
 
 
 def test_a_successor_decision_lists_the_comparison_points_publication_must_withdraw(paths):
-    from llmarchive.succession.review import withdrawn_points
+    from llmarchive.archive.queries import withdrawn_points
 
     before = {c["record_sha256"] for c in records.read(paths, "comparison_point")}
     assert withdrawn_points(records.read(paths, "needs_review")) == set()

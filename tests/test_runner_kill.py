@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from llmarchive.archive.record_logs import utc_today
 from llmarchive import budget as budget_mod
 from llmarchive.archive.jsonio import read_json, read_jsonl
 from llmarchive.archive.paths import ArchivePaths
@@ -27,7 +28,7 @@ PROTOCOL = "risky_choice_framing__wording__v0"
 
 def cli(home: Path, base_url: str, run_id: str) -> list[str]:
     return [sys.executable, "-m", "llmarchive", "--home", str(home), "run", PROTOCOL, "--subject", "anthropic",
-            "--model", "claude-test-1", "--base-url", base_url, "--run-id", run_id, "--run-date", "2026-11-05",
+            "--model", "claude-test-1", "--base-url", base_url, "--run-id", run_id, "--run-date", utc_today(),
             "--concurrency", "4", "--quiet"]
 
 

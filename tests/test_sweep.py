@@ -13,7 +13,8 @@ from llmarchive.cli import main
 from llmarchive.archive.store import load_run
 from llmarchive.succession.subject_models import load_subject_models
 from llmarchive.subjects import list_models, make_subject
-from llmarchive.schedule.sweep import sweep, sweep_run_id
+from llmarchive.archive.run_ids import sweep_run_id
+from llmarchive.schedule.sweep import sweep
 from llmarchive.schedule.month_sweep import sweep_month
 from measure import chain
 from tests.fake_provider import Fault, decide_by_hash

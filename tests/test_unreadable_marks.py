@@ -11,7 +11,7 @@ import pytest
 
 from llmarchive.archive import record_logs as records
 from llmarchive.archive import store
-from llmarchive.schedule.bridge import run_id_for
+from llmarchive.archive.run_ids import bridge_run_id
 from llmarchive.cli import main
 from llmarchive.instrument.fingerprint import runtime_fingerprint
 from llmarchive.instrument.verdict import mark_day_suspect, pending_folders
@@ -53,11 +53,11 @@ def test_review_list_names_every_unreadable_held_folder_in_text_and_json(paths, 
 
     review = records.append(paths, "needs_review", {"date": "2026-11-02", "model_family": "claude-sonnet",
                                                     "model_id": NEW, "reason": "nobody declared it"})
-    mine = run_id_for(OLD, NEW, PROTOCOL, "new")
+    mine = bridge_run_id(OLD, NEW, PROTOCOL, "new")
     records.append(paths, "generation_bridge", {
         "date": "2026-11-03", "model_family": "claude-sonnet", "old_model_id": OLD, "new_model_id": NEW,
         "protocol_ids": [PROTOCOL], "status": "complete",
-        "run_ids": sorted(run_id_for(OLD, NEW, PROTOCOL, role) for role in ("old", "new"))})
+        "run_ids": sorted(bridge_run_id(OLD, NEW, PROTOCOL, role) for role in ("old", "new"))})
     _held_torn(paths, mine)
     assert main(["review", "list"]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -5,16 +5,17 @@ crash leaves either the old file or the new one, never half of either.
 Appends to a chained log are flushed and fsynced before returning: a record
 that was reported written survives a SIGKILL.
 """
+import io
 import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
-from measure.errors import ArchiveError
 from llmarchive.archive.locks import file_lock
-from measure import chain
+from measure import chain, jsonl
 from measure.canonical import canonical_json
+from measure.errors import ArchiveError
 
 
 class RecordFileError(ArchiveError, ValueError):
@@ -41,10 +42,11 @@ def write_bytes(path: Path, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (best effort: a folder that cannot be opened is left as it is)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
@@ -79,24 +81,22 @@ def read_json(path: Path) -> Any:
 
 
 def read_jsonl(path: Path, tolerate_torn_tail: bool = True) -> list[dict]:
-    """Read a JSONL log.
+    """Read a JSONL log (:data:`measure.jsonl.STRICT`: the first line that cannot be read is an error naming it).
 
     A last line without its newline is what a process killed mid-write
     leaves; with ``tolerate_torn_tail`` it is ignored (the record was never
-    reported written).  Any other malformed line is an error naming it.
+    reported written), even when the kill cut a character in half.
     """
-    if not path.exists():
-        return []
-    raw = _decode(path, path.read_bytes())
-    lines = raw.split("\n")
-    torn = lines[-1] != ""
-    body = lines[:-1] if not torn or tolerate_torn_tail else lines
     try:
-        return chain.parse_lines(body, str(path))
-    except ValueError as exc:
-        raise RecordFileError(str(exc)) from None
-    except RecursionError:
-        raise RecordFileError(f"{path}: a record is nested too deeply to read") from None
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return []
+    reader = jsonl.JsonlReader(jsonl.STRICT, str(path), torn_tail=jsonl.DROP if tolerate_torn_tail else jsonl.READ)
+    with fh:
+        try:
+            return reader.read(fh)
+        except jsonl.JsonlError as exc:
+            raise RecordFileError(str(exc)) from None
 
 
 _TAIL_CHUNK = 64 * 1024
@@ -179,10 +179,9 @@ def _hash_of_tail(path: Path, fh, size: int) -> str:
     if size <= 0:
         return chain.GENESIS
     try:
-        record = chain.parse_lines([line.decode("utf-8")], str(path))
-    except (ValueError, UnicodeDecodeError) as exc:
+        last = jsonl.JsonlReader(jsonl.STRICT, str(path), torn_tail=jsonl.READ).parse(line)
+    except jsonl.JsonlError as exc:
         raise RecordFileError(f"{path}: the last record cannot be read ({exc})") from None
-    last = record[0]
     if last.get("record_sha256") != chain.record_hash(last):
         raise RecordFileError(f"{path}: the last record's record_sha256 does not match its content; "
                               "the log was edited, refusing to chain onto it")
@@ -198,9 +197,8 @@ def _chain_from(path: Path, fh, start: int, prev: str, size: int) -> str:
     """Verify the records in bytes ``[start, size)`` as chained onto ``prev``; return the last hash."""
     fh.seek(start)
     try:
-        lines = fh.read(size - start).decode("utf-8").split("\n")
-        found = chain.parse_lines(lines, str(path))
-    except (ValueError, UnicodeDecodeError) as exc:
+        found = jsonl.JsonlReader(jsonl.STRICT, str(path)).read(io.BytesIO(fh.read(size - start)))
+    except jsonl.JsonlError as exc:
         raise RecordFileError(f"{path}: cannot be read ({exc}); refusing to chain onto it") from None
     for index, record in enumerate(found):
         expected = chain.record_hash(record)

@@ -33,12 +33,14 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
 from measure.errors import ArchiveError
+from measure.measurement import MeasurementError, build
 from measure.records import Measurement, MeasurementRecordError, Trial
 from measure.schema import TrialError
 from llmarchive.archive import jobs as job_table
 from llmarchive.archive.jsonio import ChainedLog, RecordFileError, read_json, read_jsonl, write_json
 from llmarchive.archive.locks import lock_file
 from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.run_ids import is_sweep_id
 
 RUN_FILE = "run.json"
 TRIALS_FILE = "trials.jsonl"
@@ -308,7 +310,7 @@ def is_sweep_run(run: dict, declared_models: Optional[Any] = None) -> bool:
     """
     job = run.get("job")
     if job is None:   # a run recorded before runs named their job: the sweep's run ids say whose it is
-        job = job_table.FULL_SWEEP if str(run.get("run_id", "")).startswith("sweep_") else None
+        job = job_table.FULL_SWEEP if is_sweep_id(str(run.get("run_id", ""))) else None
     return (run.get("series") == "commercial" and job in job_table.stored_names(job_table.FULL_SWEEP)
             and not run.get("exploratory")
             and (declared_models is None or run.get("subject_model_id") in declared_models))
@@ -367,8 +369,6 @@ def mark_suspect(folder: Path, reason: str) -> bool:
     with the flag set.  A run already flagged is left as it is.  Returns
     whether anything changed.
     """
-    from measure.measurement import MeasurementError, build
-
     loaded = load_run(folder)
     already = bool(loaded.run.get("instrument_suspect"))
     if loaded.measurement is not None:

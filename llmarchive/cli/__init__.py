@@ -67,6 +67,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    # Imported here, not above: _options imports CommandError from this module (a cycle at import time).
     from llmarchive.cli._options import check_dates
 
     try:

@@ -18,6 +18,9 @@ from typing import Any, Callable, Optional
 from llmarchive.archive import dates
 from llmarchive.cli import CommandError
 from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.textsafe import json_safe
+from llmarchive.subjects import list_models, make_subject
+from llmarchive.succession.subject_models import load_subject_models
 
 # Every option that holds a day, a month or a timestamp, by its dest: the flag as the user typed it and the one
 # parser of llmarchive.archive.dates that reads it.  ``main`` checks them all before any command runs, so a bad value is
@@ -66,8 +69,6 @@ def add_json(parser: argparse.ArgumentParser, what: str = "print one JSON docume
 
 def print_json(document: Any, *, sort_keys: bool = False) -> None:
     """The one JSON document a reporting command prints with ``--json``."""
-    from llmarchive.archive.textsafe import json_safe
-
     # Values from outside (model ids, submitters' names) may hold bidi overrides or C1 controls: escaped, same JSON.
     print(json_safe(json.dumps(document, indent=1, ensure_ascii=False, sort_keys=sort_keys, default=str)))
 
@@ -138,8 +139,6 @@ def add_subject_models(parser: argparse.ArgumentParser) -> None:
 
 
 def subject_models(args: argparse.Namespace):
-    from llmarchive.succession.subject_models import load_subject_models
-
     return load_subject_models(getattr(args, "subject_models", None))
 
 
@@ -153,8 +152,6 @@ def add_api(parser: argparse.ArgumentParser, *, timeout: bool = True) -> None:
 
 def api_subject_factory(args: argparse.Namespace, provider: str) -> Callable[[str, int], Any]:
     """``factory(model_id, max_tokens)`` → a paid subject of ``provider`` (a bad option raises SubjectError)."""
-    from llmarchive.subjects import make_subject
-
     def make(model: str, max_tokens: int) -> Any:
         return make_subject(provider, max_tokens=max_tokens, model=model, base_url=args.base_url,
                             max_attempts=args.max_attempts, timeout_s=args.timeout)
@@ -163,8 +160,6 @@ def api_subject_factory(args: argparse.Namespace, provider: str) -> Callable[[st
 
 def lister(args: argparse.Namespace, provider: str) -> Callable[[], list[str]]:
     """``listed()`` → the ids the provider lists now (raises on failure)."""
-    from llmarchive.subjects import list_models
-
     def listed() -> list[str]:
         return [m["id"] for m in list_models(provider, base_url=args.base_url, max_attempts=args.max_attempts)
                 if isinstance(m, dict) and "id" in m]

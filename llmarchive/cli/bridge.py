@@ -6,6 +6,9 @@ from llmarchive.cli import archive
 from llmarchive.cli._options import (add_api, add_concurrency, add_date, add_json, add_subject, add_subject_models,
                                      api_subject_factory, concurrency, day, lister, print_json,
                                      refuse_unbudgeted_with_a_budget, subject_models)
+from llmarchive.schedule.bridge import bridge_runs, bridges, choose_bridge, run_bridge, start_date
+from llmarchive.schedule.no_backfill import refuse_backfill
+from llmarchive.succession.review import review_of
 
 ORDER = 62
 
@@ -43,9 +46,6 @@ def register(subparsers) -> None:
 
 
 def do_status(args: argparse.Namespace) -> int:
-    from llmarchive.schedule.bridge import bridge_runs, bridges, start_date
-    from llmarchive.succession.review import review_of
-
     paths = archive(args)
     found = bridges(paths)
     listing = []
@@ -79,19 +79,23 @@ def do_status(args: argparse.Namespace) -> int:
 
 
 def do_run(args: argparse.Namespace) -> int:
-    from llmarchive.schedule.bridge import run_bridge
-
     paths = archive(args)
     refuse_unbudgeted_with_a_budget(args, paths, "the bridge from its reserve")
-    paths.ensure()
     config = subject_models(args)
+    when = day(args)
+    # A bridge not yet started is a new measurement, dated the day it starts (no backfill); once started its runs
+    # keep its start date and resume on any day of that week (the bridge's own rule, checked by run_bridge).
+    bridge = choose_bridge(paths, config.model_family, args.old, args.new)
+    refuse_backfill(when, started=start_date(paths, bridge) is not None,
+                    what=f"the bridge {bridge['old_model_id']} → {bridge['new_model_id']} dated {when}")
+    paths.ensure()
     provider = args.subject or config.provider
 
     def progress(done: int, total: int, trial: dict) -> None:
         print(f"[{done}/{total}] {trial['run_id']} {trial['item_id']} {trial['version']}: {trial['outcome']}",
               file=sys.stderr, flush=True)
 
-    outcome = run_bridge(paths, day(args), config, old=args.old, new=args.new,
+    outcome = run_bridge(paths, when, config, old=args.old, new=args.new,
                          subject_factory=api_subject_factory(args, provider), listed=lister(args, provider),
                          concurrency=concurrency(args), unbudgeted=args.unbudgeted,
                          progress=None if args.quiet else progress)

@@ -5,6 +5,8 @@ import sys
 from llmarchive import budget as budget_mod
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import add_json, print_json
+from llmarchive.protocols import registry
+from llmarchive.protocols.registry import sweep_protocols
 
 ORDER = 45
 
@@ -114,9 +116,6 @@ def do_show(args: argparse.Namespace) -> int:
 
 
 def do_plan(args: argparse.Namespace) -> int:
-    from llmarchive.protocols import registry
-    from llmarchive.protocols.registry import sweep_protocols
-
     paths = archive(args)
     budget = _budget(paths)
     known = sorted({h["series"] for h in registry.list_protocols(paths) if h.get("series")})

@@ -7,6 +7,11 @@ from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import add_concurrency, add_date, add_model, add_run_id, day
 from llmarchive.cli._options import concurrency as concurrency_for
 from llmarchive.archive.store import TRIALS_FILE
+from llmarchive.archive.textsafe import terminal
+from llmarchive.comparison import intake
+from llmarchive.comparison.run import run_comparison
+from llmarchive.run.progress import TrialProgress
+from llmarchive.run.runner import RunInterrupted
 from measure.errors import ArchiveError
 
 ORDER = 65
@@ -82,15 +87,12 @@ def register(subparsers) -> None:
 
 
 def do_submit(args: argparse.Namespace) -> int:
-    from llmarchive.comparison.intake import submit
-    from llmarchive.archive.textsafe import terminal
-
     paths = archive(args)
     when = day(args)
     try:
         # A refused submission is an ArchiveError like any other mistake meant for a person: main prints its
         # one line (the file and every reason) and exits 2.
-        accepted = submit(paths, args.file, submitted_by=args.submitted_by, today=when)
+        accepted = intake.submit(paths, args.file, submitted_by=args.submitted_by, today=when)
     except ArchiveError:
         raise
     except ValueError as exc:
@@ -111,11 +113,6 @@ def do_submit(args: argparse.Namespace) -> int:
 
 
 def do_run(args: argparse.Namespace) -> int:
-    from llmarchive.comparison.run import run_comparison
-    from llmarchive.run.progress import TrialProgress
-    from llmarchive.run.runner import RunInterrupted
-    from llmarchive.archive.textsafe import terminal
-
     if not args.model:
         raise CommandError("comparison run needs --model (the exact model id your server serves)")
     if args.max_attempts < 1:

@@ -5,6 +5,7 @@ import sys
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_date, add_json, day, print_json
 from llmarchive.archive.dates import not_after, optional_date
+from llmarchive.schedule.coverage import UnexplainedGap, compute, record_coverage
 
 ORDER = 59
 
@@ -30,8 +31,6 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from llmarchive.schedule.coverage import UnexplainedGap, compute, record_coverage
-
     through = day(args)
     since = optional_date(args.since, "--since")
     if since is not None:

@@ -31,6 +31,15 @@ from typing import Callable, Mapping, Optional, Sequence
 
 from llmarchive.archive.paths import ArchivePaths
 from measure.errors import ArchiveError
+from llmarchive.archive import store
+from llmarchive.comparison.intake import submit
+from llmarchive.comparison.reader_server import ReaderServer
+from llmarchive.archive.run_ids import comparison_run_id, retry_run_id
+from llmarchive.comparison.run import load_panel, run_comparison
+from llmarchive.protocols import admissions as lanes
+from llmarchive.protocols import registry
+from panels import readers
+from panels.readers import FRAMING_SENSITIVE, IGNORES_QUESTION, INVARIANT
 
 DEMO_REVIEWER = "make demo (scripted demonstration; no human review)"
 DEMO_SUBMITTER = "make demo (simulated reader, known answer)"
@@ -45,9 +54,6 @@ class DemoError(ArchiveError, RuntimeError):
 
 def admit_demo_protocols(paths: ArchivePaths, series: str = "v0") -> list[str]:
     """Admit every protocol of ``series`` by the lane rule; return the ids admitted now."""
-    from llmarchive.protocols import admissions as lanes
-    from llmarchive.protocols import registry
-
     registry.build_all(paths)
     admitted = []
     known = registry.known_ids(paths)
@@ -95,8 +101,6 @@ def known_answer_problems(reader: str, expected: Mapping, m: Mapping) -> list[st
     * ``framing-sensitive``: the known gap inside the measured 95 % interval, not ``not_reading``;
     * ``ignores-question``: flagged ``not_reading``.
     """
-    from panels.readers import FRAMING_SENSITIVE, IGNORES_QUESTION, INVARIANT
-
     problems = []
     want = expected["figures"]["gap_ab_pct"]
     flags = list(m.get("flags") or [])
@@ -128,11 +132,9 @@ def _fresh_run_id(outsider: ArchivePaths, base: str) -> str:
     demo cannot be completed truthfully by a new server: it is left as it is
     and a new run made.
     """
-    from llmarchive.archive import store
-
     k = 1
     while True:
-        run_id = base if k == 1 else f"{base}-{k}"
+        run_id = retry_run_id(base, k)
         folder = outsider.run_dir(run_id)
         if not store.has_run(folder) or store.load_run(folder).measurement is not None:
             return run_id
@@ -150,11 +152,6 @@ def file_known_answer_points(paths: ArchivePaths, panel_file: Path, *, today: Op
     submission is not filed twice.  Raises :class:`DemoError` when a run does
     not complete, and whatever the intake raises when it refuses a submission.
     """
-    from llmarchive.comparison.intake import submit
-    from llmarchive.comparison.run import default_run_id, load_panel, run_comparison
-    from llmarchive.comparison.reader_server import ReaderServer
-    from panels import readers
-
     protocol = load_panel(panel_file)
     pid = protocol["protocol_id"]
     outsider = outsider_paths(paths).ensure()
@@ -164,7 +161,7 @@ def file_known_answer_points(paths: ArchivePaths, panel_file: Path, *, today: Op
             model = readers.simulated_model_id(name)
             out = outsider.home / "submissions" / f"{pid}__{model}.jsonl"
             out.parent.mkdir(parents=True, exist_ok=True)
-            run_id = _fresh_run_id(outsider, default_run_id(pid, model, "openai"))
+            run_id = _fresh_run_id(outsider, comparison_run_id(pid, model, "openai"))
             done = run_comparison(outsider, panel_file, base_url=server.url, model=model, api="openai", out=out,
                                   run_id=run_id, concurrency=concurrency, submitted_by=DEMO_SUBMITTER)
             if not done.complete:

@@ -8,6 +8,16 @@ from llmarchive.cli._options import (add_api, add_date, add_json, add_max_tokens
                                      add_subject, add_subject_models, api_subject_factory, day, print_json,
                                      reference_options, refuse_unbudgeted_with_a_budget, subject_models)
 from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import store
+from llmarchive.archive.jsonio import RecordFileError
+from llmarchive.instrument import day_verdict
+from llmarchive.instrument.acknowledge import acknowledge
+from llmarchive.instrument.fingerprint import default_engine_factory, runtime_fingerprint
+from llmarchive.instrument.prompts import SUBJECT_MAX_TOKENS
+from llmarchive.instrument.rotation import due_protocol, guard_rotation
+from llmarchive.instrument.subject import subject_fingerprint
+from llmarchive.instrument.verdict import ALARM_VERDICTS, apply_pending, latched_alarm, pending_folders
+from llmarchive.succession.subject_models import active_model
 
 ORDER = 55
 
@@ -90,8 +100,6 @@ def register(subparsers) -> None:
 
 
 def do_fingerprint(args: argparse.Namespace) -> int:
-    from llmarchive.instrument.fingerprint import default_engine_factory, runtime_fingerprint
-
     paths = archive(args).ensure()
     options = reference_options(args)
     factory = default_engine_factory(model=options["model"] or "smollm2-135m", model_path=options["model_path"],
@@ -113,9 +121,6 @@ def do_fingerprint(args: argparse.Namespace) -> int:
 
 
 def do_rotation(args: argparse.Namespace) -> int:
-    from llmarchive.instrument.rotation import due_protocol, guard_rotation
-    from llmarchive.instrument.verdict import ALARM_VERDICTS
-
     paths = archive(args).ensure()
     series = args.series or subject_models(args).protocol_series
     when = day(args)
@@ -137,10 +142,6 @@ def do_rotation(args: argparse.Namespace) -> int:
 
 
 def do_subject(args: argparse.Namespace) -> int:
-    from llmarchive.instrument.prompts import SUBJECT_MAX_TOKENS
-    from llmarchive.instrument.subject import subject_fingerprint
-    from llmarchive.succession.subject_models import active_model
-
     paths = archive(args)
     refuse_unbudgeted_with_a_budget(args, paths, "the subject fingerprint from its heartbeat reserve")
     paths.ensure()
@@ -161,8 +162,6 @@ def do_subject(args: argparse.Namespace) -> int:
 
 
 def do_acknowledge(args: argparse.Namespace) -> int:
-    from llmarchive.instrument.acknowledge import acknowledge
-
     paths = archive(args).ensure()
     outcome = acknowledge(paths, args.core_change, args.reviewer, date=day(args))
     if args.json:
@@ -185,9 +184,6 @@ def do_acknowledge(args: argparse.Namespace) -> int:
 
 
 def do_status(args: argparse.Namespace) -> int:
-    from llmarchive.instrument import day_verdict
-    from llmarchive.instrument.verdict import latched_alarm, pending_folders
-
     paths = archive(args)
     verdict = day_verdict(paths, day(args))
     latch = latched_alarm(paths)
@@ -210,8 +206,6 @@ def do_status(args: argparse.Namespace) -> int:
 
 
 def do_apply_marks(args: argparse.Namespace) -> int:
-    from llmarchive.instrument.verdict import apply_pending, pending_folders
-
     paths = archive(args)
     changed = apply_pending(paths, day(args))
     left = [_pending_json(folder) for folder in pending_folders(paths)]
@@ -230,9 +224,6 @@ def do_apply_marks(args: argparse.Namespace) -> int:
 
 def _pending_json(folder: Path) -> dict:
     """One folder still holding pending marks: where, the alarm dates, and why they are not applied yet."""
-    from llmarchive.archive import store
-    from llmarchive.archive.jsonio import RecordFileError
-
     try:
         dates = sorted({str(m.get("date")) for m in store.pending_marks(folder)})
     except (RecordFileError, UnicodeDecodeError) as exc:
@@ -248,8 +239,6 @@ def _pending_json(folder: Path) -> dict:
 
 def _warn_pending(paths: ArchivePaths) -> None:
     """Name, on stderr, every run folder an alarm could not mark (a person must repair it)."""
-    from llmarchive.instrument.verdict import pending_folders
-
     for entry in (_pending_json(folder) for folder in pending_folders(paths)):
         print(f"PENDING SUSPECT MARK: run folder {entry['run_id']} (alarm of {', '.join(entry['alarm_dates']) or '?'}) "
               f"could not be marked — {entry['problem']}; publication refuses it until the mark is applied "

@@ -4,6 +4,8 @@ import sys
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_json, print_json
+from llmarchive.schedule.lease import check, record_state
+from llmarchive.schedule.watch import post_webhook
 
 ORDER = 58
 
@@ -24,9 +26,6 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from llmarchive.schedule.lease import check, record_state
-    from llmarchive.schedule.watch import post_webhook
-
     paths = archive(args).ensure()
     state = check(paths)
     record = record_state(paths, state)

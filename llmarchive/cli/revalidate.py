@@ -5,6 +5,7 @@ import sys
 
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import add_date, add_run_id, day
+from llmarchive.schedule.revalidate import RevalidationFailed, revalidate
 
 ORDER = 57
 
@@ -27,8 +28,6 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from llmarchive.schedule.revalidate import RevalidationFailed, revalidate
-
     paths = archive(args).ensure()
     if args.count is not None and args.count < 1:
         raise CommandError("--count must be at least 1")

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_date, add_json, day, print_json
 from llmarchive.archive.textsafe import terminal
+from llmarchive.succession.review import resolve, reviews, unplaced_unreadable
 
 if TYPE_CHECKING:
     from llmarchive.archive.store import Unreadable
@@ -46,8 +47,6 @@ def register(subparsers) -> None:
 
 
 def do_list(args: argparse.Namespace) -> int:
-    from llmarchive.succession.review import reviews, unplaced_unreadable
-
     paths = archive(args)
     found = sorted(reviews(paths), key=lambda r: (r.state != "pending", str(r.record.get("date"))))
     apart = unplaced_unreadable(paths, found)
@@ -84,8 +83,6 @@ def _unreadable_line(bad: "Unreadable") -> str:
 
 
 def do_resolve(args: argparse.Namespace) -> int:
-    from llmarchive.succession.review import resolve
-
     paths = archive(args).ensure()
     done = resolve(paths, args.review_id, args.resolution, args.reviewer, day(args), note=args.note)
     r = done.review

@@ -1,8 +1,9 @@
 """``llmarchive run``: run one protocol on one subject, resumably, and measure it."""
 import argparse
-import re
 import sys
 
+from llmarchive.archive import store
+from llmarchive.archive.run_ids import manual_run_id
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import (add_concurrency, add_max_tokens, add_model, add_reference, add_run_id,
                                      add_subject)
@@ -12,6 +13,9 @@ from llmarchive.run.runner import RunInterrupted
 from llmarchive.subjects import SUBJECT_KINDS, make_subject
 from llmarchive.archive.dates import parse_date
 from llmarchive.archive.record_logs import utc_today
+from llmarchive.protocols import registry
+from llmarchive.schedule import paid_run
+from llmarchive.schedule.no_backfill import refuse_backfill
 from measure.errors import ArchiveError
 
 ORDER = 40
@@ -62,39 +66,31 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "model"
-
-
-def _load_protocol(paths, protocol_id: str) -> dict:
-    from llmarchive.protocols import registry
-
-    return registry.load_protocol(paths, protocol_id)
-
-
 def _all_headers(paths) -> list[dict]:
     try:
-        from llmarchive.protocols import registry
         return [h for h in registry.list_protocols(paths) if h.get("n")]
     except ArchiveError:     # an unreadable protocol file: the run goes on without the other headers
         return []
 
 
 def run(args: argparse.Namespace) -> int:
-    from llmarchive.schedule import paid_run
-
     paid_run.check_job(args.job)
     # Every option is checked before the home is touched: a bad value creates no folder and writes nothing.
     run_date = parse_date(args.run_date, "--run-date") if args.run_date is not None else utc_today()
     if args.workers != 1 and args.subject != "reference":
         raise CommandError("--workers applies to the reference model only (API subjects: --concurrency)")
     paths = archive(args)
-    protocol = _load_protocol(paths, args.protocol)
+    protocol = registry.load_protocol(paths, args.protocol)
     max_tokens = args.max_tokens or (protocol.get("generation") or {}).get("max_tokens")
     subject = make_subject(args.subject, max_tokens=max_tokens, model=args.model, base_url=args.base_url,
                            model_path=args.model_path, model_sha256=args.model_sha256,
                            max_attempts=args.max_attempts, timeout_s=args.timeout,
                            n_threads=args.threads, n_batch=args.batch, workers=args.workers)
+    model_label = args.model or getattr(subject, "name", subject.subject_model_id)
+    run_id = args.run_id or manual_run_id(run_date, protocol["protocol_id"], model_label)
+    if subject.billed and not args.unbudgeted:
+        # A paid subject measures a month of the tracked model: a new run only in the month it is dated.
+        refuse_backfill(run_date, started=store.has_run(paths.run_dir(run_id)), what=f"run {run_id}")
     paths.ensure()
     # A pool of reference instances takes one call per instance at once, unless --concurrency says otherwise.
     if args.workers > 1 and args.concurrency is None:
@@ -103,8 +99,6 @@ def run(args: argparse.Namespace) -> int:
         concurrency = concurrency_for(args, subject.is_async)
     if not subject.is_async and concurrency != 1:
         raise CommandError("the reference model runs one call at a time: --concurrency must be 1")
-    model_label = args.model or getattr(subject, "name", subject.subject_model_id)
-    run_id = args.run_id or f"{run_date}_{protocol['protocol_id']}_{_slug(model_label)}"
     request = paid_run.PaidRun(job=args.job, run_id=run_id, day=run_date, run_date=args.run_date,
                                series=args.series, model_family=args.model_family, concurrency=concurrency,
                                unbudgeted=args.unbudgeted, allow_generation_override=args.max_tokens is not None)

@@ -1,8 +1,12 @@
 """``llmarchive status``: the owner's morning check in one screen."""
 import argparse
+from typing import Optional
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_date, add_json, day, print_json
+from llmarchive.archive.jsonio import read_json
+from llmarchive.archive.textsafe import terminal
+from llmarchive.schedule.status import morning_status
 
 ORDER = 5
 
@@ -26,103 +30,113 @@ def _error(part) -> bool:
 
 
 def render(s: dict) -> list[str]:
-    """The one-screen text form of :func:`llmarchive.schedule.status.morning_status`."""
+    """The one-screen text form of :func:`llmarchive.schedule.status.morning_status`: one block per part, in order."""
     out = [f"llmarchive status — {s['date']} — {s['home']}"]
-    inst = s["instrument"]
-    if _error(inst):
-        out.append(f"instrument   cannot be read: {inst['error']}")
-    else:
-        fp = inst["runtime_fingerprint"] or "not run"
-        rot = inst["guard_rotation"]
-        rot_text = f"{rot['protocol_id']} {rot['verdict']}" if rot else "not run"
-        out.append(f"instrument   {'PASSING' if inst['passing'] else 'SUSPECT'} — fingerprint {fp}; rotation {rot_text}")
-        for reason in inst["reasons"]:
-            out.append(f"             - {reason}")
-        latch = inst["latched_alarm"]
-        if latch:
-            out.append(f"ALARM        latched since {latch['since']} ({latch['source']}), {latch['alarm_count']} "
-                       f"unacknowledged: new measurements are instrument_suspect")
-            out.append("             end it with: llmarchive instrument acknowledge --core-change '…' --reviewer NAME")
-        else:
-            out.append("alarm        none latched")
-
-    bridges = s["pending_bridges"]
-    if _error(bridges):
-        out.append(f"bridges      cannot be read: {bridges['error']}")
-    elif not bridges:
-        out.append("bridges      none pending")
-    else:
-        for b in bridges:
-            out.append(f"bridge       {b['model_family']}: {b['old_model_id']} → {b['new_model_id']} "
-                       f"(raised {b['date']}, {b['status']}) — `llmarchive bridge run`")
-    reviews = s["needs_review"]
-    if _error(reviews):
-        out.append(f"needs_review cannot be read: {reviews['error']}")
-    elif not reviews:
-        out.append("needs_review none pending")
-    else:
-        for r in reviews:
-            ident = r.get("review_id") or ""
-            out.append(f"needs_review {r.get('model_family')}: {r.get('model_id')} {ident[:8]} — `llmarchive review`")
-
-    budget = s["budget"]
-    if budget is None:
-        out.append("budget       no budget.json (no paid call can run)")
-    elif _error(budget):
-        out.append(f"budget       cannot be read: {budget['error']}")
-    else:
-        spent = budget["spent_eur"]
-        out.append(f"budget       {budget['month']}: {spent.get('general', 0.0):.2f} of "
-                   f"{budget['general_pool_eur']:.2f} EUR general pool used ({budget['used_pct']:.1f} %); "
-                   f"rung: {budget['rung'] or 'no cut'}")
-        out.append(f"             bridge reserve left {budget['bridge_left_eur']:.2f} EUR, heartbeat "
-                   f"{budget['heartbeat_left_eur']:.2f} EUR")
-
-    cov = s["coverage"]
-    if _error(cov):
-        out.append(f"coverage     cannot be read: {cov['error']}")
-    elif cov["archive_start"] is None:
-        out.append(f"coverage     {cov['month']}: the archive has not started (no run or check yet)")
-    else:
-        out.append(f"coverage     {cov['month']}: {cov['ran']} ran, {len(cov['gaps'])} gaps with a cause, "
-                   f"{len(cov['unexplained'])} unexplained, {len(cov['pending'])} still open")
-        for g in cov["unexplained"][:5]:
-            out.append(f"             UNEXPLAINED {g['job']} {g['period']} {g['protocol_id'] or ''}".rstrip())
-        causes: dict = {}
-        for g in cov["gaps"]:
-            causes[g["cause"]] = causes.get(g["cause"], 0) + 1
-        if causes:
-            out.append("             gaps by cause: " + ", ".join(f"{c} {n}" for c, n in sorted(causes.items())))
-
-    runs = s.get("runs")
-    if _error(runs):
-        out.append(f"runs         cannot be read: {runs['error']}")
-    elif runs is not None:
-        refused = runs["refused"]
-        out.append(f"runs         {runs['complete']} complete, {runs['open']} open"
-                   + (f"; {len(refused)} that publication refuses:" if refused else "; every one reads as recorded"))
-        for r in refused[:10]:
-            out.append(f"             REFUSED {r['problem']}")
-        if len(refused) > 10:
-            out.append(f"             and {len(refused) - 10} more (`llmarchive status --json`)")
-
-    pub = s["publication"]
-    if _error(pub):
-        out.append(f"publication  cannot be read: {pub['error']}")
-    elif not pub["published"]:
-        out.append("publication  never published — `llmarchive publish`")
-    else:
-        newest = pub["newest_input"] or {}
-        state = ("current" if pub["current"] else
-                 f"STALE: newer inputs than the build (newest: {newest.get('what')} at {newest.get('at')}) — "
-                 f"`llmarchive publish`")
-        out.append(f"publication  built {pub['build_time']} — {state}")
+    for part in (_instrument_lines(s["instrument"]), _bridge_lines(s["pending_bridges"]),
+                 _review_lines(s["needs_review"]), _budget_lines(s["budget"]), _coverage_lines(s["coverage"]),
+                 _runs_lines(s.get("runs")), _publication_lines(s["publication"])):
+        out += part
     return out
+
+
+def _instrument_lines(inst: dict) -> list[str]:
+    """Today's verdict, its reasons, and the latched alarm with the command that ends it."""
+    if _error(inst):
+        return [f"instrument   cannot be read: {inst['error']}"]
+    fp = inst["runtime_fingerprint"] or "not run"
+    rot = inst["guard_rotation"]
+    rot_text = f"{rot['protocol_id']} {rot['verdict']}" if rot else "not run"
+    out = [f"instrument   {'PASSING' if inst['passing'] else 'SUSPECT'} — fingerprint {fp}; rotation {rot_text}"]
+    out += [f"             - {reason}" for reason in inst["reasons"]]
+    latch = inst["latched_alarm"]
+    if not latch:
+        return out + ["alarm        none latched"]
+    return out + [f"ALARM        latched since {latch['since']} ({latch['source']}), {latch['alarm_count']} "
+                  f"unacknowledged: new measurements are instrument_suspect",
+                  "             end it with: llmarchive instrument acknowledge --core-change '…' --reviewer NAME"]
+
+
+def _bridge_lines(bridges) -> list[str]:
+    if _error(bridges):
+        return [f"bridges      cannot be read: {bridges['error']}"]
+    if not bridges:
+        return ["bridges      none pending"]
+    return [f"bridge       {b['model_family']}: {b['old_model_id']} → {b['new_model_id']} "
+            f"(raised {b['date']}, {b['status']}) — `llmarchive bridge run`" for b in bridges]
+
+
+def _review_lines(reviews) -> list[str]:
+    if _error(reviews):
+        return [f"needs_review cannot be read: {reviews['error']}"]
+    if not reviews:
+        return ["needs_review none pending"]
+    return [f"needs_review {r.get('model_family')}: {r.get('model_id')} {(r.get('review_id') or '')[:8]} — "
+            "`llmarchive review`" for r in reviews]
+
+
+def _budget_lines(budget: Optional[dict]) -> list[str]:
+    """The month's rung and spend, or why there is none."""
+    if budget is None:
+        return ["budget       no budget.json (no paid call can run)"]
+    if _error(budget):
+        return [f"budget       cannot be read: {budget['error']}"]
+    spent = budget["spent_eur"]
+    return [f"budget       {budget['month']}: {spent.get('general', 0.0):.2f} of "
+            f"{budget['general_pool_eur']:.2f} EUR general pool used ({budget['used_pct']:.1f} %); "
+            f"rung: {budget['rung'] or 'no cut'}",
+            f"             bridge reserve left {budget['bridge_left_eur']:.2f} EUR, heartbeat "
+            f"{budget['heartbeat_left_eur']:.2f} EUR"]
+
+
+def _coverage_lines(cov: dict) -> list[str]:
+    """The running month's counts, the first unexplained holes, the gaps by cause."""
+    if _error(cov):
+        return [f"coverage     cannot be read: {cov['error']}"]
+    if cov["archive_start"] is None:
+        return [f"coverage     {cov['month']}: the archive has not started (no run or check yet)"]
+    out = [f"coverage     {cov['month']}: {cov['ran']} ran, {len(cov['gaps'])} gaps with a cause, "
+           f"{len(cov['unexplained'])} unexplained, {len(cov['pending'])} still open"]
+    out += [f"             UNEXPLAINED {g['job']} {g['period']} {g['protocol_id'] or ''}".rstrip()
+            for g in cov["unexplained"][:5]]
+    causes: dict = {}
+    for g in cov["gaps"]:
+        causes[g["cause"]] = causes.get(g["cause"], 0) + 1
+    if causes:
+        out.append("             gaps by cause: " + ", ".join(f"{c} {n}" for c, n in sorted(causes.items())))
+    return out
+
+
+def _runs_lines(runs: Optional[dict]) -> list[str]:
+    """The run folders, and the first of those publication would refuse."""
+    if _error(runs):
+        return [f"runs         cannot be read: {runs['error']}"]
+    if runs is None:
+        return []
+    refused = runs["refused"]
+    out = [f"runs         {runs['complete']} complete, {runs['open']} open"
+           + (f"; {len(refused)} that publication refuses:" if refused else "; every one reads as recorded")]
+    out += [f"             REFUSED {r['problem']}" for r in refused[:10]]
+    if len(refused) > 10:
+        out.append(f"             and {len(refused) - 10} more (`llmarchive status --json`)")
+    return out
+
+
+def _publication_lines(pub: dict) -> list[str]:
+    if _error(pub):
+        return [f"publication  cannot be read: {pub['error']}"]
+    if not pub["published"]:
+        return ["publication  never published — `llmarchive publish`"]
+    newest = pub["newest_input"] or {}
+    state = ("current" if pub["current"] else
+             f"STALE: newer inputs than the build (newest: {newest.get('what')} at {newest.get('at')}) — "
+             f"`llmarchive publish`")
+    return [f"publication  built {pub['build_time']} — {state}"]
 
 
 def publication_inputs_current(paths) -> bool:
     """Whether ``public/render_manifest.json`` was built from the inputs as they are now (the publisher's digest)."""
-    from llmarchive.archive.jsonio import read_json
+    # publish is imported in the handlers, not above: it loads sqlite_utils and pandas (~0.4 s), and the CLI
+    # imports every subcommand module at start, so every command would pay for it.  Not a cycle.
     from publish import sources, status
 
     manifest = read_json(paths.public / status.MANIFEST_FILE)
@@ -130,15 +144,11 @@ def publication_inputs_current(paths) -> bool:
 
 
 def do_status(args: argparse.Namespace) -> int:
-    from llmarchive.schedule.status import morning_status
-
     when = day(args)
     # Read only: a home that does not exist yet is reported as empty, and is not created.
     result = morning_status(archive(args), when, inputs_current=publication_inputs_current)
     if args.json:
         print_json(result)
     else:
-        from llmarchive.archive.textsafe import terminal
-
         print(terminal("\n".join(render(result)), keep_newlines=True))   # model ids come from outside: escaped
     return 0

@@ -34,6 +34,8 @@ class ChainBroken(ArchiveError):
 
 def public_command(public_dir: str = "public", run_id: str = "RUN_ID") -> str:
     """The exact command the site's Data page shows an outsider (:func:`publish.open_lane.verify_command`)."""
+    # publish is imported in the handlers, not above: it loads sqlite_utils and pandas (~0.4 s), and the CLI
+    # imports every subcommand module at start, so every command would pay for it.  Not a cycle.
     from publish.open_lane import verify_command
 
     return verify_command(run_id, public_dir)
@@ -68,6 +70,7 @@ def register(subparsers) -> None:
 # --------------------------------------------------------------------------
 
 def _folder_inputs(folder: Path) -> tuple[dict, list[dict], dict, Path]:
+    # publish.reader in the function: see public_command
     from publish.reader import decode_header, decode_measurement, read_json_file, read_records, read_trials, single_row
 
     if not folder.is_dir():
@@ -94,6 +97,7 @@ def _folder_inputs(folder: Path) -> tuple[dict, list[dict], dict, Path]:
 
 
 def _file_inputs(args) -> tuple[dict, list[dict], dict, Path]:
+    # publish.reader in the function: see public_command
     from publish.reader import decode_header, decode_measurement, read_json_file, read_trials, single_row
 
     if not (args.trials and args.measurement and args.protocol):
@@ -111,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     if args.public:
         if not args.run_dir:
             raise CommandError("--public DIR needs the run id to recompute: llmarchive verify --public DIR RUN_ID")
-        from publish.reader import public_inputs
+        from publish.reader import public_inputs        # in the function: see public_command
 
         measurement, trials, protocol, trials_file = public_inputs(Path(args.public), args.run_dir)
     elif args.run_dir:

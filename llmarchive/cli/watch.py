@@ -6,6 +6,8 @@ import sys
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_api, add_date, add_json, add_subject_models, day, print_json, subject_models
+from llmarchive.schedule.watch import describe, watch
+from llmarchive.subjects import check_api_settings
 
 ORDER = 60
 WEBHOOK_ENV = "LLMARCHIVE_WATCH_WEBHOOK"
@@ -35,9 +37,6 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from llmarchive.subjects import check_api_settings
-    from llmarchive.schedule.watch import describe, watch
-
     when = day(args)
     config = subject_models(args)
     # A missing key or a malformed --base-url stops here, before the home is touched (never a provider_outage).

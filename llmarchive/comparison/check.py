@@ -16,6 +16,7 @@ from typing import Optional
 from llmarchive.comparison.read import RESPONSE_CHARS_PER_TOKEN, SUBMITTED_BY_MAX, _few
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.textsafe import MODEL_ID_MAX, id_problems
+from llmarchive.protocols import registry
 from measure import chain, extract
 from measure.schema import OUTCOMES, VERSIONS
 
@@ -47,14 +48,47 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def check(paths: ArchivePaths, header: dict, numbered: list[tuple[int, dict]], submitted_by: Optional[str]
-          ) -> tuple[Optional[dict], dict, list[tuple[str, str]]]:
-    """(protocol, derived fields, every failed condition) for parsed trials, each with its line number."""
-    from llmarchive.protocols import registry
+Reasons = list[tuple[str, str]]
+"""Failed conditions, each ``(condition, why)``: the condition's name (the header field it concerns) and one line."""
 
+
+def check(paths: ArchivePaths, header: dict, numbered: list[tuple[int, dict]], submitted_by: Optional[str]
+          ) -> tuple[Optional[dict], dict, Reasons]:
+    """(protocol, derived fields, every failed condition) for parsed trials, each with its line number.
+
+    One function per acceptance condition, run in this order, each adding
+    its reasons: the protocol (one, open, with its panel text), the
+    outcomes, the versions, the model id, the run id, the run date, the
+    submitter, the chain; then, once the protocol is known, the panel, the
+    size of each response, the grammar, the tokens, and n.  The model id,
+    run id, run date and submitter are derived as the conditions read them.
+    """
     trials = [t for _, t in numbered]
-    reasons: list[tuple[str, str]] = []
+    protocol, reasons = _protocol_condition(paths, header, trials)
+    reasons += _outcome_condition(trials)
+    reasons += _versions_condition(trials)
     derived: dict = {}
+    for name, (value, found) in (("model_id", _model_id_condition(header, trials)),
+                                 ("run_id", _run_id_condition(trials)),
+                                 ("run_date", _run_date_condition(header, trials)),
+                                 ("submitted_by", _submitted_by_condition(header, submitted_by))):
+        derived[name] = value
+        reasons += found
+    reasons += _chain_condition(trials)
+    if protocol is None:
+        return None, derived, reasons
+    texts = _panel_texts(protocol)
+    reasons += _panel_condition(header, trials, protocol, texts)
+    reasons += _size_condition(numbered, protocol)
+    reasons += _grammar_condition(header, trials, protocol)
+    reasons += _token_condition(trials, protocol)
+    reasons += _n_condition(header, trials, protocol, texts)
+    return protocol, derived, reasons
+
+
+def _protocol_condition(paths: ArchivePaths, header: dict, trials: list[dict]) -> tuple[Optional[dict], Reasons]:
+    """The one open protocol the trials (and the header) name, with its panel text; None when there is none."""
+    reasons: Reasons = []
     ids = sorted({str(t.get("protocol_id")) for t in trials})
     pid = header.get("protocol_id") or (ids[0] if len(ids) == 1 else None)
     protocol = None
@@ -74,12 +108,21 @@ def check(paths: ArchivePaths, header: dict, numbered: list[tuple[int, dict]], s
     if protocol is not None and "panel" not in protocol:
         reasons.append(("protocol", f"{pid} has no panel text here (a sealed protocol)"))
         protocol = None
+    return protocol, reasons
 
-    # outcome distribution and keys
+
+def _outcome_condition(trials: list[dict]) -> Reasons:
+    """Every trial carries an outcome from the closed list."""
     missing_outcome = [i for i, t in enumerate(trials) if t.get("outcome") not in OUTCOMES]
     if missing_outcome:
-        reasons.append(("outcome_distribution", f"{len(missing_outcome)} trial(s) carry no outcome from the closed "
-                                                f"list {', '.join(OUTCOMES)} (first: trial #{missing_outcome[0]})"))
+        return [("outcome_distribution", f"{len(missing_outcome)} trial(s) carry no outcome from the closed "
+                                         f"list {', '.join(OUTCOMES)} (first: trial #{missing_outcome[0]})")]
+    return []
+
+
+def _versions_condition(trials: list[dict]) -> Reasons:
+    """The four versions, and no other."""
+    reasons: Reasons = []
     versions_seen = {t.get("version") for t in trials}
     bad_versions = sorted(str(v) for v in versions_seen - set(VERSIONS))
     if bad_versions:
@@ -87,8 +130,12 @@ def check(paths: ArchivePaths, header: dict, numbered: list[tuple[int, dict]], s
     absent = [v for v in VERSIONS if v not in versions_seen]
     if absent:
         reasons.append(("versions", f"version(s) {', '.join(absent)} missing; all four versions are required"))
+    return reasons
 
-    # model id
+
+def _model_id_condition(header: dict, trials: list[dict]) -> tuple[Optional[str], Reasons]:
+    """One exact, printable model id, the header's and the trials' agreeing; it is derived."""
+    reasons: Reasons = []
     named = sorted({t.get("returned_model_id") for t in trials if t.get("returned_model_id")})
     declared = header.get("model_id")
     model_id = declared or (named[0] if len(named) == 1 else None)
@@ -107,53 +154,69 @@ def check(paths: ArchivePaths, header: dict, numbered: list[tuple[int, dict]], s
     if isinstance(requested, str) and requested.strip() and not is_exact_model_id(requested):
         reasons.append(("model_id", f"the run asked the server for {requested!r}, which is not an exact model id "
                                     "(an alias or pattern); run again with the exact id"))
-    derived["model_id"] = model_id
+    return model_id, reasons
 
-    # run id: the trials' own, checked like every run id (a submission is one run)
+
+def _run_id_condition(trials: list[dict]) -> tuple[Optional[str], Reasons]:
+    """The trials' own run id, one, checked like every run id (a submission is one run); it is derived."""
     run_ids = sorted({str(t["run_id"]) for t in trials if t.get("run_id") is not None})
     if len(run_ids) > 1:
-        reasons.append(("run_id", f"the trials carry {len(run_ids)} run ids ({_few(run_ids, 3)}); a submission is "
-                                  "one run"))
-    elif run_ids:
-        reasons += [("run_id", m) for m in run_id_problems(run_ids[0])]
-    derived["run_id"] = run_ids[0] if len(run_ids) == 1 else None
+        return None, [("run_id", f"the trials carry {len(run_ids)} run ids ({_few(run_ids, 3)}); a submission is "
+                                 "one run")]
+    if run_ids:
+        return run_ids[0], [("run_id", m) for m in run_id_problems(run_ids[0])]
+    return None, []
 
-    # run date and submitter
+
+def _run_date_condition(header: dict, trials: list[dict]) -> tuple[Optional[str], Reasons]:
+    """A run date: the header's, else the first trial's start; it is derived."""
     run_date = header.get("run_date")
     if run_date is None:
         started = sorted(str(t.get("started_at"))[:10] for t in trials if isinstance(t.get("started_at"), str))
         run_date = started[0] if started else None
     if not isinstance(run_date, str) or not _DATE.match(run_date):
-        reasons.append(("run_date", "no run date: give run_date (YYYY-MM-DD) in the header or started_at on trials"))
-    derived["run_date"] = run_date
+        return run_date, [("run_date", "no run date: give run_date (YYYY-MM-DD) in the header or started_at on "
+                                       "trials")]
+    return run_date, []
+
+
+def _submitted_by_condition(header: dict, submitted_by: Optional[str]) -> tuple[Optional[str], Reasons]:
+    """Who submits, named and not too long; it is derived."""
     who = submitted_by or header.get("submitted_by")
     if not who or not str(who).strip():
-        reasons.append(("submitted_by", "name who submits the run (--submitted-by or the header's submitted_by)"))
-    elif len(str(who)) > SUBMITTED_BY_MAX:
-        reasons.append(("submitted_by", f"submitted_by is {len(str(who))} characters long; at most "
-                                        f"{SUBMITTED_BY_MAX} are accepted"))
-    derived["submitted_by"] = who
+        return who, [("submitted_by", "name who submits the run (--submitted-by or the header's submitted_by)")]
+    if len(str(who)) > SUBMITTED_BY_MAX:
+        return who, [("submitted_by", f"submitted_by is {len(str(who))} characters long; at most "
+                                      f"{SUBMITTED_BY_MAX} are accepted")]
+    return who, []
 
-    # chain
+
+def _chain_condition(trials: list[dict]) -> Reasons:
+    """Chain hashes on every trial or on none, and an unbroken chain when they are there."""
     chained = [("record_sha256" in t) for t in trials]
     if any(chained) and not all(chained):
-        reasons.append(("chain", "some trials carry chain hashes and some do not"))
-    elif all(chained):
+        return [("chain", "some trials carry chain hashes and some do not")]
+    if all(chained):
         broken = chain.first_break(trials)
         if broken is not None:
-            reasons.append(("chain", f"the trial chain breaks at trial #{broken}"))
+            return [("chain", f"the trial chain breaks at trial #{broken}")]
+    return []
 
-    if protocol is None:
-        return None, derived, reasons
 
-    # panel
+def _panel_texts(protocol: dict) -> dict[tuple, str]:
+    """The panel's prompt text of each (scenario, version)."""
+    return {(item["item_id"], v): item["versions"][v] for item in protocol["panel"] for v in VERSIONS}
+
+
+def _panel_condition(header: dict, trials: list[dict], protocol: dict, texts: dict[tuple, str]) -> Reasons:
+    """The declared panel and protocol hashes are the protocol's, and every trial was sent this panel's prompt."""
+    reasons: Reasons = []
     if header.get("panel_sha256") and header["panel_sha256"] != protocol["panel_sha256"]:
         reasons.append(("panel_sha256", f"declared {header['panel_sha256']}, the protocol's panel is "
                                         f"{protocol['panel_sha256']}"))
     if header.get("protocol_sha256") and header["protocol_sha256"] != protocol.get("protocol_sha256"):
         reasons.append(("panel_sha256", f"declared protocol_sha256 {header['protocol_sha256']}, the protocol's is "
                                         f"{protocol.get('protocol_sha256')}"))
-    texts = {(item["item_id"], v): item["versions"][v] for item in protocol["panel"] for v in VERSIONS}
     wrong, unknown_items, no_hash = [], [], 0
     for t in trials:
         key = (t.get("item_id"), t.get("version"))
@@ -172,17 +235,24 @@ def check(paths: ArchivePaths, header: dict, numbered: list[tuple[int, dict]], s
     if wrong:
         reasons.append(("panel_sha256", f"{len(wrong)} trial(s) were sent a prompt that is not this panel's "
                                         f"({_few(sorted(set(wrong)))})"))
+    return reasons
 
-    # size of each response: bounded by the panel's max_tokens
+
+def _size_condition(numbered: list[tuple[int, dict]], protocol: dict) -> Reasons:
+    """Each response bounded by the panel's max_tokens."""
     limit = RESPONSE_CHARS_PER_TOKEN * int(protocol.get("generation", {}).get("max_tokens") or 256)
     long = [f"line {number}: {len(t['response_text']):,}" for number, t in numbered
             if isinstance(t.get("response_text"), str) and len(t["response_text"]) > limit]
     if long:
-        reasons.append(("size", f"{len(long)} response(s) longer than {limit:,} characters ({_few(long, 3)}); the "
-                                f"panel asks for at most {limit // RESPONSE_CHARS_PER_TOKEN} tokens, and the cap "
-                                f"allows {RESPONSE_CHARS_PER_TOKEN} characters per token"))
+        return [("size", f"{len(long)} response(s) longer than {limit:,} characters ({_few(long, 3)}); the "
+                         f"panel asks for at most {limit // RESPONSE_CHARS_PER_TOKEN} tokens, and the cap "
+                         f"allows {RESPONSE_CHARS_PER_TOKEN} characters per token")]
+    return []
 
-    # grammar
+
+def _grammar_condition(header: dict, trials: list[dict], protocol: dict) -> Reasons:
+    """The protocol's grammar, and every decided trial re-extracts to its recorded outcome and token."""
+    reasons: Reasons = []
     grammar = protocol["grammar_version"]
     if header.get("grammar_version") is not None and header["grammar_version"] != grammar:
         reasons.append(("grammar_version", f"declared {header['grammar_version']}, the protocol uses {grammar}"))
@@ -201,14 +271,23 @@ def check(paths: ArchivePaths, header: dict, numbered: list[tuple[int, dict]], s
     if mismatched:
         reasons.append(("grammar_version", f"{len(mismatched)} trial(s) do not re-extract to their recorded outcome "
                                            f"with grammar_version {grammar} ({_few(mismatched)})"))
+    return reasons
+
+
+def _token_condition(trials: list[dict], protocol: dict) -> Reasons:
+    """A token exactly when the outcome is valid, and then one of the protocol's options."""
     bad_tokens = [i for i, t in enumerate(trials) if t.get("outcome") in OUTCOMES and
                   ((t["outcome"] == "valid") != (t.get("token") is not None)
                    or (t["outcome"] == "valid" and t.get("token") not in protocol["options"]))]
     if bad_tokens:
-        reasons.append(("outcome_distribution", f"{len(bad_tokens)} trial(s) carry a token that does not match "
-                                                f"their outcome (first: trial #{bad_tokens[0]})"))
+        return [("outcome_distribution", f"{len(bad_tokens)} trial(s) carry a token that does not match "
+                                         f"their outcome (first: trial #{bad_tokens[0]})")]
+    return []
 
-    # n
+
+def _n_condition(header: dict, trials: list[dict], protocol: dict, texts: dict[tuple, str]) -> Reasons:
+    """The protocol's frozen n: per version, per scenario and version, and each replicate once."""
+    reasons: Reasons = []
     n, per = protocol["n"], protocol["n_per_scenario"]
     if header.get("n") is not None and header["n"] != n:
         reasons.append(("n", f"declared n {header['n']}, the protocol freezes n = {n}"))
@@ -229,6 +308,4 @@ def check(paths: ArchivePaths, header: dict, numbered: list[tuple[int, dict]], s
     identities = [(t.get("item_id"), t.get("version"), t.get("replicate_index")) for t in trials]
     if len(set(identities)) != len(identities):
         reasons.append(("n", "the same (scenario, version, replicate) appears more than once"))
-    return protocol, derived, reasons
-
-
+    return reasons

@@ -28,14 +28,15 @@ the submission's protocol are read (their ``run.json`` names it), each trial
 log streamed line by line, so the check costs one pass over that protocol's
 runs and holds only hashes.
 """
-import json
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
 from llmarchive.archive import store
 from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.paths import ArchivePaths
+from measure import jsonl
 from measure.canonical import canonical_sha256
+from llmarchive.instrument.verdict import run_roots
 
 SAME_RUN_SHARE = 0.5
 COMPARISON_RUN_KEY = "comparison_run"
@@ -56,23 +57,16 @@ def trials_sha256(trials: Iterable[dict]) -> str:
     return canonical_sha256(sorted(str(trial_identity(t)) for t in trials))
 
 
-def _identities_of_lines(lines: Iterable[bytes]) -> Iterator[str]:
-    """The identity of every trial among JSON lines; lines that cannot be read are passed over (not judged here)."""
-    for raw in lines:
-        try:
-            value = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(value, dict) and value.get("record_type") == "trial":
-            found = trial_identity(value)
-            if found is not None:
-                yield found
-
-
 def _file_identities(path: Path) -> Iterator[str]:
+    """The identity of every trial of a log; lines that cannot be read are passed over (not judged here)."""
+    reader = jsonl.JsonlReader(jsonl.COLLECT, str(path))
     try:
         with open(path, "rb") as fh:
-            yield from _identities_of_lines(fh)
+            for line in reader.lines(fh):
+                if line.problem is None and line.record.get("record_type") == "trial":
+                    found = trial_identity(line.record)
+                    if found is not None:
+                        yield found
     except OSError:
         return
 
@@ -91,8 +85,6 @@ def own_runs(paths: ArchivePaths, protocol_id: Optional[str] = None) -> Iterator
     A folder whose record cannot be read counts as the archive's own: it
     cannot show that it is a comparison run.
     """
-    from llmarchive.instrument.verdict import run_roots
-
     for root in run_roots(paths):
         for folder in store.run_folders(root):
             if not store.trial_log(folder).exists() and not store.has_run(folder):
@@ -106,8 +98,6 @@ def own_runs(paths: ArchivePaths, protocol_id: Optional[str] = None) -> Iterator
 
 def own_run_named(paths: ArchivePaths, run_id: str) -> bool:
     """Whether ``run_id`` is the id of one of the archive's own runs (a comparison run made here is not)."""
-    from llmarchive.instrument.verdict import run_roots
-
     for root in run_roots(paths):
         folder = root / run_id
         if folder.is_dir() and (store.has_run(folder) or store.trial_log(folder).exists()):

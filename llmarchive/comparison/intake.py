@@ -79,6 +79,7 @@ from llmarchive.archive.record_logs import utc_today
 from llmarchive.archive.textsafe import terminal
 from measure.errors import ArchiveError
 from measure.measurement import MeasurementError, build
+from llmarchive.protocols import registry
 
 __all__ = ["Accepted", "EXPLORATORY_NOTE", "HEADER_FIELDS", "HEADER_TYPE", "HEADER_TYPES", "SubmissionRejected",
            "intake_lock", "is_exact_model_id", "submit"]
@@ -120,8 +121,6 @@ def intake_lock(paths: ArchivePaths):
 def submit(paths: ArchivePaths, file: Path, submitted_by: Optional[str] = None,
            today: Optional[str] = None) -> Accepted:
     """Check a submission file; file it as a comparison point or raise :class:`SubmissionRejected`."""
-    from llmarchive.protocols import registry
-
     file = Path(file)
     read = read_submission(file)
     reasons = list(read.problems)

@@ -1,8 +1,10 @@
 """Reading a comparison submission (method §4.2): streamed, capped, every value checked before it is judged.
 
 A submission comes from outside, so the file is read as data that may be
-hostile: one line at a time with a running byte count (never the whole file
-at once, never a second copy of it), each line capped, and every value of
+hostile, by the one JSONL reader under its collecting policy
+(:mod:`measure.jsonl`, :data:`INTAKE`): one line at a time with a running
+byte count (never the whole file at once, never a second copy of it), each
+line capped, and every value of
 every line checked for depth and finite numbers, and every header value
 for type and size, before :mod:`llmarchive.comparison.check` judges anything
 or :mod:`llmarchive.comparison.intake` writes anything.
@@ -25,7 +27,6 @@ magnitude and more of room:
   :data:`EXPLICITLY_SET_BYTES` of canonical JSON.
 """
 import hashlib
-import json
 import math
 import os
 import stat
@@ -34,7 +35,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from llmarchive.archive.textsafe import MODEL_ID_MAX, id_problems
+from measure import jsonl
 from measure.canonical import canonical_json
+from measure.jsonl import short_key as _key
 from measure.schema import expected_words, json_type_words, trial_problems
 
 HEADER_TYPE = "comparison_submission"
@@ -62,7 +65,21 @@ HEADER_IDS = ("protocol_id", "panel_sha256", "protocol_sha256", "model_id", "req
 SUBMITTED_BY_MAX = HEADER_LENGTHS["submitted_by"]
 MAX_INT = 10 ** 9
 MAX_LINE_PROBLEMS = 3
-_SKIP_CHUNK = 1024 * 1024
+READABLE_DEPTH = 64
+"""Nesting beyond this is refused before JSON parsing (whose own limit depends on the caller's stack)."""
+
+INTAKE = jsonl.COLLECT.worded(**{
+    jsonl.TOO_LONG: "line {number} is {size:,} bytes; one line (one trial) may be at most {limit:,} bytes (a response "
+                    f"at most {RESPONSE_CHARS_PER_TOKEN} characters per token of the panel's max_tokens)",
+    jsonl.TOO_BIG: "the file is more than {limit:,} bytes; a submission may be at most {limit:,} bytes (a complete "
+                   "run of the largest panel is about 1 MB)",
+    jsonl.TOO_MANY: "the file holds more than {limit:,} records; a submission is one run (4 × n trials: 480 for the "
+                    "largest panel) and its header",
+})
+"""The reader's collecting policy (:data:`measure.jsonl.COLLECT`) in the words an outside submitter reads."""
+# Which of the reader's problems go where in the refusal: the kind of reason, or a list folded to a few lines.
+_SIZE = (jsonl.TOO_BIG, jsonl.TOO_MANY)
+_UNREADABLE = (jsonl.NOT_JSON, jsonl.TOO_DEEP)
 
 
 @dataclass
@@ -85,11 +102,6 @@ class Submission:
 def _few(items: list[str], limit: int = 5) -> str:
     shown = ", ".join(items[:limit])
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
-
-
-def _key(key: object) -> str:
-    text = str(key)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def value_problems(value: Any, where: str, max_depth: int = MAX_DEPTH) -> list[str]:
@@ -118,41 +130,6 @@ def value_problems(value: Any, where: str, max_depth: int = MAX_DEPTH) -> list[s
         problems.append(f"{_few(sorted(infinite), 3)}: a number that is not finite (NaN or infinity), which JSON "
                         "cannot carry")
     return problems
-
-
-READABLE_DEPTH = 64
-"""Nesting beyond this is refused before JSON parsing (whose own limit depends on the caller's stack)."""
-
-
-def too_deep_to_read(text: str) -> Optional[str]:
-    """The top-level key under which ``text`` nests over :data:`READABLE_DEPTH` levels ("" at the top), else None.
-
-    Only a line with that many brackets at all is scanned, character by
-    character, so ordinary lines cost one ``count`` each.
-    """
-    if text.count("{") + text.count("[") <= READABLE_DEPTH:
-        return None
-    depth, in_string, escaped, key, last_string, start = 0, False, False, "", "", 0
-    for index, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-                last_string = text[start:index]
-        elif ch == '"':
-            in_string, start = True, index + 1
-        elif ch == ":" and depth == 1:
-            key = last_string
-        elif ch in "{[":
-            depth += 1
-            if depth > READABLE_DEPTH:
-                return key
-        elif ch in "}]":
-            depth -= 1
-    return None
 
 
 def _wrong_type(value: object, allowed: tuple[type, ...]) -> bool:
@@ -203,71 +180,47 @@ def field_types(numbered: list[tuple[int, dict]]) -> list[tuple[str, str]]:
             for key, where in wrong.items()]
 
 
-class _Reader:
-    """One pass over the file's lines: byte count, sha256, caps, JSON parse, record kinds."""
+class _Intake:
+    """One pass of the reader (:data:`INTAKE`) over the file, its lines sorted into the submission's parts."""
 
     def __init__(self, out: Submission) -> None:
         self.out = out
-        self.digest = hashlib.sha256()
+        self.reader = jsonl.JsonlReader(INTAKE, str(out.file), max_bytes=MAX_SUBMISSION_BYTES,
+                                        max_line_bytes=MAX_LINE_BYTES, max_records=MAX_RECORDS,
+                                        max_depth=READABLE_DEPTH, digest=hashlib.sha256())
         self.unreadable: list[str] = []
         self.values: list[str] = []
-        self.records = 0
 
-    def take(self, data: bytes) -> None:
-        self.out.size += len(data)
-        self.digest.update(data)
-
-    def skip_rest(self, fh, number: int, start: bytes) -> bool:
-        """Read past an over-long line without keeping it; False when the file cap stops the reading."""
-        size, chunk = len(start), start
-        while not chunk.endswith(b"\n"):
-            chunk = fh.readline(_SKIP_CHUNK)
-            if not chunk:
-                break
-            self.take(chunk)
-            size += len(chunk)
-            if self.out.size > MAX_SUBMISSION_BYTES:
-                return False
-        self.out.problems.append(("format", f"line {number} is {size:,} bytes; one line (one trial) may be at most "
-                                            f"{MAX_LINE_BYTES:,} bytes (a response at most {RESPONSE_CHARS_PER_TOKEN} "
-                                            "characters per token of the panel's max_tokens)"))
-        return True
-
-    def record(self, number: int, line: bytes, last: bool) -> bool:
-        """Parse one line; False when the file must not be read further (not text)."""
+    def read(self, fh) -> bool:
+        """Read every line; False when the reading stopped early (not text, or over a cap)."""
         try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            at = self.out.size - len(line) + exc.start
-            self.out.problems = [("format", f"the file is not UTF-8 text (byte {at}, line {number})")]
+            for line in self.reader.lines(fh):
+                if line.problem is None:
+                    self.record(line.number, line.record)
+                elif not self.problem(line.problem):
+                    return False
+            return True
+        finally:
+            self.out.size = self.reader.size
+
+    def problem(self, problem: jsonl.LineProblem) -> bool:
+        """File one problem of the reader's; False when it ends the reading."""
+        words = self.reader.message(problem)
+        if problem.kind == jsonl.NOT_UTF8:
+            self.out.problems = [("format", words)]
             self.out.numbered, self.out.header = [], {}
-            return False
-        if not text.strip():
-            return True
-        deep = too_deep_to_read(text)
-        if deep is not None:
-            where = f"line {number}" + (f".{_key(deep)}" if deep else "")
-            self.values.append(f"{where} is nested more than {READABLE_DEPTH} levels deep (not read further)")
-            return True
-        try:
-            value = json.loads(text)
-        except RecursionError:
-            self.unreadable.append(f"line {number} is nested too deeply to read")
-            return True
-        except json.JSONDecodeError as exc:
-            if last:
-                self.out.problems.append(("format", f"line {number} is cut off: the file ends in the middle of a "
-                                                    f"record ({exc.msg}); send the complete file"))
-            else:
-                self.unreadable.append(f"line {number} is not JSON ({exc.msg})")
-            return True
-        except ValueError as exc:          # e.g. an integer of thousands of digits
-            self.unreadable.append(f"line {number} is not JSON ({' '.join(str(exc).split())[:80]})")
-            return True
-        self.records += 1
-        if not isinstance(value, dict):
-            self.out.problems.append(("format", f"line {number} is not a JSON object"))
-            return True
+        elif problem.kind in _SIZE:
+            self.out.problems.append(("size", words))
+        elif problem.kind in _UNREADABLE:
+            self.unreadable.append(words)
+        elif problem.kind == jsonl.OVER_DEPTH:
+            self.values.append(words)
+        else:
+            self.out.problems.append(("format", words))
+        return problem.kind not in jsonl.STOPS
+
+    def record(self, number: int, value: dict) -> None:
+        """One JSON object: the header, a trial, or a record of a kind a submission does not hold."""
         kind = value.get("record_type")
         if kind != HEADER_TYPE:      # the header's values are checked field by field (header_problems)
             self.values += value_problems(value, f"line {number}")
@@ -286,7 +239,6 @@ class _Reader:
             shown = kind if isinstance(kind, str) and len(kind) <= 40 else json_type_words(kind)
             self.out.problems.append(("format", f"line {number}: record_type {shown!r} is neither 'trial' nor "
                                                 f"'{HEADER_TYPE}'"))
-        return True
 
     def finish(self) -> None:
         out = self.out
@@ -300,6 +252,7 @@ class _Reader:
         out.problems += [("format", m) for m in self.values]
         if not out.numbered and not any("not UTF-8" in m for _, m in out.problems):
             out.problems.append(("format", "the file holds no trial record"))
+        out.sha256 = self.reader.digest.hexdigest()
 
 
 def read_submission(file: Path) -> Submission:
@@ -322,33 +275,13 @@ def read_submission(file: Path) -> Submission:
             out.size = info.st_size
             out.problems.append(("size", _too_big(f"{info.st_size:,} bytes")))
             return out
-        reader = _Reader(out)
-        number = 0
-        while True:
-            line = fh.readline(MAX_LINE_BYTES + 1)
-            if not line:
-                break
-            number += 1
-            reader.take(line)
-            if out.size > MAX_SUBMISSION_BYTES:
-                out.problems.append(("size", _too_big(f"more than {MAX_SUBMISSION_BYTES:,} bytes")))
-                return out
-            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-                if not reader.skip_rest(fh, number, line):
-                    out.problems.append(("size", _too_big(f"more than {MAX_SUBMISSION_BYTES:,} bytes")))
-                    return out
-                continue
-            if reader.records >= MAX_RECORDS and line.strip():
-                out.problems.append(("size", f"the file holds more than {MAX_RECORDS:,} records; a submission is "
-                                             "one run (4 × n trials: 480 for the largest panel) and its header"))
-                return out
-            if not reader.record(number, line, last=not line.endswith(b"\n")):
-                return out
-        reader.finish()
-    out.sha256 = reader.digest.hexdigest()
+        intake = _Intake(out)
+        if not intake.read(fh):
+            return out
+        intake.finish()
     typed = header_problems(out.header) + field_types(out.numbered)
     out.problems += typed
-    out.judgeable = bool(out.numbered) and not typed and not reader.values
+    out.judgeable = bool(out.numbered) and not typed and not intake.values
     return out
 
 

@@ -18,8 +18,8 @@ submission :func:`llmarchive.comparison.intake.submit` accepts unchanged:
    the slot stays open.
 3. **State lives in the home, under the store's layout**: the run folder
    ``private/experiments/<run_id>/`` (``run.json``, the hash-chained
-   ``trials.jsonl``), with a default ``run_id`` of ``comparison_<protocol_id>_<model>``
-   — no date in it — so running the same command again, on any day, resumes
+   ``trials.jsonl``), with a default ``run_id`` made by
+   :func:`llmarchive.archive.run_ids.comparison_run_id` — no date in it — so running the same command again, on any day, resumes
    that folder and sends only the missing slots.  The run is marked
    ``exploratory`` (a comparison run is never on anyone's curve).
 4. **The submission** (``--out``) is written only for a complete run: one
@@ -31,24 +31,24 @@ submission :func:`llmarchive.comparison.intake.submit` accepts unchanged:
 Keys come from the environment only (``OPENAI_API_KEY``, optional for a local
 server; ``ANTHROPIC_API_KEY`` for ``--api anthropic``); no key is ever written.
 """
-import hashlib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 from llmarchive.archive import store
+from llmarchive.archive.run_ids import APIS, comparison_run_id
 from llmarchive.budget import unbudgeted
 from llmarchive.comparison.intake import HEADER_TYPE, is_exact_model_id
 from llmarchive.comparison.check import model_id_problems, run_id_problems
 from llmarchive.comparison.read import SUBMITTED_BY_MAX
 from llmarchive.archive.jsonio import write_bytes
 from llmarchive.archive.paths import ArchivePaths
+from llmarchive.protocols.open_panels import load_panel_file, protocol_from_panel_file
+from llmarchive.subjects import make_subject
 from llmarchive.run.runner import Progress, RunResult, RunSettings, run_protocol
 from measure.canonical import canonical_json
 from measure.errors import ArchiveError
 
-APIS = ("openai", "anthropic")
 EXPLORATORY_NOTE = "comparison run: an outside run of a published open panel; never on a curve"
 
 
@@ -70,40 +70,14 @@ class ComparisonRun:
         return self.result.complete
 
 
-def slug(text: str) -> str:
-    """``text`` as a run-id fragment (the run id allows letters, digits, ``.``, ``_`` and ``-``)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "model"
-
-
-RUN_ID_MAX = 200
-
-
-def default_run_id(protocol_id: str, model: str, api: str) -> str:
-    """The run folder one (panel, model, API) resumes into: stable across days, so a rerun resumes it.
-
-    A model id long enough to push the run id past the archive's 200
-    characters is shortened, with a hash of the whole id kept, so two long
-    ids never share a folder.
-    """
-    run_id = f"comparison_{protocol_id}_{api}_{slug(model)}"
-    if len(run_id) <= RUN_ID_MAX:
-        return run_id
-    digest = hashlib.sha256(model.encode("utf-8")).hexdigest()[:12]
-    return run_id[:RUN_ID_MAX - 13].rstrip("-.") + "-" + digest
-
-
 def load_panel(file: Path) -> dict:
     """The published panel ``file`` as a runnable protocol, after its hashes recompute (else refused)."""
-    from llmarchive.protocols.open_panels import load_panel_file, protocol_from_panel_file
-
     return protocol_from_panel_file(load_panel_file(Path(file)))
 
 
 def make_comparison_subject(api: str, model: str, base_url: Optional[str], max_tokens: int, *,
                             max_attempts: int = 6, timeout_s: float = 120.0, sleep: Any = None) -> Any:
     """The archive's own API subject for ``api`` (the same request body, retries and secrets rules)."""
-    from llmarchive.subjects import make_subject
-
     if api not in APIS:
         raise ComparisonRunError(f"--api must be one of {', '.join(APIS)}, got {api!r}")
     return make_subject(api, max_tokens=max_tokens, model=model, base_url=base_url, max_attempts=max_attempts,
@@ -172,7 +146,7 @@ def run_comparison(paths: ArchivePaths, panel_file: Path, *, base_url: Optional[
     max_tokens = protocol["generation"]["max_tokens"]
     subject = make_comparison_subject(api, model, base_url, max_tokens, max_attempts=max_attempts,
                                       timeout_s=timeout_s, sleep=sleep)
-    settings = RunSettings(run_id=run_id or default_run_id(protocol["protocol_id"], model, api), run_date=run_date,
+    settings = RunSettings(run_id=run_id or comparison_run_id(protocol["protocol_id"], model, api), run_date=run_date,
                            concurrency=concurrency, exploratory=EXPLORATORY_NOTE,
                            extra={"comparison_run": {"panel_file": Path(panel_file).name, "api": api}})
     paths.ensure()

@@ -59,6 +59,8 @@ class LogprobEngine(ReferenceSubject):
                          settings=ReferenceSettings(n_threads=n_threads, n_batch=n_batch, n_ctx=n_ctx, seed=seed))
 
     def _load(self):
+        # llama_cpp (and numpy below) are loaded where the model is, not above: importing the instrument for its
+        # verdicts and records should not load llama.cpp's library (~0.2 s).  Not a cycle.
         from llama_cpp import Llama
 
         s = self.settings

@@ -47,15 +47,22 @@ different root — so publication, which reads ``private/experiments/``,
 never mistakes it for a measurement; the ``guard_rotation`` record carries
 its numbers into the public instrument table instead.
 """
+from dataclasses import dataclass, field
 from datetime import date as Date
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from llmarchive.archive import record_logs as records
-from llmarchive.instrument.fingerprint import InstrumentError
-from llmarchive.instrument.verdict import accepted_rotation_runs, raise_alarm
 from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.queries import records_on
+from llmarchive.archive.run_ids import rotation_run_id
+from llmarchive.archive.store import load_run
+from llmarchive.instrument.fingerprint import InstrumentError
+from llmarchive.instrument.verdict import accepted_rotation_runs, raise_alarm
+from llmarchive.protocols import registry
+from llmarchive.run.runner import RunResult, RunSettings, run_protocol
+from llmarchive.subjects import make_subject
 from measure.stats import compare
 from measure.errors import ArchiveError
 
@@ -92,8 +99,6 @@ def scheduled_protocol(order: list[str], day: str) -> Optional[str]:
 
 
 def due_protocol(paths: ArchivePaths, day: str, series: str = "v0") -> Optional[str]:
-    from llmarchive.protocols import registry
-
     return scheduled_protocol(rotation_order(registry.list_protocols(paths), series), day)
 
 
@@ -130,8 +135,6 @@ def baseline_slots(paths: ArchivePaths, previous: Mapping) -> dict[str, str]:
     it the exact check cannot be made, and a rotation that could not look
     has not vouched for anything.
     """
-    from llmarchive.archive.store import load_run
-
     folder = instrument_paths(paths).run_dir(str(previous.get("run_id")))
     try:
         trials = load_run(folder).trials
@@ -174,8 +177,8 @@ def _slots_text(changed: list[dict], limit: int = 40) -> str:
 
 
 def _existing(paths: ArchivePaths, day: str, protocol_id: str, override: Optional[int]) -> Optional[dict]:
-    for r in records.read(paths, "guard_rotation"):
-        if (r.get("date") == day and r.get("protocol_id") == protocol_id and r.get("verdict") != "unavailable"
+    for r in records_on(paths, "guard_rotation", day):
+        if (r.get("protocol_id") == protocol_id and r.get("verdict") != "unavailable"
                 and r.get("generation_override") == override):
             return r
     return None
@@ -196,13 +199,14 @@ def guard_rotation(paths: ArchivePaths, day: str, subject: Any = None, *, series
     the real rotation.  A day already rotated returns its record without
     running again.  ``progress`` is the runner's progress callback
     (:data:`llmarchive.run.runner.Progress`), called after each recorded trial.
-    """
-    from llmarchive.run.runner import RunSettings, run_protocol
-    from llmarchive.subjects import make_subject
-    from llmarchive.protocols import registry
 
+    The steps: the protocol due and a day already rotated; the run, read
+    against its accepted baseline (:func:`_rotate`) — or, when it cannot run,
+    an ``unavailable`` record and its alarm (:func:`_unavailable`); the
+    verdict (:func:`_verdict`); its record (:func:`_record`); its alarm
+    (:func:`_alarm`).
+    """
     pid = protocol_id or due_protocol(paths, day, series)
-    runtime: dict = {}
     if pid is None:
         raise InstrumentError(f"no admitted guard protocol in series {series}: nothing to rotate "
                               "(promote guard protocols with `llmarchive panels promote`)")
@@ -212,68 +216,117 @@ def guard_rotation(paths: ArchivePaths, day: str, subject: Any = None, *, series
     protocol = registry.load_protocol(paths, pid)
     base = {"date": day, "protocol_id": pid, "protocol_sha256": protocol.get("protocol_sha256"),
             "protocol_series": series, "generation_override": max_tokens}
+    rotation = _Rotation(pid)
     try:
-        if subject is None:
-            options = dict(reference_options or {})
-            subject = make_subject("reference", max_tokens=max_tokens or protocol["generation"]["max_tokens"],
-                                   model=options.get("model"), model_path=options.get("model_path"),
-                                   model_sha256=options.get("model_sha256"),
-                                   n_threads=options.get("n_threads", 1), n_batch=options.get("n_batch", 512))
-        runtime = subject.runtime()
-        previous = previous_result(paths, pid, protocol.get("protocol_sha256"), runtime.get("model_sha256"), day,
-                                   max_tokens)
-        # Read before the run, so a baseline that cannot be compared is known before any call is made.
-        before = baseline_slots(paths, previous) if previous is not None else None
-        run_id = f"rotation_{day}_{pid}"
-        settings = RunSettings(run_id=run_id, run_date=day, series="open_weights",
-                               model_family="instrument-reference", allow_generation_override=max_tokens is not None,
-                               concurrency=getattr(subject, "workers", 1), extra={"job": "guard_rotation"})
-        result = run_protocol(instrument_paths(paths), protocol, subject, settings, progress=progress)
-        if result.measurement is None:
-            raise InstrumentError(f"rotation run {run_id} did not complete")
+        _rotate(paths, day, protocol, subject, rotation, reference_options, max_tokens, progress)
     except (ArchiveError, OSError, RuntimeError, ValueError, MemoryError) as exc:
         # The protocol, the model or the run failed: an unavailable rotation (recorded, alarmed), not a
         # crash. Anything else is a bug in this code and keeps its traceback.
-        reason = f"guard rotation of {pid} could not run: {type(exc).__name__}: {exc}"
-        record = records.append(paths, "guard_rotation", {
-            **base, "run_id": None, "previous_run_id": None, "verdict": "unavailable", "reason": reason,
-            "model_sha256": None})
-        raise_alarm(paths, day, "guard_rotation", reason, protocol_id=pid, runtime=runtime)
-        return record
+        return _unavailable(paths, day, pid, base, rotation.runtime, exc)
+    _verdict(rotation)
+    record = _record(paths, base, rotation)
+    _alarm(paths, day, rotation)
+    return record
 
-    m = result.measurement
-    model_sha = runtime.get("model_sha256")
-    measurable = all(isinstance(m.get(k), (int, float)) for k in COMPARED)
-    rule = compare(previous, m) if previous is not None and measurable else None
-    changed = changed_slots(before, slot_decisions(result.trials)) if before is not None else []
+
+@dataclass
+class _Rotation:
+    """One rotation as it is made: the run, its accepted baseline, and what comparing them found."""
+
+    pid: str
+    runtime: dict = field(default_factory=dict)
+    previous: Optional[dict] = None              # the accepted baseline's record
+    before: Optional[dict[str, str]] = None      # the baseline's slot decisions
+    run_id: Optional[str] = None
+    result: Optional[RunResult] = None
+    verdict: str = "baseline"
+    rule: Optional[str] = None                   # method §6's change rule on the measurements
+    changed: list[dict] = field(default_factory=list)
+    measurable: bool = True
+
+    @property
+    def measurement(self) -> Mapping:
+        return self.result.measurement
+
+
+def _rotate(paths: ArchivePaths, day: str, protocol: Mapping, subject: Any, rotation: _Rotation,
+            reference_options: Optional[dict], max_tokens: Optional[int], progress: Optional[Callable]) -> None:
+    """The run of the day, with its accepted baseline found and read before any call is made."""
+    if subject is None:
+        options = dict(reference_options or {})
+        subject = make_subject("reference", max_tokens=max_tokens or protocol["generation"]["max_tokens"],
+                               model=options.get("model"), model_path=options.get("model_path"),
+                               model_sha256=options.get("model_sha256"),
+                               n_threads=options.get("n_threads", 1), n_batch=options.get("n_batch", 512))
+    rotation.runtime = subject.runtime()
+    rotation.previous = previous_result(paths, rotation.pid, protocol.get("protocol_sha256"),
+                                        rotation.runtime.get("model_sha256"), day, max_tokens)
+    # Read before the run, so a baseline that cannot be compared is known before any call is made.
+    rotation.before = baseline_slots(paths, rotation.previous) if rotation.previous is not None else None
+    rotation.run_id = rotation_run_id(day, rotation.pid)
+    settings = RunSettings(run_id=rotation.run_id, run_date=day, series="open_weights",
+                           model_family="instrument-reference", allow_generation_override=max_tokens is not None,
+                           concurrency=getattr(subject, "workers", 1), extra={"job": "guard_rotation"})
+    rotation.result = run_protocol(instrument_paths(paths), protocol, subject, settings, progress=progress)
+    if rotation.result.measurement is None:
+        raise InstrumentError(f"rotation run {rotation.run_id} did not complete")
+
+
+def _unavailable(paths: ArchivePaths, day: str, pid: str, base: dict, runtime: dict, exc: Exception) -> dict:
+    """A rotation that could not run: recorded ``unavailable`` and alarmed (an instrument that did not look)."""
+    reason = f"guard rotation of {pid} could not run: {type(exc).__name__}: {exc}"
+    record = records.append(paths, "guard_rotation", {
+        **base, "run_id": None, "previous_run_id": None, "verdict": "unavailable", "reason": reason,
+        "model_sha256": None})
+    raise_alarm(paths, day, "guard_rotation", reason, protocol_id=pid, runtime=runtime)
+    return record
+
+
+def _verdict(rotation: _Rotation) -> None:
+    """The verdict: the first result is the baseline; then the change rule, then the exact slot check."""
+    m, previous = rotation.measurement, rotation.previous
+    rotation.measurable = all(isinstance(m.get(k), (int, float)) for k in COMPARED)
+    rotation.rule = compare(previous, m) if previous is not None and rotation.measurable else None
+    if rotation.before is not None:
+        rotation.changed = changed_slots(rotation.before, slot_decisions(rotation.result.trials))
     if previous is None:
-        verdict = "baseline"
-    elif not measurable:
-        verdict = "unmeasurable"      # was measurable before, is not now: the instrument moved
-    elif rule in ("improved", "regressed"):
-        verdict = rule
+        rotation.verdict = "baseline"
+    elif not rotation.measurable:
+        rotation.verdict = "unmeasurable"      # was measurable before, is not now: the instrument moved
+    elif rotation.rule in ("improved", "regressed"):
+        rotation.verdict = rotation.rule
     else:
-        verdict = "changed" if changed else "flat"
-    numbers = {k: m.get(k) for k in COMPARED}
+        rotation.verdict = "changed" if rotation.changed else "flat"
+
+
+def _record(paths: ArchivePaths, base: dict, rotation: _Rotation) -> dict:
+    """The day's ``guard_rotation`` record: the numbers, the comparison made and its reason in words."""
+    m, previous, before, changed = rotation.measurement, rotation.previous, rotation.before, rotation.changed
     slots_note = ""
     if previous is not None:
         slots_note = (f"; {len(changed)} of {len(before or {})} slots decided differently from the baseline: "
                       f"{_slots_text(changed)}" if changed else
                       f"; all {len(before or {})} slots decided exactly as in the baseline")
-    record = records.append(paths, "guard_rotation", {
-        **base, "run_id": run_id, "previous_run_id": previous.get("run_id") if previous else None,
-        "verdict": verdict, **numbers,
+    return records.append(paths, "guard_rotation", {
+        **base, "run_id": rotation.run_id, "previous_run_id": previous.get("run_id") if previous else None,
+        "verdict": rotation.verdict, **{k: m.get(k) for k in COMPARED},
         "previous": {k: previous.get(k) for k in COMPARED} if previous else None,
-        "change_rule": rule,
+        "change_rule": rotation.rule,
         "slots_compared": len(before) if before is not None else None,
         "slots_changed": changed if previous is not None else None,
-        "flags": m.get("flags"), "model_sha256": model_sha, "subject_model_id": m.get("subject_model_id"),
-        "runtime": runtime,
+        "flags": m.get("flags"), "model_sha256": rotation.runtime.get("model_sha256"),
+        "subject_model_id": m.get("subject_model_id"), "runtime": rotation.runtime,
         "reason": ("first rotation result for this protocol on this model: the baseline" if previous is None
-                   else f"exact slot check and method §6 change rule ({rule or 'not applicable'}) against the "
-                        f"accepted baseline {previous.get('run_id')} of {previous.get('date')}: {verdict}"
-                        f"{slots_note}"),
+                   else f"exact slot check and method §6 change rule ({rotation.rule or 'not applicable'}) against "
+                        f"the accepted baseline {previous.get('run_id')} of {previous.get('date')}: "
+                        f"{rotation.verdict}{slots_note}"),
     })
+
+
+def _alarm(paths: ArchivePaths, day: str, rotation: _Rotation) -> None:
+    """The alarm a verdict other than ``baseline`` or ``flat`` raises, naming what moved."""
+    m, previous, before, changed = rotation.measurement, rotation.previous, rotation.before, rotation.changed
+    pid, runtime, verdict = rotation.pid, rotation.runtime, rotation.verdict
     against = f"the accepted baseline of {previous.get('date')} (run {previous.get('run_id')})" if previous else ""
     named = (f"; {len(changed)} of {len(before or {})} slots decided differently: {_slots_text(changed)}"
              f"{_runtime_note(previous, runtime)}" if changed else "")
@@ -292,6 +345,5 @@ def guard_rotation(paths: ArchivePaths, day: str, subject: Any = None, *, series
                     f"{pid} changed on the reference model: {len(changed)} of {len(before or {})} slots decided "
                     f"differently from {against} on a greedy, pinned runtime, where every answer should repeat "
                     f"exactly: {_slots_text(changed)}{_runtime_note(previous, runtime)}. The change rule alone "
-                    f"says {rule} (stability_pct {m.get('stability_pct')} against {previous.get('stability_pct')})",
-                    protocol_id=pid, runtime=runtime)
-    return record
+                    f"says {rotation.rule} (stability_pct {m.get('stability_pct')} against "
+                    f"{previous.get('stability_pct')})", protocol_id=pid, runtime=runtime)

@@ -42,6 +42,7 @@ from llmarchive.archive.jobs import SUBJECT_FINGERPRINT
 from llmarchive.instrument.prompts import (SUBJECT_GRAMMAR_VERSION, SUBJECT_ITEMS, SUBJECT_ITEMS_SHA256,
                                            SUBJECT_MAX_TOKENS, SUBJECT_OPTIONS, subject_prompt)
 from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.run_ids import fingerprint_run_id, fingerprint_session
 from llmarchive.archive.skips import first_condition, record_skip
 from llmarchive.subjects.base import CallResult, SubjectError, classify
 
@@ -102,9 +103,7 @@ def _worst_case_day(budget: budget_mod.Budget, calls: list[tuple[str, str]]) -> 
 
 def _session(paths: ArchivePaths, day: str, model: str) -> str:
     """This attempt at the day's number (1, 2, …): its own ledger run, so a day asked again is charged again."""
-    prefix = f"{JOB}_{day}_{model}"
-    runs = {str(e.get("run_id")) for e in budget_mod.ledger_entries(paths)}
-    return str(1 + sum(r == prefix or r.startswith(prefix + "@") for r in runs))
+    return str(fingerprint_session((e.get("run_id") for e in budget_mod.ledger_entries(paths)), day, model))
 
 
 def _room_refusal(paths: ArchivePaths, budget: budget_mod.Budget, calls: list[tuple[str, str]],
@@ -204,7 +203,7 @@ def subject_fingerprint(paths: ArchivePaths, day: str, subject: Any, *, budget: 
         auth = (budget_mod.unbudgeted(JOB) if budget is None else
                 budget_mod.authorize_run(paths, budget, {"protocol_id": JOB}, JOB, len(SUBJECT_ITEMS), date=day))
         session = _session(paths, day, model)
-        meter = budget_mod.SpendMeter(paths, auth, f"{JOB}_{day}_{model}@{session}", subject.provider, model,
+        meter = budget_mod.SpendMeter(paths, auth, fingerprint_run_id(day, model, session), subject.provider, model,
                                       budget)
     hooks = _hook_factory(meter, session) if meter is not None and getattr(subject, "is_async", False) else None
     answers = _ask(subject, calls, concurrency, hooks)

@@ -65,6 +65,7 @@ from llmarchive.archive import store
 from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.record_logs import utc_today
+from llmarchive.succession.review import file_points, held_paths
 
 # method §7's word for the only way out of an alarm.  Bookkeeping kept outside
 # method §10's closed record_type list, like the other instrument records.
@@ -230,8 +231,6 @@ def raise_alarm(paths: ArchivePaths, date: str, source: str, reason: str, **extr
 
 def _refile_comparison_points(paths: ArchivePaths, day: str) -> None:
     """A held run flagged just now may have a comparison point filed before the flag: replace it with one that has it."""
-    from llmarchive.succession.review import file_points
-
     file_points(paths, day)
 
 
@@ -241,8 +240,6 @@ def run_roots(paths: ArchivePaths) -> list[Path]:
     Held runs come before the curve's because a held run moves onto the
     curve (a rename): a walk in this order meets a moving run at least once.
     """
-    from llmarchive.succession.review import held_paths
-
     # The guard rotation's root (llmarchive.instrument.rotation.InstrumentPaths, which imports this module).
     return [paths.private / "instrument" / "runs", held_paths(paths).experiments, paths.experiments]
 

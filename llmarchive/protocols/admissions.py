@@ -10,9 +10,11 @@ import getpass
 import os
 from typing import Iterable, Mapping, Optional
 
+from llmarchive.archive.dates import parse_date
 from llmarchive.archive.jsonio import ChainedLog, read_jsonl
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.record_logs import utc_now
+from measure.errors import ArchiveError
 from panels.lanes import PromotionError, admission_row, planned_lane
 
 __all__ = ["OPEN_LANE_PUBLISHES", "PromotionError", "default_reviewer", "planned_lane", "promote",
@@ -27,6 +29,24 @@ OPEN_LANE_PUBLISHES = ("Admission to the open lane publishes the panel in full: 
 def read_admissions(paths: ArchivePaths) -> list[dict]:
     """Every admission ever recorded, oldest first (chain verified by ChainedLog on write)."""
     return read_jsonl(paths.admissions)
+
+
+def first_admission(paths: ArchivePaths) -> Optional[str]:
+    """The date (``YYYY-MM-DD``, UTC) of the home's first admission; None when nothing was ever admitted.
+
+    The archive's real start: nothing could have run before it.  A row whose
+    ``reviewed_at`` is not a date is passed over; a log that cannot be read raises.
+    """
+    if not paths.admissions.exists():
+        return None
+    days = []
+    for row in read_admissions(paths):
+        stamp = row.get("reviewed_at") if isinstance(row, dict) else None
+        try:
+            days.append(parse_date(str(stamp)[:10], "reviewed_at"))
+        except (ArchiveError, ValueError):
+            continue
+    return min(days) if days else None
 
 
 def promote(paths: ArchivePaths, protocol: Mapping, lane: str, twin_id: Optional[str] = None,

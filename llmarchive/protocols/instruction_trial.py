@@ -22,15 +22,14 @@ from typing import Optional, Sequence
 from llmarchive.protocols import registry
 from llmarchive.archive.paths import ArchivePaths
 from measure import extract
+from llmarchive.subjects.models import embedded_model_path
 
 CHATML = "<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n"
 
 
 def trial(protocol: dict, items: int, instruction: Optional[str] = None, out=sys.stdout) -> dict[str, list]:
     """Run ``items`` items × 4 versions; return per version the decisions (None = not valid)."""
-    from llama_cpp import Llama
-
-    from llmarchive.subjects.models import embedded_model_path
+    from llama_cpp import Llama   # here, not above: loading llama.cpp's library costs time only this trial needs
 
     llm = Llama(model_path=str(embedded_model_path()), n_ctx=2048, n_threads=2, n_batch=512, seed=0, verbose=False)
     results: dict[str, list] = {}

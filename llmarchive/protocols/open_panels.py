@@ -40,6 +40,7 @@ from typing import Any, Mapping, Union
 from measure.canonical import canonical_sha256
 from measure.errors import ArchiveError
 from measure.schema import VERSIONS
+from panels.build import protocol_hash  # the builder's rule, to refuse a protocol that does not match it
 
 FORMAT = "llmarchive-open-panel"
 FORMAT_VERSION = 1
@@ -116,8 +117,6 @@ def panel_file(protocol: Mapping) -> dict:
                                  f"is published in full")
     if not isinstance(protocol.get("panel"), list) or not protocol["panel"]:
         raise OpenPanelFileError(f"protocol {pid}: no panel text (a hash-only record cannot be published in full)")
-    from panels.build import protocol_hash  # the builder's rule, to refuse a protocol that does not match it
-
     if canonical_sha256(protocol["panel"]) != protocol.get("panel_sha256") or \
             protocol_hash(protocol) != protocol.get("protocol_sha256"):
         raise OpenPanelFileError(f"protocol {pid}: its panel_sha256/protocol_sha256 do not match its content")

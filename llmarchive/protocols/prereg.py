@@ -31,12 +31,14 @@ from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
 from llmarchive.archive.jsonio import write_json
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.paths import ArchivePaths, check_id
 from llmarchive.archive.record_logs import utc_now, utc_today
 from measure.canonical import canonical_json
+from llmarchive.protocols import registry
 from measure.errors import ArchiveError
 
-MANIFEST_GLOB = "preregistration_*.json"
+MANIFEST_PREFIX = "preregistration_"
+MANIFEST_GLOB = f"{MANIFEST_PREFIX}*.json"
 DEFAULT_CALENDARS = (
     "https://a.pool.opentimestamps.org",
     "https://b.pool.opentimestamps.org",
@@ -79,6 +81,16 @@ def manifests(paths: ArchivePaths) -> list[Path]:
     return sorted(p for p in paths.timestamps.glob(MANIFEST_GLOB) if p.is_file())
 
 
+def manifest_key(path: Path) -> str:
+    """A manifest's key: the date in its name, with ``-2``, ``-3`` … for a later one that day."""
+    return path.name[len(MANIFEST_PREFIX):-len(".json")]
+
+
+def manifest_file(paths: ArchivePaths, key: str) -> Path:
+    """The manifest file of ``key`` (:func:`manifest_key`'s inverse); a key that could leave the folder is refused."""
+    return paths.timestamps / f"{MANIFEST_PREFIX}{check_id(key, 'the manifest key')}.json"
+
+
 def read_manifest(path: Path) -> dict:
     try:
         manifest = json.loads(path.read_bytes().decode("utf-8"))
@@ -110,10 +122,10 @@ def write_manifest(paths: ArchivePaths, protocols: Iterable[Mapping], date: Opti
             return existing, False
     day = date or utc_today()
     paths.timestamps.mkdir(parents=True, exist_ok=True)
-    path = paths.timestamps / f"preregistration_{day}.json"
+    path = paths.timestamps / f"{MANIFEST_PREFIX}{day}.json"
     suffix = 2
     while path.exists():
-        path = paths.timestamps / f"preregistration_{day}-{suffix}.json"
+        path = paths.timestamps / f"{MANIFEST_PREFIX}{day}-{suffix}.json"
         suffix += 1
     manifest = {
         "manifest": "preregistration",
@@ -131,6 +143,8 @@ def proof_path(manifest: Path) -> Path:
 
 def read_proof(path: Path):
     """Parse an ``.ots`` file with the opentimestamps library."""
+    # opentimestamps is imported where a proof is read or made, not above: every run imports this module
+    # (the preregistration check) and loading opentimestamps costs ~60 ms it does not need.  Not a cycle.
     from opentimestamps.core.serialize import DeserializationError, StreamDeserializationContext
     from opentimestamps.core.timestamp import DetachedTimestampFile
 
@@ -143,7 +157,7 @@ def read_proof(path: Path):
 
 def proof_matches(manifest: Path) -> tuple[bool, str]:
     """Does the manifest's ``.ots`` header commit to the manifest's own sha256?"""
-    from opentimestamps.core.op import OpSHA256
+    from opentimestamps.core.op import OpSHA256     # loaded here: see read_proof
 
     proof = proof_path(manifest)
     if not proof.exists():
@@ -160,7 +174,7 @@ def proof_matches(manifest: Path) -> tuple[bool, str]:
 
 def proof_status(manifest: Path) -> str:
     """``pending`` (calendar receipts only) or ``bitcoin block N``, for display."""
-    from opentimestamps.core.notary import BitcoinBlockHeaderAttestation
+    from opentimestamps.core.notary import BitcoinBlockHeaderAttestation   # loaded here: see read_proof
 
     detached = read_proof(proof_path(manifest))
     heights = [a.height for _, a in detached.timestamp.all_attestations()
@@ -173,6 +187,36 @@ def stamp_status(manifest: Path) -> str:
     if not proof_path(manifest).exists():
         return "none"
     return "upgraded" if proof_status(manifest).startswith("bitcoin") else "pending"
+
+
+def stamp_state(manifest: Path) -> str:
+    """:func:`stamp_status`, or ``unreadable proof`` when the proof cannot be read: for a display, never raises."""
+    try:
+        return stamp_status(manifest)
+    except PreregError:
+        return "unreadable proof"
+
+
+def write_admitted_manifest(paths: ArchivePaths, stamp_it: bool = False, timeout_s: float = 10.0
+                            ) -> tuple[Optional[Path], bool, list[str]]:
+    """Write the manifest of the admitted protocols when their set changed; ``(path, written, notes)``.
+
+    ``path`` is None when nothing is admitted (said in ``notes``, nothing
+    written).  ``stamp_it`` also tries to timestamp a manifest that has no
+    proof yet; a calendar that cannot be reached is a note, not an error.
+    """
+    admitted = registry.admitted_protocols(paths)
+    if not admitted:
+        return None, False, ["no protocol is admitted yet: no manifest to write"]
+    path, written = write_manifest(paths, admitted)
+    notes = [f"{'wrote' if written else 'unchanged:'} {path.name}"]
+    if stamp_it and stamp_state(path) == "none":
+        try:
+            _, answered = stamp(path, timeout=timeout_s)
+            notes.append(f"stamped by {', '.join(answered)}")
+        except NoCalendar as exc:
+            notes.append(f"not stamped: {exc}")
+    return path, written, notes
 
 
 # Why a protocol is not pre-registered, in public words (the protocol id and what the manifests show of it):
@@ -234,7 +278,7 @@ def stamp(manifest: Path, calendars: Sequence[str] = DEFAULT_CALENDARS, timeout:
     Raises :class:`NoCalendar` (writing nothing) when none answers, and
     :class:`PreregError` when the manifest already has a proof.
     """
-    import http.client
+    import http.client       # this and opentimestamps' client loaded here, for stamping only: see read_proof
 
     from opentimestamps.core.op import OpAppend, OpSHA256
     from opentimestamps.core.serialize import DeserializationError, StreamSerializationContext

@@ -128,6 +128,12 @@ def load_all(paths: ArchivePaths) -> list[dict]:
     return out
 
 
+def admitted_protocols(paths: ArchivePaths) -> list[dict]:
+    """Every admitted protocol, sealed ones included (their hash-only records): what a manifest lists."""
+    admitted = [p for p in load_all(paths) if p.get("status") == "admitted"]
+    return admitted + [r for r in sealed_records(paths) if r.get("status") == "admitted"]
+
+
 def header(protocol: Mapping) -> dict:
     """The text-free header: :data:`measure.schema.PROTOCOL_HEADER_FIELDS`, plus the option roles derived from the panel."""
     out = {key: protocol.get(key) for key in PROTOCOL_HEADER_FIELDS}

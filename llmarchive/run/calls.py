@@ -9,9 +9,10 @@ than crash it (a subject that failed for good, the budget's cap).  Each
 loop returns the first stop, or None when every slot was recorded.
 """
 import asyncio
-from typing import Optional
+from typing import Iterator, Optional
 
 from llmarchive.run.plan import PlannedTrial
+from llmarchive.subjects.base import CallResult
 
 
 class CallLoop:
@@ -36,96 +37,115 @@ class CallLoop:
     async def _execute_async(self, remaining: list[PlannedTrial]) -> Optional[tuple]:
         """Workers make the calls; one writer makes their trials durable.
 
-        A worker hands its result to the writer and waits until the trial is
-        fsynced before it takes the next trial, so at most ``concurrency``
-        calls are ever unrecorded.  The writer takes every result waiting
-        at that moment and writes them with one fsync (group commit), in a
+        A worker (:meth:`_call_worker`) hands its result to the writer and
+        waits until the trial is fsynced before it takes the next trial, so
+        at most ``concurrency`` calls are ever unrecorded.  The writer
+        (:meth:`_group_writer`) takes every result waiting at that moment and
+        writes them with one fsync (group commit, :meth:`_commit`), in a
         thread, so the event loop keeps the other calls moving meanwhile.
-        Ledger charges follow off the critical path: the trial log is the
-        record of what was called, and a missing charge is added from it by
-        the run's next start, so they never delay a call.
+        Ledger charges follow off the critical path (:meth:`_charge_later`):
+        the trial log is the record of what was called, and a missing charge
+        is added from it by the run's next start, so they never delay a call.
 
         The first stop (no answer, the pool's cap, a failed write, a subject
         error) ends the taking of new slots; the calls already in flight
         finish and are recorded.  Returns that stop, or None.
         """
-        pending = iter(remaining)
-        stops: list[tuple] = []
-        queue: asyncio.Queue = asyncio.Queue()
-        loop = asyncio.get_running_loop()
-
-        async def charge(written: list[dict]) -> None:
-            try:
-                await asyncio.to_thread(self._charge, written)
-            except OSError as exc:
-                stops.append(("interrupted", self._interruption("write_failed", None,
-                                                                f"spend ledger: {type(exc).__name__}: {exc}")))
-
-        async def writer() -> None:
-            charging: Optional[asyncio.Future] = None
-            try:
-                while True:
-                    batch = [await queue.get()]
-                    while not queue.empty():
-                        batch.append(queue.get_nowait())
-                    stop = any(item is None for item in batch)
-                    batch = [item for item in batch if item is not None]
-                    if batch:
-                        try:
-                            written = await asyncio.to_thread(self._record, [(p, r) for p, r, _ in batch])
-                        except Exception as exc:  # relayed, not handled: the waiting worker re-raises all but OSError
-                            for *_, done in batch:
-                                done.set_exception(exc)
-                            if stop:
-                                return
-                            continue
-                        for *_, done in batch:
-                            done.set_result(None)
-                        if charging is not None:
-                            await charging
-                        charging = asyncio.ensure_future(charge(written))
-                    if stop:
-                        return
-            finally:
-                if charging is not None:
-                    await charging
-
-        async def worker() -> None:
-            for planned in pending:          # one shared iterator: calls start in schedule order
-                if stops:
-                    return
-                try:
-                    hook = self._before_send(planned)
-                    if hook is None:
-                        result = await self.subject.acall(self._prompt(planned), self._call_key(planned))
-                    else:
-                        result = await self.subject.acall(self._prompt(planned), self._call_key(planned), hook)
-                except self.STOP_ERRORS as exc:
-                    stops.append(await asyncio.to_thread(self._call_failed, planned, exc))
-                    return
-                except OSError as exc:       # the reservation could not be written: nothing was sent
-                    stops.append(("interrupted", self._interruption("write_failed", planned,
-                                                                    f"spend ledger: {type(exc).__name__}: {exc}")))
-                    return
-                if result.failure is not None:
-                    stops.append(await asyncio.to_thread(self._unanswered, planned, result))
-                    return
-                durable = loop.create_future()
-                queue.put_nowait((planned, result, durable))
-                try:
-                    await durable
-                except OSError as exc:
-                    stops.append(("interrupted", self._interruption("write_failed", planned,
-                                                                    f"trial log: {type(exc).__name__}: {exc}")))
-                    return
-
+        shared = _Shared(remaining)
         workers = min(self.settings.concurrency, len(remaining))
-        writing = asyncio.create_task(writer())
+        writing = asyncio.create_task(self._group_writer(shared))
         try:
             async with self.subject.connect(workers):
-                await asyncio.gather(*(worker() for _ in range(workers)))
+                await asyncio.gather(*(self._call_worker(shared) for _ in range(workers)))
         finally:
-            queue.put_nowait(None)
+            shared.queue.put_nowait(None)
             await writing
-        halted = [s for s in stops if s[0] == "halted"]
-        return (halted or stops or [None])[0]
+        halted = [s for s in shared.stops if s[0] == "halted"]
+        return (halted or shared.stops or [None])[0]
+
+    async def _call_worker(self, shared: "_Shared") -> None:
+        """Call the next open slot, hand the answer to the writer, wait until it is durable; until the first stop."""
+        loop = asyncio.get_running_loop()
+        for planned in shared.pending:       # one shared iterator: calls start in schedule order
+            if shared.stops:
+                return
+            try:
+                result = await self._send(planned)
+            except self.STOP_ERRORS as exc:
+                shared.stops.append(await asyncio.to_thread(self._call_failed, planned, exc))
+                return
+            except OSError as exc:           # the reservation could not be written: nothing was sent
+                shared.stops.append(self._write_failed(planned, "spend ledger", exc))
+                return
+            if result.failure is not None:
+                shared.stops.append(await asyncio.to_thread(self._unanswered, planned, result))
+                return
+            durable = loop.create_future()
+            shared.queue.put_nowait((planned, result, durable))
+            try:
+                await durable
+            except OSError as exc:
+                shared.stops.append(self._write_failed(planned, "trial log", exc))
+                return
+
+    async def _send(self, planned: PlannedTrial) -> CallResult:
+        """One call, with the run's hook before each attempt when it has one (the budget's reservation)."""
+        hook = self._before_send(planned)
+        if hook is None:
+            return await self.subject.acall(self._prompt(planned), self._call_key(planned))
+        return await self.subject.acall(self._prompt(planned), self._call_key(planned), hook)
+
+    async def _group_writer(self, shared: "_Shared") -> None:
+        """Write every result waiting at that moment as one batch, until the end mark; charges follow each batch."""
+        charging: Optional[asyncio.Future] = None
+        try:
+            while True:
+                batch = [await shared.queue.get()]
+                while not shared.queue.empty():
+                    batch.append(shared.queue.get_nowait())
+                stop = any(item is None for item in batch)
+                batch = [item for item in batch if item is not None]
+                if batch:
+                    written = await self._commit(batch)
+                    if written is not None:
+                        if charging is not None:
+                            await charging
+                        charging = asyncio.ensure_future(self._charge_later(shared, written))
+                if stop:
+                    return
+        finally:
+            if charging is not None:
+                await charging
+
+    async def _commit(self, batch: list[tuple]) -> Optional[list[dict]]:
+        """One batch made durable with one fsync; each waiting worker is released, or handed the failure."""
+        try:
+            written = await asyncio.to_thread(self._record, [(p, r) for p, r, _ in batch])
+        except Exception as exc:  # relayed, not handled: the waiting worker re-raises all but OSError
+            for *_, done in batch:
+                done.set_exception(exc)
+            return None
+        for *_, done in batch:
+            done.set_result(None)
+        return written
+
+    async def _charge_later(self, shared: "_Shared", written: list[dict]) -> None:
+        """The ledger charges of a written batch; a failed write is a stop (the next start adds the charge)."""
+        try:
+            await asyncio.to_thread(self._charge, written)
+        except OSError as exc:
+            shared.stops.append(self._write_failed(None, "spend ledger", exc))
+
+    def _write_failed(self, planned: Optional[PlannedTrial], what: str, exc: OSError) -> tuple:
+        return ("interrupted", self._interruption("write_failed", planned, f"{what}: {type(exc).__name__}: {exc}"))
+
+
+class _Shared:
+    """What one concurrent pass's workers and writer share: the open slots, the stops met, the writer's queue."""
+
+    __slots__ = ("pending", "stops", "queue")
+
+    def __init__(self, remaining: list[PlannedTrial]) -> None:
+        self.pending: Iterator[PlannedTrial] = iter(remaining)
+        self.stops: list[tuple] = []
+        self.queue: asyncio.Queue = asyncio.Queue()

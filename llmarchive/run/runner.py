@@ -72,6 +72,7 @@ from llmarchive.subjects.base import CallResult, SubjectError, classify
 from measure.measurement import MeasurementError, build, extractor_sha
 from measure.chain import ChainError
 from measure.schema import OUTCOMES, SCHEMA_VERSION, SERIES, TRIAL_WRITTEN_FIELDS, VERSIONS, check_trial
+from llmarchive.protocols.prereg import is_preregistered
 
 MAX_CONCURRENCY = 64
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -467,7 +468,5 @@ def recorded_trials(paths: ArchivePaths, run_id: str) -> int:
 
 def preregistration(paths: ArchivePaths, protocol: Mapping) -> dict:
     """``{"listed": bool, "reason": str}``: whether the protocol's hashes are in a stamped manifest."""
-    from llmarchive.protocols.prereg import is_preregistered
-
     listed, reason = is_preregistered(paths, dict(protocol))
     return {"listed": bool(listed), "reason": reason}

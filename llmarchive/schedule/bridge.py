@@ -42,18 +42,24 @@ Completion.  When both models' runs exist for every bridge protocol, a
 ``generation_bridge`` record with status ``complete`` closes the bridge and
 the daily alarm stops.
 """
-import re
 from dataclasses import dataclass, field
 from datetime import date as Date
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 from measure.errors import ArchiveError
 from llmarchive import budget as budget_mod
 from llmarchive.archive import record_logs as records
 from llmarchive.archive import store
-from llmarchive.archive.skips import record_skip
 from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.run_ids import bridge_run_id
+from llmarchive.archive.skips import record_skip
+from llmarchive.protocols import registry
+from llmarchive.run.runner import recorded_trials, schedule
+from llmarchive.schedule.paid_run import Ended, PaidRun, Turn, start_each
+from llmarchive.subjects.base import SubjectError
+from llmarchive.succession import review
+from llmarchive.succession.review import held_paths, holds
 from llmarchive.succession.subject_models import SubjectModels
 
 TYPES = ("wording", "anchoring", "order", "default")
@@ -66,9 +72,7 @@ class BridgeError(ArchiveError, RuntimeError):
 
 def bridge_protocols(paths: ArchivePaths, config: SubjectModels, count: int = 4) -> list[str]:
     """One admitted protocol per rewording type of the configured series (the budget's selection rule)."""
-    from llmarchive.protocols.registry import sweep_protocols
-
-    headers = sweep_protocols(paths, config.protocol_series)
+    headers = registry.sweep_protocols(paths, config.protocol_series)
     chosen = budget_mod.select_protocols(headers, count, None)
     by_id = {h["protocol_id"]: h for h in headers}
     types = {by_id[p]["rewording_type"] for p in chosen}
@@ -77,14 +81,6 @@ def bridge_protocols(paths: ArchivePaths, config: SubjectModels, count: int = 4)
         raise BridgeError(f"a bridge needs one admitted protocol of each rewording type in series "
                           f"{config.protocol_series}; none admitted for: {', '.join(missing) or '(too few)'}")
     return chosen
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "model"
-
-
-def run_id_for(old: str, new: str, protocol_id: str, role: str) -> str:
-    return f"bridge_{_slug(old)}_to_{_slug(new)}_{protocol_id}_{role}"
 
 
 def bridge_key(record: dict) -> tuple[str, str, str]:
@@ -119,9 +115,7 @@ def run_folder(paths: ArchivePaths, bridge: dict, protocol_id: str, role: str) -
     was started); a new one goes to the held folders when its model is an
     undeclared new id (:func:`llmarchive.succession.review.holds`).
     """
-    from llmarchive.succession.review import held_paths, holds
-
-    run_id = run_id_for(bridge["old_model_id"], bridge["new_model_id"], protocol_id, role)
+    run_id = bridge_run_id(bridge["old_model_id"], bridge["new_model_id"], protocol_id, role)
     curve, held = paths.run_dir(run_id), held_paths(paths).run_dir(run_id)
     if curve.exists():
         return curve
@@ -178,7 +172,7 @@ def close_if_complete(paths: ArchivePaths, bridge: dict, day: str) -> Optional[d
     return records.append(paths, "generation_bridge", {
         "date": day, "model_family": bridge["model_family"], "old_model_id": bridge["old_model_id"],
         "new_model_id": bridge["new_model_id"], "protocol_ids": bridge["protocol_ids"], "status": "complete",
-        "run_ids": sorted(run_id_for(bridge["old_model_id"], bridge["new_model_id"], p, r)
+        "run_ids": sorted(bridge_run_id(bridge["old_model_id"], bridge["new_model_id"], p, r)
                           for p in bridge["protocol_ids"] for r in ("old", "new"))})
 
 
@@ -212,8 +206,6 @@ def listed_now(listed: Optional[Callable[[], list[str]]]) -> Optional[set]:
     A models list that cannot be read proves nothing about the old model:
     the bridge goes on (its calls will say whether the provider answers).
     """
-    from llmarchive.subjects.base import SubjectError
-
     if listed is None:
         return None
     try:
@@ -235,18 +227,28 @@ class BridgeOutcome:
 
 def _root(paths: ArchivePaths, folder: Path) -> ArchivePaths:
     """The archive view whose ``run_dir`` is ``folder`` (the held one for a run kept for review)."""
-    from llmarchive.succession.review import held_paths
-
     held = held_paths(paths)
     return held if folder.parent == held.experiments else paths
 
 
 def bridge_calls(paths: ArchivePaths, protocol_ids: list[str]) -> int:
     """Calls the whole bridge makes: both models, every protocol at its own n (4 versions × n each)."""
-    from llmarchive.protocols import registry
-
     headers = {h["protocol_id"]: h for h in registry.list_protocols(paths)}
     return 2 * sum(budget_mod.protocol_calls(headers[p]) for p in protocol_ids)
+
+
+def choose_bridge(paths: ArchivePaths, family: str, old: Optional[str] = None,
+                  new: Optional[str] = None) -> dict:
+    """The one pending bridge of ``family`` (``old``/``new`` pick among several); refused when none or several."""
+    candidates = [b for b in open_bridges(paths, family)
+                  if (old is None or b["old_model_id"] == old) and (new is None or b["new_model_id"] == new)]
+    if not candidates:
+        raise BridgeError("no bridge is pending (the model watch raises one when a new model id appears in the "
+                          "family); give --old and --new to pick one")
+    if len(candidates) > 1:
+        names = ", ".join(f"{b['old_model_id']} → {b['new_model_id']}" for b in candidates)
+        raise BridgeError(f"{len(candidates)} bridges are pending ({names}); choose one with --old and --new")
+    return candidates[0]
 
 
 def run_bridge(paths: ArchivePaths, day: str, config: SubjectModels, *, old: Optional[str] = None,
@@ -257,102 +259,135 @@ def run_bridge(paths: ArchivePaths, day: str, config: SubjectModels, *, old: Opt
 
     ``subject_factory(model_id, max_tokens)`` builds the paid subject;
     ``listed()`` returns the model ids the provider lists now (to tell a
-    retired old model from a passing error).
+    retired old model from a passing error).  The steps, in order:
+
+    1. the pending bridge (:func:`choose_bridge`) and its date — the start
+       date of its first run, within the week (:func:`_bridge_date`);
+    2. review decisions taken since the last session, settled;
+    3. an old model already gone before its half was done → ``bridge_incomplete``;
+    4. the whole rest of the bridge within the bridge reserve (:func:`_check_reserve`);
+    5. each run not yet complete started, old model first, and how each
+       stopped recorded (:func:`_run_halves`);
+    6. the bridge closed once both models' runs are complete (:func:`_close`).
     """
-    from llmarchive.succession import review
-    from llmarchive.succession.review import holds
-    from llmarchive.schedule.paid_run import PaidRun, PaidRunRefused, start_paid_run
-    from llmarchive.run.runner import RunHalted, RunInterrupted, recorded_trials, schedule
-    from llmarchive.protocols import registry
-
-    candidates = [b for b in open_bridges(paths, config.model_family)
-                  if (old is None or b["old_model_id"] == old) and (new is None or b["new_model_id"] == new)]
-    if not candidates:
-        raise BridgeError("no bridge is pending (the model watch raises one when a new model id appears in the "
-                          "family); give --old and --new to pick one")
-    if len(candidates) > 1:
-        names = ", ".join(f"{b['old_model_id']} → {b['new_model_id']}" for b in candidates)
-        raise BridgeError(f"{len(candidates)} bridges are pending ({names}); choose one with --old and --new")
-    bridge = candidates[0]
-    old_id, new_id, pids = bridge["old_model_id"], bridge["new_model_id"], list(bridge["protocol_ids"])
-
+    bridge = choose_bridge(paths, config.model_family, old, new)
+    first_day = _bridge_date(paths, bridge, day)
     review.settle(paths, day, config.model_family)   # decisions taken since the last session
+    if old_model_left(paths, bridge, listed_now(listed)):
+        reason = (f"{bridge['old_model_id']} is no longer listed by the provider on {day} and its half of the bridge "
+                  "is not complete; the bridge cannot be completed")
+        record_incomplete(paths, bridge, day, reason)
+        return BridgeOutcome(bridge, "incomplete", message=reason)
+    budget = budget_mod.load_budget(paths)
+    protocols = {pid: registry.load_protocol(paths, pid) for pid in bridge["protocol_ids"]}
+    _check_reserve(paths, bridge, protocols, budget, day, unbudgeted)
+    outcome = BridgeOutcome(bridge, "running")
+    turns = _turns(paths, bridge, protocols, day, first_day, config.model_family, concurrency, unbudgeted)
+    ended = start_each(paths, turns, subject_factory, budget=budget, config=config, progress=progress)
+    if _run_halves(paths, bridge, ended, day, first_day, config, listed, outcome):
+        _close(paths, bridge, day, config, outcome)
+    return outcome
+
+
+def _bridge_date(paths: ArchivePaths, bridge: dict, day: str) -> str:
+    """Step 1: the date every run of the bridge carries — its first run's, or ``day`` for a bridge not started.
+
+    A resume seven or more days after the start is no longer the same week,
+    and a bridge is never run as of a day before it started: both refused.
+    """
     first_day = start_date(paths, bridge)
     if first_day and (Date.fromisoformat(day) - Date.fromisoformat(first_day)).days >= SAME_WEEK_DAYS:
         raise BridgeError(f"this bridge started on {first_day}; runs on {day} would not be the same week. "
                           "Decide by hand whether to record it as incomplete or start it again")
     if first_day and day < first_day:
         raise BridgeError(f"this bridge started on {first_day}; it cannot be run as of an earlier day ({day})")
-    first_day = first_day or day
+    return first_day or day
 
-    if old_model_left(paths, bridge, listed_now(listed)):
-        reason = (f"{old_id} is no longer listed by the provider on {day} and its half of the bridge is not "
-                  "complete; the bridge cannot be completed")
-        record_incomplete(paths, bridge, day, reason)
-        return BridgeOutcome(bridge, "incomplete", message=reason)
 
-    budget = budget_mod.load_budget(paths)
-    protocols = {pid: registry.load_protocol(paths, pid) for pid in pids}
-    folders = {(pid, role): run_folder(paths, bridge, pid, role) for pid in pids for role in ("old", "new")}
-    remaining = {key: len(schedule(protocols[key[0]])) - recorded_trials(_root(paths, folder), folder.name)
-                 for key, folder in folders.items()}
-    calls_left = sum(max(v, 0) for v in remaining.values())
+def _check_reserve(paths: ArchivePaths, bridge: dict, protocols: Mapping[str, dict],
+                   budget: Optional[budget_mod.Budget], day: str, unbudgeted: bool) -> None:
+    """Step 4: the calls the bridge still has to make must fit what is left of the month's bridge reserve."""
+    folders = {(pid, role): run_folder(paths, bridge, pid, role) for pid in protocols for role in ("old", "new")}
+    calls_left = sum(max(len(schedule(protocols[pid])) - recorded_trials(_root(paths, folder), folder.name), 0)
+                     for (pid, _), folder in folders.items())
     if budget is None and not unbudgeted:
         raise BridgeError(f"{paths.budget_file} does not exist: the bridge is paid from the bridge reserve "
                           "(`llmarchive budget init …`)")
-    if budget is not None:
-        state = budget_mod.ladder_state(paths, budget, date=day)
-        cost = calls_left * budget.rate("scenario")
-        if cost > state.bridge_left_eur + budget_mod.EPSILON_EUR:
-            reason = (f"the bridge needs {calls_left} more calls (about €{cost:.2f}) but €{max(state.bridge_left_eur, 0):.2f} "
-                      f"is left in the bridge reserve for {state.month}")
-            record_skip(paths, day, "bridge", None, "budget_refused", reason)
-            raise BridgeError(reason)
+    if budget is None:
+        return
+    state = budget_mod.ladder_state(paths, budget, date=day)
+    cost = calls_left * budget.rate("scenario")
+    if cost > state.bridge_left_eur + budget_mod.EPSILON_EUR:
+        reason = (f"the bridge needs {calls_left} more calls (about €{cost:.2f}) but €{max(state.bridge_left_eur, 0):.2f} "
+                  f"is left in the bridge reserve for {state.month}")
+        record_skip(paths, day, "bridge", None, "budget_refused", reason)
+        raise BridgeError(reason)
 
-    outcome = BridgeOutcome(bridge, "running")
+
+def _turns(paths: ArchivePaths, bridge: dict, protocols: Mapping[str, dict], day: str, first_day: str,
+           family: str, concurrency: int, unbudgeted: bool) -> Iterator[Turn]:
+    """The bridge's runs still to make, old model first; each folder decided when its turn comes.
+
+    Decided again per run: a review resolved during the session changes
+    where the next run goes.  A complete run is passed over (no subject, no
+    authorization).
+    """
+    old_id, new_id = bridge["old_model_id"], bridge["new_model_id"]
     for role, model in (("old", old_id), ("new", new_id)):
-        for pid in pids:
+        for pid in bridge["protocol_ids"]:
             if run_complete(paths, bridge, pid, role):
-                continue                 # nothing to call: no subject, no authorization
-            protocol = protocols[pid]
-            # Decided again per run: a review resolved during the session changes where the next run goes.
+                continue
             folder = run_folder(paths, bridge, pid, role)
-            run_paths = _root(paths, folder)
-            run_id = folder.name
-            subject = subject_factory(model, protocol["generation"]["max_tokens"])
-            request = PaidRun(job="bridge", run_id=run_id, day=day, run_date=first_day, series="commercial",
-                              model_family=config.model_family, concurrency=concurrency, unbudgeted=unbudgeted,
+            request = PaidRun(job="bridge", run_id=folder.name, day=day, run_date=first_day, series="commercial",
+                              model_family=family, concurrency=concurrency, unbudgeted=unbudgeted,
                               bridge={"old_model_id": old_id, "new_model_id": new_id, "role": role,
                                       "first_run_date": first_day})
-            try:
-                result = start_paid_run(paths, protocol, subject, request, budget=budget, run_paths=run_paths,
-                                        config=config, progress=progress)
-            except PaidRunRefused as exc:
-                raise BridgeError(str(exc)) from None
-            except RunHalted as exc:
-                if role == "old" and old_model_left(paths, bridge, listed_now(listed)):
-                    reason = f"{old_id} left the provider's list during the bridge ({exc})"
-                    record_incomplete(paths, bridge, day, reason)
-                    outcome.status, outcome.message = "incomplete", reason
-                    return outcome
-                if isinstance(exc, RunInterrupted):
-                    # No answer from the provider: not a configuration error, the slots stay open.
-                    outcome.message = (f"interrupted: {exc}; run `llmarchive bridge run` again (within the week "
-                                       f"from {first_day}) to resume")
-                    return outcome
-                raise
-            outcome.run_ids.append(run_id)
-            outcome.calls += result.called
-            if run_paths is not paths:
-                outcome.held.append(run_id)
-            if not result.complete:
-                outcome.message = f"run {run_id} is not complete; run `llmarchive bridge run` again to resume"
-                return outcome
-            outcome.comparison_points += review.settle(paths, day, config.model_family)
-    if close_if_complete(paths, bridge, day) is not None or runs_complete(paths, bridge):
-        outcome.status = "complete"
-        outcome.message = f"bridge {old_id} → {new_id} complete: {len(outcome.run_ids)} runs this session"
-        if holds(paths, config.model_family, new_id):
-            outcome.message += (f"; {new_id} has no successor declaration: its runs are comparison points, off "
-                                "every curve, until `llmarchive review resolve` decides")
-    return outcome
+            yield Turn(protocols[pid], model, request, _root(paths, folder))
+
+
+def _run_halves(paths: ArchivePaths, bridge: dict, ended: Iterator[Ended], day: str, first_day: str,
+                config: SubjectModels, listed: Optional[Callable[[], list[str]]], outcome: BridgeOutcome) -> bool:
+    """Step 5: record how each run ended; True when every run ended complete (the bridge may close).
+
+    A refusal is the bridge's refusal.  A run that stopped: when the old
+    model left the provider's list meanwhile, the bridge is recorded
+    incomplete; when the provider gave no answer, the slots stay open for a
+    resume within the week; any other stop is raised.
+    """
+    for one in ended:
+        run_id = one.turn.request.run_id
+        if one.refused is not None:
+            raise BridgeError(str(one.refused)) from None
+        if one.stopped is not None:
+            if one.turn.request.bridge["role"] == "old" and old_model_left(paths, bridge, listed_now(listed)):
+                reason = f"{bridge['old_model_id']} left the provider's list during the bridge ({one.stopped})"
+                record_incomplete(paths, bridge, day, reason)
+                outcome.status, outcome.message = "incomplete", reason
+                return False
+            if one.interrupted:
+                # No answer from the provider: not a configuration error, the slots stay open.
+                outcome.message = (f"interrupted: {one.stopped}; run `llmarchive bridge run` again (within the week "
+                                   f"from {first_day}) to resume")
+                return False
+            raise one.stopped
+        outcome.run_ids.append(run_id)
+        outcome.calls += one.result.called
+        if one.turn.run_paths is not paths:
+            outcome.held.append(run_id)
+        if not one.result.complete:
+            outcome.message = f"run {run_id} is not complete; run `llmarchive bridge run` again to resume"
+            return False
+        outcome.comparison_points += review.settle(paths, day, config.model_family)
+    return True
+
+
+def _close(paths: ArchivePaths, bridge: dict, day: str, config: SubjectModels, outcome: BridgeOutcome) -> None:
+    """Step 6: close the bridge whose runs are all complete, and say what became of the new model's runs."""
+    if close_if_complete(paths, bridge, day) is None and not runs_complete(paths, bridge):
+        return
+    old_id, new_id = bridge["old_model_id"], bridge["new_model_id"]
+    outcome.status = "complete"
+    outcome.message = f"bridge {old_id} → {new_id} complete: {len(outcome.run_ids)} runs this session"
+    if holds(paths, config.model_family, new_id):
+        outcome.message += (f"; {new_id} has no successor declaration: its runs are comparison points, off "
+                            "every curve, until `llmarchive review resolve` decides")

@@ -136,6 +136,11 @@ from llmarchive.schedule.coverage_conditions import (  # noqa: F401  (the job ta
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.store import UNREADABLE_CONDITION, Unreadable, complete_runs, is_sweep_run  # noqa: F401
 from llmarchive.archive.skips import PRECEDENCE, UnexplainedGap, cause_for
+from llmarchive.archive.queries import times_recorded
+from llmarchive.instrument.rotation import rotation_order, scheduled_protocol
+from llmarchive.protocols.registry import sweep_protocols
+from llmarchive.succession import review
+from llmarchive.succession.subject_models import SubjectModelsError, load_subject_models
 
 
 def declared_models(paths: ArchivePaths, config=None) -> Optional[set]:
@@ -143,9 +148,6 @@ def declared_models(paths: ArchivePaths, config=None) -> Optional[set]:
 
     None when no family configuration can be read: then the model is not checked.
     """
-    from llmarchive.succession import review
-    from llmarchive.succession.subject_models import SubjectModelsError, load_subject_models
-
     if config is None:
         try:
             config = load_subject_models()
@@ -156,14 +158,10 @@ def declared_models(paths: ArchivePaths, config=None) -> Optional[set]:
 
 def gather(paths: ArchivePaths, protocols: Optional[list[dict]] = None, series: str = "v0",
            cadence: Optional[Cadence] = None) -> Facts:
-    from llmarchive.instrument.rotation import rotation_order
-
     logs = {kind: records.read(paths, kind) for kind in LOG_KINDS}
     if protocols is None:
-        from llmarchive.protocols.registry import sweep_protocols
-
         protocols = sweep_protocols(paths, series)
-    heartbeats = sorted(t for t in (records.parse_time(r.get("recorded_at")) for r in logs["runtime_fingerprint"]) if t)
+    heartbeats = times_recorded(logs["runtime_fingerprint"])
     runs = store.archive_scan(paths)
     return Facts([r.record for r in runs.complete if r.run_date], logs, protocols, rotation_order(protocols, series),
                  cadence or load_cadence(), heartbeats, [r.record for r in runs.open if r.run_date],
@@ -268,7 +266,6 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
                            if not p.get("admitted_on") or p["admitted_on"] <= last.isoformat()
                            or last < start]
             elif job.name == "guard_margin_rotation":
-                from llmarchive.instrument.rotation import scheduled_protocol
                 due = scheduled_protocol(facts.guard_order, first.isoformat())
                 admitted_on = next((p.get("admitted_on") for p in facts.protocols if p["protocol_id"] == due), None)
                 if due is None or (admitted_on and admitted_on > last.isoformat() and last >= start):

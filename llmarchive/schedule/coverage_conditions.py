@@ -19,6 +19,7 @@ from llmarchive.archive import jobs as job_table
 from llmarchive.archive.cadence import Cadence, CadenceError
 from llmarchive.schedule.coverage_wording import code_word, day_of, pool_name, skip_words, slots as slot_words
 from llmarchive.archive.skips import skip_condition
+from llmarchive.archive.run_ids import is_sweep_of
 from llmarchive.archive.store import UNREADABLE_CONDITION, Unreadable, is_sweep_run
 
 AFTER_THE_FACT = frozenset({"run_left_interrupted", "storage_write_failed", "run_abandoned", "no_daily_cycle",
@@ -135,10 +136,10 @@ LOG_KINDS = ("runtime_fingerprint", "guard_rotation", "subject_fingerprint", "re
 def belongs_to(bad: Unreadable, first: Date, protocol_id: Optional[str]) -> bool:
     """Whether an unreadable run folder is, by its run id, the sweep's run of this month and protocol.
 
-    Its record cannot say what it was, so the sweep's run id (``sweep_<month>_<protocol>_<model>``,
-    :func:`llmarchive.schedule.sweep.sweep_run_id`) is all there is to place it by.
+    Its record cannot say what it was, so the sweep's run id
+    (:func:`llmarchive.archive.run_ids.sweep_run_id`) is all there is to place it by.
     """
-    return protocol_id is not None and bad.run_id.startswith(f"sweep_{first:%Y-%m}_{protocol_id}_")
+    return protocol_id is not None and is_sweep_of(bad.run_id, f"{first:%Y-%m}", protocol_id)
 
 
 def _by_protocol(runs: list[dict], declared_models: Optional[set]) -> dict[Optional[str], tuple[list[str], list]]:

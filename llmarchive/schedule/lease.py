@@ -29,6 +29,7 @@ from llmarchive.archive.cadence import Cadence, load_cadence
 from llmarchive.archive.skips import CONDITIONS
 from llmarchive.archive.store import complete_runs
 from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.queries import times_recorded
 
 # Run-clock states, from the longest absence down.
 RUN_STATES = (("concluded", "concluded_after"), ("succession_offer", "succession_offer"),
@@ -70,11 +71,11 @@ def check(paths: ArchivePaths, now: Optional[datetime] = None, cadence: Optional
     """The archive's lease state at ``now`` (UTC)."""
     cadence = cadence or load_cadence()
     now = now or datetime.now(timezone.utc)
-    beats = [t for t in (records.parse_time(r.get("recorded_at")) for r in records.read(paths, "runtime_fingerprint")) if t]
+    beats = times_recorded(records.read(paths, "runtime_fingerprint"))    # the daily cycle's heartbeats
     last_cycle = max(beats) if beats else None
     runs = [str(r["run_date"])[:10] for r in complete_runs(paths)]
     last_run = max(runs) if runs else None
-    contacts = [t for t in (records.parse_time(r.get("recorded_at")) for r in records.read(paths, "model_observed")) if t]
+    contacts = times_recorded(records.read(paths, "model_observed"))    # the provider's answers to the watch
 
     reasons: list[str] = []
     hours = None if last_cycle is None else (now - last_cycle).total_seconds() / 3600

@@ -6,8 +6,8 @@ protocol, which shows the method reproduces on weights nobody can change.
 A *generation* is named by an id — the commercial model id whose arrival
 triggered it, or ``embedded-<sha12>`` for a run of the embedded model on its
 own — and every run of a generation has the run id
-``ow_<generation>_<protocol_id>``, so materialising a generation twice
-resumes it instead of paying (in CPU time) for it again.  Every run of a
+``ow_<generation>_<protocol_id>`` (:func:`llmarchive.archive.run_ids.open_weights_run_id`), so
+materialising a generation twice resumes it instead of paying (in CPU time) for it again.  Every run of a
 generation is dated by the generation's first run (:func:`first_date`), so
 a generation interrupted one day resumes on any later day.
 
@@ -24,6 +24,8 @@ from llmarchive.succession import review
 from llmarchive.archive import store
 from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.paths import ArchivePaths, check_id
+from llmarchive.archive.run_ids import open_weights_run_id
+from llmarchive.protocols import registry
 from llmarchive.run.runner import RunResult, RunSettings, preregistration, run_protocol
 from llmarchive.archive.record_logs import utc_today
 
@@ -51,15 +53,9 @@ def generation_id_for_model(model_name: str, model_sha256: str) -> str:
     return check_id(f"{model_name}-{model_sha256[:12]}", "generation id")
 
 
-def run_id(generation_id: str, protocol_id: str) -> str:
-    return check_id(f"ow_{generation_id}_{protocol_id}", "run_id")
-
-
 def open_protocols(paths: ArchivePaths, protocol_series: str = "v0",
                    only: Optional[Iterable[str]] = None) -> list[dict]:
     """The admitted ``open`` protocols of one protocol series (optionally a subset)."""
-    from llmarchive.protocols import registry
-
     chosen = [p for p in registry.load_all(paths)
               if p.get("lane") == "open" and p.get("status") == "admitted" and p.get("series") == protocol_series]
     if only is not None:
@@ -84,14 +80,12 @@ def first_date(paths: ArchivePaths, generation_id: str, protocol_series: str = "
     today resumes tomorrow as the same dated measurement instead of being
     refused by the runner (a run keeps its ``run_date``).
     """
-    from llmarchive.protocols import registry
-
     dates = []
     for protocol in registry.list_protocols(paths):
         if protocol.get("lane") != "open" or protocol.get("series") != protocol_series:
             continue
         try:
-            run = store.run_record(paths, run_id(generation_id, protocol["protocol_id"]))
+            run = store.run_record(paths, open_weights_run_id(generation_id, protocol["protocol_id"]))
         except RecordFileError as exc:
             raise OpenWeightsError(str(exc)) from None
         if run is not None and run.get("generation_id") == generation_id and run.get("run_date"):
@@ -135,13 +129,14 @@ def run_generation(paths: ArchivePaths, generation_id: str, subject_for: Callabl
             subject = subject_for(max_tokens or protocol["generation"]["max_tokens"])
             prereg = preregistration(paths, protocol)
             family = model_family or getattr(subject, "name", None)
+            run_id = open_weights_run_id(generation_id, protocol["protocol_id"])
             settings = RunSettings(
-                run_id=run_id(generation_id, protocol["protocol_id"]),
+                run_id=run_id,
                 run_date=date,
                 series=SERIES,
                 model_family=family,
                 concurrency=getattr(subject, "workers", 1),
-                instrument_suspect=(instrument_suspect(date, run_id(generation_id, protocol["protocol_id"]))
+                instrument_suspect=(instrument_suspect(date, run_id)
                                     if callable(instrument_suspect) else instrument_suspect),
                 # A model of the tracked commercial family nobody declared stays off every curve here too.
                 exploratory=review.mark_held(paths, subject.subject_model_id, family),

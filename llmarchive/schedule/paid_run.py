@@ -44,14 +44,17 @@ condition and the skip is already recorded); a request that cannot be
 served as asked is :class:`PaidRunError`.
 """
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from llmarchive import budget as budget_mod
 from llmarchive.archive import jobs as job_table
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.record_logs import utc_today
-from llmarchive.run.runner import (Progress, RunResult, RunSettings, preregistration, protocol_header,
-                                   recorded_trials, run_protocol, schedule)
+from llmarchive.archive.skips import cause_for, record_skip
+from llmarchive.instrument.verdict import suspect_value
+from llmarchive.run.runner import (Progress, RunHalted, RunInterrupted, RunResult, RunSettings, preregistration,
+                                   protocol_header, recorded_trials, run_protocol, schedule)
+from llmarchive.succession.review import ReviewPaths, mark_held
 from measure.errors import ArchiveError
 
 # The scenario jobs a paid run may be, and the pool each must be paid from.
@@ -78,8 +81,6 @@ class PaidRunRefused(ArchiveError):
     @property
     def cause(self) -> str:
         """The coverage cause the recorded skip carries (``protocol_confounded``, ``budget_halted``)."""
-        from llmarchive.archive.skips import cause_for
-
         return cause_for([self.condition])
 
 
@@ -109,8 +110,6 @@ def preregistration_guard(paths: ArchivePaths, protocol: Mapping, job: str, day:
     The refusal records its ``skip`` first (``record=False`` leaves it
     unrecorded, for a sweep pass that is not responsible for that protocol).
     """
-    from llmarchive.archive.skips import record_skip
-
     job = paid_job(job)
     prereg = preregistration(paths, protocol)
     if not prereg["listed"] and UNREGISTERED[job] == "refuse":
@@ -161,8 +160,6 @@ def _joined(*values: Union[bool, str]) -> Union[bool, str]:
 
 def suspect(paths: ArchivePaths, day: str, run_id: str, run_paths: Optional[ArchivePaths] = None) -> Union[bool, str]:
     """``instrument_suspect`` for a run started or resumed on ``day`` (rule 5)."""
-    from llmarchive.instrument.verdict import suspect_value
-
     dated = suspect_value(run_paths or paths, day, run_id)   # the run's own date (stored when resuming) + latch
     return _joined(dated, suspect_value(paths, day))          # and the day the calls are made
 
@@ -199,8 +196,6 @@ def start_paid_run(paths: ArchivePaths, protocol: Mapping, subject: Any, request
     :class:`PaidRunRefused` (skip recorded) or :class:`PaidRunError` before
     any call, and whatever :func:`llmarchive.run.runner.run_protocol` raises after.
     """
-    from llmarchive.succession.review import ReviewPaths, mark_held
-
     job, run_id = paid_job(request.job), request.run_id
     day = request.day or request.run_date or utc_today()
     check_job(job, request.bridge)
@@ -235,3 +230,68 @@ def start_paid_run(paths: ArchivePaths, protocol: Mapping, subject: Any, request
         say(f"run {run_id}: {protocol['protocol_id']} on {subject.subject_model_id}")
     return run_protocol(run_paths or paths, protocol, subject, settings, authorization=authorization, budget=budget,
                         progress=progress)
+
+
+# --------------------------------------------------------------------------
+# a pass of runs: the sweep's month, the bridge's two halves
+# --------------------------------------------------------------------------
+
+@dataclass
+class Turn:
+    """One run a pass starts: its protocol (loaded once by the pass), the model, the request, where it lives."""
+
+    protocol: Mapping
+    model: str
+    request: PaidRun
+    run_paths: Optional[ArchivePaths] = None     # the held folders of a bridge run kept for review
+
+
+@dataclass
+class Ended:
+    """How one turn's run ended: complete or not (``result``), refused before any call, or stopped mid-way."""
+
+    turn: Turn
+    result: Optional[RunResult] = None
+    refused: Optional[PaidRunRefused] = None     # the skip is recorded; the pass may go on
+    stopped: Optional[RunHalted] = None          # RunInterrupted (no answer) or RunHalted (a refused request)
+
+    @property
+    def interrupted(self) -> bool:
+        """No usable answer from the provider (or the pool's cap, or a failed write): the slots stay open."""
+        return isinstance(self.stopped, RunInterrupted)
+
+    @property
+    def condition(self) -> Optional[str]:
+        """The coverage condition of how it ended (None for a run that ended normally, or an unnamed stop)."""
+        if self.refused is not None:
+            return self.refused.condition
+        if self.interrupted:
+            return self.stopped.interruption.get("condition")
+        return "provider_refused_request" if self.stopped is not None else None
+
+
+def start_each(paths: ArchivePaths, turns: Iterable[Turn], subject_factory: Callable[[str, int], Any],
+               **options: Any) -> Iterator[Ended]:
+    """Start each turn's run in order through :func:`start_paid_run`; yield how each ended.
+
+    The one loop of every pass of paid runs (the sweep, the bridge): each run
+    is built its subject (``subject_factory(model, max_tokens)``) and started
+    under every rule; ``options`` are :func:`start_paid_run`'s.  A refusal
+    ends that run only (its skip is recorded; the pass goes on to the next);
+    a run that stopped — the provider gave no answer, or refused the request —
+    ends the pass: nothing after it is started.  ``turns`` is read one at a
+    time, so a pass may decide each run's folder after the previous one ended.
+    What a stop means (a skip for the rest of the month, a bridge left
+    incomplete) is the caller's to record, from :attr:`Ended.condition`.
+    """
+    for turn in turns:
+        subject = subject_factory(turn.model, turn.protocol["generation"]["max_tokens"])
+        try:
+            result = start_paid_run(paths, turn.protocol, subject, turn.request, run_paths=turn.run_paths, **options)
+        except PaidRunRefused as refused:
+            yield Ended(turn, refused=refused)
+            continue
+        except RunHalted as stopped:
+            yield Ended(turn, stopped=stopped)
+            return
+        yield Ended(turn, result=result)

@@ -24,7 +24,7 @@ from llmarchive.archive import record_logs as records
 from llmarchive.archive.cadence import load_cadence
 from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.store import MEASUREMENT_FILE, load_run
+from llmarchive.archive.store import MEASUREMENT_FILE, complete_runs, load_run
 from measure.verify import recompute
 from measure.errors import ArchiveError
 
@@ -52,8 +52,6 @@ class RevalidationOutcome:
 
 def historical_runs(paths: ArchivePaths, before: str) -> list[str]:
     """Run ids of complete run folders dated before ``before``, sorted."""
-    from llmarchive.archive.store import complete_runs
-
     return sorted(r["run_id"] for r in complete_runs(paths) if str(r["run_date"]) < before)
 
 

@@ -24,10 +24,18 @@ from typing import Any, Callable, Optional
 
 from llmarchive.archive import record_logs as records
 from llmarchive.archive import store
-from llmarchive.archive.jsonio import read_json
+from llmarchive.archive.jsonio import RecordFileError, read_json
+from llmarchive.archive.log_agreement import log_disagreement, measured_trials
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.record_logs import parse_time, utc_today
+from llmarchive.budget import ladder_state, load_budget
+from llmarchive.instrument.verdict import day_verdict, latched_alarm
+from llmarchive.protocols.admissions import read_admissions
+from llmarchive.schedule.bridge import open_bridges
+from llmarchive.schedule.coverage import compute, gather
+from llmarchive.succession.review import reviews
 from measure.errors import ArchiveError
+from panels.build import all_protocol_ids
 
 
 def _guarded(part: Callable[[], Any]) -> Any:
@@ -38,8 +46,6 @@ def _guarded(part: Callable[[], Any]) -> Any:
 
 
 def instrument_part(paths: ArchivePaths, today: str) -> dict:
-    from llmarchive.instrument.verdict import day_verdict, latched_alarm
-
     verdict = day_verdict(paths, today)
     prints = [r for r in records.read(paths, "runtime_fingerprint") if r.get("date") == today]
     rotations = [r for r in records.read(paths, "guard_rotation") if r.get("date") == today]
@@ -55,25 +61,16 @@ def instrument_part(paths: ArchivePaths, today: str) -> dict:
 
 
 def bridges_part(paths: ArchivePaths) -> list[dict]:
-    from llmarchive.schedule.bridge import open_bridges
-
     return [{k: b.get(k) for k in ("date", "model_family", "old_model_id", "new_model_id", "status", "protocol_ids")}
             for b in open_bridges(paths)]
 
 
 def reviews_part(paths: ArchivePaths) -> list[dict]:
-    """Pending ``needs_review`` decisions (through :mod:`llmarchive.succession.review` when it is there)."""
-    try:
-        from llmarchive.succession.review import reviews
-    except ImportError:
-        return [{k: r.get(k) for k in ("date", "model_family", "model_id", "reason")}
-                for r in records.read(paths, "needs_review")]
+    """Pending ``needs_review`` decisions (:mod:`llmarchive.succession.review`)."""
     return [r.to_json() for r in reviews(paths) if r.state == "pending"]
 
 
 def budget_part(paths: ArchivePaths, month: str) -> Optional[dict]:
-    from llmarchive.budget import ladder_state, load_budget
-
     budget = load_budget(paths)
     if budget is None:
         return None
@@ -105,9 +102,6 @@ def _protocols_without_building(paths: ArchivePaths) -> Optional[list[dict]]:
     admission at all there is no sweep protocol to read; a missing file of an
     admitted protocol is this part's error.
     """
-    from llmarchive.protocols.admissions import read_admissions
-    from panels.build import all_protocol_ids
-
     if all(paths.protocol_file(pid).exists() for pid in all_protocol_ids()):
         return None
     if not read_admissions(paths):
@@ -117,8 +111,6 @@ def _protocols_without_building(paths: ArchivePaths) -> Optional[list[dict]]:
 
 def coverage_part(paths: ArchivePaths, today: str) -> dict:
     """The running month's coverage: gaps with their cause, and periods with no cause yet."""
-    from llmarchive.schedule.coverage import compute, gather
-
     month = today[:7]
     protocols = _protocols_without_building(paths)
     facts = gather(paths, protocols=protocols) if protocols is not None else None
@@ -141,9 +133,6 @@ def coverage_part(paths: ArchivePaths, today: str) -> dict:
 def runs_part(paths: ArchivePaths) -> dict:
     """Run folders publication would refuse: unreadable ones, and complete runs whose trial log is not the one
     their record and measurement describe (:mod:`llmarchive.archive.log_agreement`), each named with why."""
-    from llmarchive.archive.jsonio import RecordFileError
-    from llmarchive.archive.log_agreement import log_disagreement, measured_trials
-
     found = store.archive_scan(paths)
     problems = [{"run_id": bad.run_id, "problem": bad.problem} for bad in found.unreadable]
     for run in found.complete:

@@ -41,18 +41,21 @@ whole-month pass by :func:`llmarchive.schedule.month_sweep.sweep_month`: a produ
 runs never imports coverage.
 """
 import dataclasses
-import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Collection, Optional
+from typing import Any, Callable, Collection, Mapping, Optional
 
 from llmarchive import budget as budget_mod
-from llmarchive.schedule.bridge import bridge_in_month
 from llmarchive.archive import jobs as job_table
-from llmarchive.archive.store import complete_runs, has_run, is_sweep_run
-from llmarchive.archive.skips import record_skip
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.succession.subject_models import SubjectModels, active_model
+from llmarchive.archive.queries import month_sweep_runs, series_closure, sweep_run_folder
+from llmarchive.archive.run_ids import sweep_run_id
+from llmarchive.archive.skips import record_skip
+from llmarchive.archive.store import has_run
+from llmarchive.protocols import registry
+from llmarchive.schedule.bridge import bridge_in_month
+from llmarchive.schedule.paid_run import Ended, PaidRun, PaidRunRefused, Turn, preregistration_guard, start_each
 from llmarchive.subjects.base import SubjectError
+from llmarchive.succession.subject_models import SubjectModels, active_model
 
 
 @dataclass
@@ -64,147 +67,206 @@ class SweepOutcome:
     skipped: list[tuple[str, str, str]] = field(default_factory=list)   # (protocol_id, condition, reason)
     halted: Optional[str] = None
     coverage_rows: list[dict] = field(default_factory=list)   # filled by llmarchive.schedule.month_sweep.sweep_month
+    # The month's sweep run of each protocol of the pass that has one (run this pass, resumed, or done before):
+    # what a caller reads back, instead of making the id again.
+    runs: dict[str, str] = field(default_factory=dict)
+    protocols: dict[str, dict] = field(default_factory=dict)   # every protocol the pass loaded, by id (loaded once)
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "model"
+@dataclass
+class _Pass:
+    """One sweep pass: the month, the model, its protocols and what was decided for them so far."""
 
+    paths: ArchivePaths
+    day: str
+    config: SubjectModels
+    out: SweepOutcome
+    headers: list[dict]
+    done: dict[str, str]                 # protocol_id → run_id of the month's complete sweep runs
+    only: Optional[Collection[str]]
 
-def sweep_run_id(day: str, protocol_id: str, model_id: str) -> str:
-    return f"sweep_{day[:7]}_{protocol_id}_{_slug(model_id)}"
+    def mine(self, pid: str) -> bool:
+        """Is ``pid`` this pass's to run and to record skips for (``only``: one Dagster partition)?"""
+        return self.only is None or pid in self.only
 
+    def skip(self, pid: str, condition: str, reason: str) -> None:
+        record_skip(self.paths, self.day, job_table.FULL_SWEEP, pid, condition, reason)
+        self.out.skipped.append((pid, condition, reason))
 
-def _series_closed(paths: ArchivePaths, config: SubjectModels) -> Optional[str]:
-    from llmarchive.archive import record_logs as records
+    def skip_all(self, condition: str, reason: str) -> None:
+        for h in self.headers:
+            if h["protocol_id"] not in self.done and self.mine(h["protocol_id"]):
+                self.skip(h["protocol_id"], condition, reason)
 
-    closed = [r for r in records.read(paths, "series_closed") if r.get("model_family") == config.model_family]
-    if not closed:
-        return None
-    last = closed[-1]
-    reopened = [r for r in records.read(paths, "subject_model")
-                if r.get("model_family") == config.model_family and str(r.get("recorded_at")) > str(last.get("recorded_at"))]
-    return None if reopened else f"series closed on {last.get('date')}: {last.get('reason')}"
+    def protocol(self, pid: str) -> dict:
+        """The protocol, loaded (and its hashes checked) once per pass."""
+        if pid not in self.out.protocols:
+            self.out.protocols[pid] = registry.load_protocol(self.paths, pid)
+        return self.out.protocols[pid]
 
 
 def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
           subject_factory: Callable[[str, int], Any], provider_check: Optional[Callable[[], None]] = None,
           concurrency: int = 4, budget: Optional[budget_mod.Budget] = None, progress=None,
-          only: Optional[Collection[str]] = None) -> SweepOutcome:
-    """One sweep pass for the month of ``day``; see the module docstring.
+          only: Optional[Collection[str]] = None, protocols: Optional[Mapping[str, dict]] = None) -> SweepOutcome:
+    """One sweep pass for the month of ``day``: the steps of the module docstring, in its order.
+
+    1. the model and a pre-flight of its subject (:func:`_open_pass`);
+    2. the month taken away whole — a closed series, a bridge, an unreachable
+       provider (:func:`_month_preempted`);
+    3. the pre-registration guard (:func:`_preregistered`);
+    4. the programme's degradation level (:func:`_apply_degradation`);
+    5. the budget ladder (:func:`_ladder`);
+    6. every allowed run started, and how each stopped recorded (:func:`_run_allowed`);
+    7. the month's run of each protocol noted for the caller (:func:`_note_runs`).
 
     ``only`` restricts the pass to some protocols (one Dagster partition is
     one protocol of one month): the budget ladder still ranks the whole
     month's candidates, so which protocols a rung keeps does not depend on
     the order partitions run in, but only the chosen protocols are run and
     have their skips recorded.  The month's coverage rows are then left to
-    the coverage job, which sees every protocol at once.
+    the coverage job, which sees every protocol at once.  ``protocols`` are
+    protocols the caller already loaded, by id: they are not read again.
     """
-    from llmarchive.protocols import registry
-    from llmarchive.schedule.paid_run import PaidRun, PaidRunRefused, preregistration_guard, start_paid_run
-    from llmarchive.run.runner import RunHalted, RunInterrupted
+    p = _open_pass(paths, day, config, subject_factory, only, protocols)
+    if not _month_preempted(p, provider_check):
+        budget = budget or budget_mod.load_budget(paths)
+        if budget is None:
+            raise budget_mod.BudgetError(f"{paths.budget_file} does not exist: the sweep is paid work "
+                                         "(`llmarchive budget init …`)")
+        candidates = _preregistered(p)
+        done_headers = [h for h in p.headers if h["protocol_id"] in p.done]
+        candidates = _apply_degradation(paths, budget, day, candidates, p.out, p.mine, done_headers)
+        _run_allowed(p, _ladder(p, budget, candidates), budget, subject_factory, concurrency, progress)
+    _note_runs(p)
+    return p.out
 
+
+def _open_pass(paths: ArchivePaths, day: str, config: SubjectModels, subject_factory: Callable[[str, int], Any],
+               only: Optional[Collection[str]], protocols: Optional[Mapping[str, dict]]) -> _Pass:
+    """Step 1: the family's active model, its subject built once, the month's protocols and what is done."""
     model = active_model(paths, config)
     # Pre-flight: building the subject reads the key and the base URL; a missing key or a malformed URL is our
     # mistake, not the provider's outage, and raises (SubjectSettingsError) before anything below is recorded.
     subject_factory(model, 1)
-    out = SweepOutcome(day, model)
-    month = day[:7]
+    out = SweepOutcome(day, model, protocols=dict(protocols or {}))
     headers = registry.sweep_protocols(paths, config.protocol_series)
     # Only the sweep's own runs are the month's sweep (a manual or exploratory run of a protocol is not).
-    done_this_month = {r["protocol_id"]: r["run_id"] for r in complete_runs(paths)
-                       if is_sweep_run(r) and str(r.get("run_date"))[:7] == month
-                       and r.get("subject_model_id") == model}
+    return _Pass(paths, day, config, out, headers, month_sweep_runs(paths, day[:7], model), only)
 
-    def mine(pid: str) -> bool:
-        return only is None or pid in only
 
-    def skip_all(condition: str, reason: str) -> None:
-        for h in headers:
-            if h["protocol_id"] in done_this_month or not mine(h["protocol_id"]):
-                continue
-            record_skip(paths, day, job_table.FULL_SWEEP, h["protocol_id"], condition, reason)
-            out.skipped.append((h["protocol_id"], condition, reason))
-
-    def finish() -> SweepOutcome:
-        return out
-
-    closed = _series_closed(paths, config)
-    if closed:
-        skip_all("series_closed_without_successor", closed)
-        return finish()
-    bridge = bridge_in_month(paths, month)
+def _month_preempted(p: _Pass, provider_check: Optional[Callable[[], None]]) -> bool:
+    """Step 2: a closed series, a bridge raised this month or an unreachable provider skips every protocol."""
+    month, config = p.day[:7], p.config
+    closed = series_closure(p.paths, config.model_family)
+    if closed is not None:
+        p.skip_all("series_closed_without_successor", f"series closed on {closed.get('date')}: {closed.get('reason')}")
+        return True
+    bridge = bridge_in_month(p.paths, month)
     if bridge is not None:
-        skip_all("bridge_preempts_sweep", f"the bridge {bridge['old_model_id']} → {bridge['new_model_id']} raised on "
-                                          f"{bridge['date']} takes the {month} sweep")
-        return finish()
+        p.skip_all("bridge_preempts_sweep", f"the bridge {bridge['old_model_id']} → {bridge['new_model_id']} raised "
+                                            f"on {bridge['date']} takes the {month} sweep")
+        return True
     if provider_check is not None:
         try:
             provider_check()
         except SubjectError as exc:   # only a failed models list; a bug in this code is no provider gap
-            skip_all("provider_unreachable", f"{config.provider} could not be reached: {exc}")
-            return finish()
+            p.skip_all("provider_unreachable", f"{config.provider} could not be reached: {exc}")
+            return True
+    return False
 
-    budget = budget or budget_mod.load_budget(paths)
-    if budget is None:
-        raise budget_mod.BudgetError(f"{paths.budget_file} does not exist: the sweep is paid work "
-                                     "(`llmarchive budget init …`)")
+
+def _preregistered(p: _Pass) -> list[dict]:
+    """Step 3: the month's protocols not yet done, less those the pre-registration guard refuses.
+
+    The guard of every paid run, asked before the ladder ranks anything: an
+    unlisted protocol takes no place a listed one could have.
+    """
     candidates = []
-    for h in headers:
+    for h in p.headers:
         pid = h["protocol_id"]
-        if pid in done_this_month:
-            if mine(pid):
-                out.already.append(pid)
+        if pid in p.done:
+            if p.mine(pid):
+                p.out.already.append(pid)
             continue
-        # The guard of every paid run, asked before the ladder ranks anything: an unlisted protocol
-        # takes no place a listed one could have.
         try:
-            preregistration_guard(paths, registry.load_protocol(paths, pid), job_table.FULL_SWEEP, day, record=mine(pid))
+            preregistration_guard(p.paths, p.protocol(pid), job_table.FULL_SWEEP, p.day, record=p.mine(pid))
         except PaidRunRefused as refused:
-            if mine(pid):
-                out.skipped.append((pid, refused.condition, refused.reason))
+            if p.mine(pid):
+                p.out.skipped.append((pid, refused.condition, refused.reason))
             continue
         candidates.append(h)
-    done_headers = [h for h in headers if h["protocol_id"] in done_this_month]
-    candidates = _apply_degradation(paths, budget, day, candidates, out, mine, done_headers)
-    plan = (budget_mod.allowed_protocols(paths, candidates, job=job_table.FULL_SWEEP, date=day, budget=budget, record_skips=False)
-            if candidates else None)
-    if plan is not None:
-        plan = dataclasses.replace(plan, allowed=[p for p in plan.allowed if mine(p)],
-                                   skipped=[(p, r) for p, r in plan.skipped if mine(p)])
-        budget_mod.record_plan_skips(paths, plan, day)
-        out.skipped += [(pid, "budget_refused", reason) for pid, reason in plan.skipped]
+    return candidates
 
-    all_headers = [h for h in registry.list_protocols(paths) if h.get("n")]
-    queue = list(plan.allowed if plan else [])
-    for position, pid in enumerate(queue):
-        protocol = registry.load_protocol(paths, pid)
-        run_id = sweep_run_id(day, pid, model)
-        resuming = has_run(paths.run_dir(run_id))
-        request = PaidRun(job=job_table.FULL_SWEEP, run_id=run_id, day=day, run_date=None if resuming else day,
-                          series="commercial", model_family=config.model_family, concurrency=concurrency)
-        try:
-            result = start_paid_run(paths, protocol, subject_factory(model, protocol["generation"]["max_tokens"]),
-                                    request, budget=budget, all_headers=all_headers, config=config,
-                                    progress=progress)
-        except PaidRunRefused as refused:     # the ladder, asked again as money is spent; the skip is recorded
-            out.skipped.append((pid, refused.condition, refused.reason))
+
+def _ladder(p: _Pass, budget: budget_mod.Budget, candidates: list[dict]) -> list[str]:
+    """Step 5: the protocols the budget ladder allows (its skips recorded for this pass's protocols)."""
+    if not candidates:
+        return []
+    plan = budget_mod.allowed_protocols(p.paths, candidates, job=job_table.FULL_SWEEP, date=p.day, budget=budget,
+                                        record_skips=False)
+    plan = dataclasses.replace(plan, allowed=[pid for pid in plan.allowed if p.mine(pid)],
+                               skipped=[(pid, r) for pid, r in plan.skipped if p.mine(pid)])
+    budget_mod.record_plan_skips(p.paths, plan, p.day)
+    p.out.skipped += [(pid, "budget_refused", reason) for pid, reason in plan.skipped]
+    return list(plan.allowed)
+
+
+def _run_allowed(p: _Pass, allowed: list[str], budget: budget_mod.Budget, subject_factory: Callable[[str, int], Any],
+                 concurrency: int, progress) -> None:
+    """Step 6: start each allowed run (resuming its folder); a run that stops ends the pass with its cause.
+
+    The ladder is asked again as each run is authorised; a refusal skips that
+    protocol only.  A stop — no answer from the provider, the pool's cap, a
+    request the provider refuses — skips that protocol and every one not
+    reached yet, naming the condition, so a month left with open slots has
+    its cause; the next sweep that month resumes.
+    """
+    all_headers = [h for h in registry.list_protocols(p.paths) if h.get("n")]
+    turns = (_turn(p, pid, concurrency) for pid in allowed)     # each folder looked at when its turn comes
+    for position, ended in enumerate(start_each(p.paths, turns, subject_factory, budget=budget,
+                                                all_headers=all_headers, config=p.config, progress=progress)):
+        pid = ended.turn.protocol["protocol_id"]
+        if ended.refused is not None:     # the skip is recorded
+            p.out.skipped.append((pid, ended.refused.condition, ended.refused.reason))
+        elif ended.stopped is not None:
+            p.out.halted = str(ended.stopped)
+            if ended.condition:
+                _skip_rest(p.paths, p.day, p.out, allowed[position:], ended.condition, _stop_reason(ended))
+        elif ended.result.complete:
+            p.out.ran.append(pid)
+
+
+def _turn(p: _Pass, pid: str, concurrency: int) -> Turn:
+    """The sweep's run of ``pid`` this month: a new folder dated today, or the month's folder resumed as it is."""
+    run_id = sweep_run_id(p.day, pid, p.out.model_id)
+    p.out.runs[pid] = run_id
+    resuming = has_run(p.paths.run_dir(run_id))
+    return Turn(p.protocol(pid), p.out.model_id,
+                PaidRun(job=job_table.FULL_SWEEP, run_id=run_id, day=p.day, run_date=None if resuming else p.day,
+                        series="commercial", model_family=p.config.model_family, concurrency=concurrency))
+
+
+def _stop_reason(ended: Ended) -> str:
+    """Why the rest of the month is skipped this pass, from how the run stopped."""
+    pid = ended.turn.protocol["protocol_id"]
+    if ended.interrupted:
+        stop = ended.stopped.interruption
+        return (f"the sweep stopped at {pid}: {stop['detail']} ({stop['cause']}, {stop['at']}); the open slots "
+                "resume with the next sweep this month")
+    return f"the run stopped: {ended.stopped}"
+
+
+def _note_runs(p: _Pass) -> None:
+    """Step 7: the month's sweep run of each of the pass's protocols that has one, for the caller to read."""
+    for h in p.headers:
+        pid = h["protocol_id"]
+        if not p.mine(pid) or pid in p.out.runs:
             continue
-        except RunInterrupted as exc:
-            condition = exc.interruption.get("condition")
-            out.halted = str(exc)
-            if condition:
-                _skip_rest(paths, day, out, queue[position:], condition,
-                           f"the sweep stopped at {pid}: {exc.interruption['detail']} "
-                           f"({exc.interruption['cause']}, {exc.interruption['at']}); the open slots resume "
-                           "with the next sweep this month")
-            break
-        except RunHalted as exc:
-            out.halted = str(exc)
-            _skip_rest(paths, day, out, queue[position:], "provider_refused_request", f"the run stopped: {exc}")
-            break
-        if result.complete:
-            out.ran.append(pid)
-    return finish()
+        if pid in p.done:
+            p.out.runs[pid] = p.done[pid]
+        elif (folder := sweep_run_folder(p.paths, p.day[:7], pid, p.out.model_id)) is not None:
+            p.out.runs[pid] = folder.name
 
 
 def _skip_rest(paths: ArchivePaths, day: str, out: SweepOutcome, pids: list[str], condition: str,

@@ -50,6 +50,7 @@ from llmarchive.archive.dates import parse_date
 from llmarchive.archive.skips import record_skip
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.succession.subject_models import SubjectModels, active_model, declared_successor, snapshots
+from llmarchive.subjects import check_api_settings, list_models
 from llmarchive.subjects.base import SubjectError, SubjectSettingsError
 from measure.errors import ArchiveError
 
@@ -70,7 +71,7 @@ class WatchOutcome:
 
 def post_webhook(url: str, payload: dict, timeout_s: float = 10.0) -> str:
     """POST the alarm as JSON; return ``"sent (HTTP n)"`` or why it failed (never raises)."""
-    import httpx
+    import httpx    # here, not above: only a watch with a webhook pays for loading httpx (not a cycle)
 
     try:
         response = httpx.post(url, json=payload, timeout=timeout_s)
@@ -82,8 +83,6 @@ def post_webhook(url: str, payload: dict, timeout_s: float = 10.0) -> str:
 
 
 def _models(config: SubjectModels, base_url: Optional[str], max_attempts: int) -> list[dict]:
-    from llmarchive.subjects import list_models
-
     return list_models(config.provider, base_url=base_url, max_attempts=max_attempts)
 
 
@@ -94,23 +93,42 @@ def watch(paths: ArchivePaths, day: str, config: SubjectModels, *, base_url: Opt
 
     ``day`` is checked first and, unless ``fetch`` replaces the provider,
     so are the key and the base URL (:func:`llmarchive.subjects.check_api_settings`):
-    either mistake raises before anything is recorded.
+    either mistake raises before anything is recorded.  Then the steps:
+    read the list (an outage or an empty list decides nothing but the
+    alarms), observe it, record the initial subject model, apply the three
+    cases, settle the reviews, repeat the alarms.
     """
-    from llmarchive.subjects import check_api_settings
-
     parse_date(day, "the watch date (--date)")
     if fetch is None:
         check_api_settings(config.provider, base_url)
     out = WatchOutcome(day)
-    family = config.model_family
+    entries = _read_listing(paths, day, config, out, lambda: fetch() if fetch is not None
+                            else _models(config, base_url, max_attempts))
+    if entries is None:
+        _repeat_alarms(paths, day, config, out, webhook, listed=None)
+        return out
+    step = _Pass(paths, day, config, out)
+    first_watch, seen_before = step.observe(entries)
+    step.initial_subject_model()
+    step.active = active_model(paths, config)
+    step.known = bridges(paths)
+    found_snapshots, problems = snapshots(paths, config)
+    out.notes += [f"snapshot ignored: {p}" for p in problems]
+    out.new_ids = [] if first_watch else step.new_in_family(seen_before)
+    step.bridge_count = load_cadence().count("generation_bridge_protocols")
+    successor = step.declared_successor_case(entries, found_snapshots)
+    step.new_ids_case(successor)
+    step.retired_case(entries, successor)
+    out.written += review.settle(paths, day, config.model_family)
+    _repeat_alarms(paths, day, config, out, webhook, listed=set(entries))
+    return out
 
-    def write(kind: str, fields: dict) -> dict:
-        record = records.append(paths, kind, fields)
-        out.written.append(record)
-        return record
 
+def _read_listing(paths: ArchivePaths, day: str, config: SubjectModels, out: WatchOutcome,
+                  listing: Callable[[], list[dict]]) -> Optional[dict[str, dict]]:
+    """The listed models by id, or None when the list decides nothing today (an outage, recorded; an empty list)."""
     try:
-        listing = fetch() if fetch is not None else _models(config, base_url, max_attempts)
+        listed = listing()
     except SubjectSettingsError:
         raise                     # our own mistake, found by the check above: nothing recorded, never an outage
     except SubjectError as exc:
@@ -120,100 +138,129 @@ def watch(paths: ArchivePaths, day: str, config: SubjectModels, *, base_url: Opt
         out.outage = text
         out.written.append(record_skip(paths, day, "model_watch", None, condition,
                                        f"{config.provider} models list could not be read: {text}"))
-        _repeat_alarms(paths, day, config, out, webhook, listed=None)
-        return out
-
-    entries = {m["id"]: m for m in listing if isinstance(m, dict) and isinstance(m.get("id"), str)}
+        return None
+    entries = {m["id"]: m for m in listed if isinstance(m, dict) and isinstance(m.get("id"), str)}
     out.listed = sorted(entries)
     if not entries:
         out.notes.append("the provider listed no model at all; an empty list decides nothing")
-        _repeat_alarms(paths, day, config, out, webhook, listed=None)
-        return out
+        return None
+    return entries
 
-    observed = records.read(paths, "model_observed")
-    first_watch = not any(r.get("provider") == config.provider for r in observed)
-    # Every id an earlier pass recorded, the same day included: the sensor polls several times a day,
-    # and an id first listed this morning is not new again this afternoon.
-    seen_before = {r.get("model_id") for r in observed if r.get("provider") == config.provider}
-    today = {r.get("model_id") for r in observed if r.get("provider") == config.provider and r.get("date") == day}
-    for model_id in out.listed:
-        if model_id not in today:
-            write("model_observed", {"date": day, "provider": config.provider, "model_id": model_id,
-                                     "in_family": config.in_family(model_id), "entry": entries[model_id]})
 
-    if not any(r.get("model_family") == family for r in records.read(paths, "subject_model")):
-        write("subject_model", {"date": day, "model_family": family, "model_id": config.active_model,
-                                "previous_model_id": None,
-                                "declared_by": f"initial configuration ({config.source.name if config.source else 'subject_models.yaml'})"})
-    active = active_model(paths, config)
-    known = bridges(paths)
-    found_snapshots, problems = snapshots(paths, config)
-    out.notes += [f"snapshot ignored: {p}" for p in problems]
+@dataclass
+class _Pass:
+    """One pass's steps after the list was read: what they share, and the records they add to the outcome."""
+    paths: ArchivePaths
+    day: str
+    config: SubjectModels
+    out: WatchOutcome
+    active: str = ""
+    known: dict = field(default_factory=dict)
+    bridge_count: int = 0
 
-    family_ids = [m for m in out.listed if config.in_family(m)]
-    bridged = {key[2] for key in known if key[0] == family}
-    out.new_ids = [] if first_watch else [m for m in family_ids if m not in seen_before and m != active
-                                          and m not in bridged]
-    count = load_cadence().count("generation_bridge_protocols")
+    @property
+    def family(self) -> str:
+        return self.config.model_family
 
-    def raise_bridge(new_id: str, why: str) -> None:
-        if (family, active, new_id) in known:
+    def write(self, kind: str, fields: dict) -> dict:
+        record = records.append(self.paths, kind, fields)
+        self.out.written.append(record)
+        return record
+
+    def observe(self, entries: dict[str, dict]) -> tuple[bool, set]:
+        """One ``model_observed`` per listed id per day; (whether this is the first watch, every id seen before)."""
+        provider = self.config.provider
+        observed = records.read(self.paths, "model_observed")
+        first_watch = not any(r.get("provider") == provider for r in observed)
+        # Every id an earlier pass recorded, the same day included: the sensor polls several times a day,
+        # and an id first listed this morning is not new again this afternoon.
+        seen_before = {r.get("model_id") for r in observed if r.get("provider") == provider}
+        today = {r.get("model_id") for r in observed if r.get("provider") == provider and r.get("date") == self.day}
+        for model_id in self.out.listed:
+            if model_id not in today:
+                self.write("model_observed", {"date": self.day, "provider": provider, "model_id": model_id,
+                                              "in_family": self.config.in_family(model_id),
+                                              "entry": entries[model_id]})
+        return first_watch, seen_before
+
+    def initial_subject_model(self) -> None:
+        """The family's first ``subject_model``, from the file, when none is recorded yet."""
+        if not any(r.get("model_family") == self.family for r in records.read(self.paths, "subject_model")):
+            source = self.config.source.name if self.config.source else "subject_models.yaml"
+            self.write("subject_model", {"date": self.day, "model_family": self.family,
+                                         "model_id": self.config.active_model, "previous_model_id": None,
+                                         "declared_by": f"initial configuration ({source})"})
+
+    def new_in_family(self, seen_before: set) -> list[str]:
+        """Ids of the family listed for the first time: not the active model, not already bridged."""
+        bridged = {key[2] for key in self.known if key[0] == self.family}
+        return [m for m in self.out.listed if self.config.in_family(m) and m not in seen_before
+                and m != self.active and m not in bridged]
+
+    def raise_bridge(self, new_id: str, why: str) -> None:
+        """A pending ``generation_bridge`` from the active model to ``new_id``, once."""
+        if (self.family, self.active, new_id) in self.known:
             return
         try:
-            pids = bridge_protocols(paths, config, count)
+            pids = bridge_protocols(self.paths, self.config, self.bridge_count)
             plan_note = None
         except ArchiveError as exc:  # the alarm must still fire without a full protocol set
             pids, plan_note = [], str(exc)
-        fields = {"date": day, "model_family": family, "old_model_id": active, "new_model_id": new_id,
+        fields = {"date": self.day, "model_family": self.family, "old_model_id": self.active, "new_model_id": new_id,
                   "protocol_ids": pids, "status": "pending", "why": why}
         if plan_note:
             fields["plan_problem"] = plan_note
-        known[(family, active, new_id)] = {"raised": write("generation_bridge", fields), "status": "pending",
-                                           "closed": False}
+        self.known[(self.family, self.active, new_id)] = {"raised": self.write("generation_bridge", fields),
+                                                          "status": "pending", "closed": False}
 
-    declared = declared_successor(entries, active, config, found_snapshots, day)
-    successor = None
-    if declared is not None:
+    def declared_successor_case(self, entries: dict[str, dict], found_snapshots) -> Optional[str]:
+        """Case 1: a declared successor, listed and in the family → a bridge and the switch; returns it."""
+        declared = declared_successor(entries, self.active, self.config, found_snapshots, self.day)
+        if declared is None:
+            return None
         successor, declared_by = declared
-        if not config.in_family(successor):
-            out.notes.append(f"{declared_by} names {successor}, which is outside the family {config.pattern}: "
-                             "not a switch within this series")
-            successor = None
-        elif successor not in entries:
-            out.notes.append(f"{declared_by} names {successor}, which the provider does not list yet; "
-                             "the switch waits until it is listed")
-            successor = None
-        else:
-            raise_bridge(successor, f"declared successor ({declared_by})")
-            write("subject_model", {"date": day, "model_family": family, "model_id": successor,
-                                    "previous_model_id": active, "declared_by": declared_by})
-            pending = review.review_of(paths, family, successor)
-            if pending is not None and pending.state == "pending":
-                # The declaration answers the open question: the held bridge runs join the curve.
-                done = review.resolve(paths, pending.review_id, "successor", declared_by, day, review=pending,
-                                      note="resolved by the provider's declaration, seen by the model watch")
-                out.written.append(done.record)
+        if not self.config.in_family(successor):
+            self.out.notes.append(f"{declared_by} names {successor}, which is outside the family "
+                                  f"{self.config.pattern}: not a switch within this series")
+            return None
+        if successor not in entries:
+            self.out.notes.append(f"{declared_by} names {successor}, which the provider does not list yet; "
+                                  "the switch waits until it is listed")
+            return None
+        self.raise_bridge(successor, f"declared successor ({declared_by})")
+        self.write("subject_model", {"date": self.day, "model_family": self.family, "model_id": successor,
+                                     "previous_model_id": self.active, "declared_by": declared_by})
+        pending = review.review_of(self.paths, self.family, successor)
+        if pending is not None and pending.state == "pending":
+            # The declaration answers the open question: the held bridge runs join the curve.
+            done = review.resolve(self.paths, pending.review_id, "successor", declared_by, self.day, review=pending,
+                                  note="resolved by the provider's declaration, seen by the model watch")
+            self.out.written.append(done.record)
+        return successor
 
-    for new_id in out.new_ids:
-        if new_id == successor:
-            continue
-        raise_bridge(new_id, "new model id in the family, no declaration")
-        write("needs_review", {"date": day, "model_family": family, "model_id": new_id,
-                               "reason": f"{new_id} appeared in the family with no provider declaration of "
-                                         f"succession; a bridge alarm was raised and {active} stays active — "
-                                         "switch only on an explicit declaration"})
+    def new_ids_case(self, successor: Optional[str]) -> None:
+        """Case 2: a new id in the family with no declaration → a bridge and ``needs_review``; no switch."""
+        for new_id in self.out.new_ids:
+            if new_id == successor:
+                continue
+            self.raise_bridge(new_id, "new model id in the family, no declaration")
+            self.write("needs_review", {
+                "date": self.day, "model_family": self.family, "model_id": new_id,
+                "reason": f"{new_id} appeared in the family with no provider declaration of succession; a bridge "
+                          f"alarm was raised and {self.active} stays active — switch only on an explicit "
+                          "declaration"})
 
-    if active not in entries and successor is None:
-        closed = any(r.get("model_family") == family and r.get("model_id") == active
-                     for r in records.read(paths, "series_closed"))
+    def retired_case(self, entries: dict[str, dict], successor: Optional[str]) -> None:
+        """Case 3: the active model is gone and nobody declared a successor → ``series_closed``, once."""
+        if self.active in entries or successor is not None:
+            return
+        closed = any(r.get("model_family") == self.family and r.get("model_id") == self.active
+                     for r in records.read(self.paths, "series_closed"))
         if not closed:
-            write("series_closed", {"date": day, "model_family": family, "model_id": active,
-                                    "reason": f"{active} is no longer listed by {config.provider} and no successor "
-                                              "was declared; a new series starts only when decided"})
-
-    out.written += review.settle(paths, day, family)
-    _repeat_alarms(paths, day, config, out, webhook, listed=set(entries))
-    return out
+            self.write("series_closed", {
+                "date": self.day, "model_family": self.family, "model_id": self.active,
+                "reason": f"{self.active} is no longer listed by {self.config.provider} and no successor was "
+                          "declared; a new series starts only when decided"})
 
 
 def _repeat_alarms(paths: ArchivePaths, day: str, config: SubjectModels, out: WatchOutcome,

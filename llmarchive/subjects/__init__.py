@@ -12,7 +12,10 @@ an outcome.  :func:`make_subject` builds one from command-line style options.
 """
 from typing import Any, Optional
 
+from llmarchive.subjects import models
 from llmarchive.subjects.base import CallResult, Classified, SubjectError, SubjectSettingsError, classify
+from llmarchive.subjects.reference import ReferenceSettings, ReferenceSubject
+from llmarchive.subjects.reference_pool import ReferencePool
 
 SUBJECT_KINDS = ("reference", "anthropic", "openai")
 
@@ -31,9 +34,6 @@ def make_subject(kind: str, *, max_tokens: int, model: Optional[str] = None, bas
     ``sleep`` replaces the API subjects' back-off wait (tests record it instead of sleeping).
     """
     if kind == "reference":
-        from llmarchive.subjects import models
-        from llmarchive.subjects.reference import ReferenceSettings, ReferenceSubject
-
         if base_url:
             raise SubjectSettingsError("--base-url applies to API subjects, not to the reference model")
         if not isinstance(workers, int) or workers < 1:
@@ -46,9 +46,11 @@ def make_subject(kind: str, *, max_tokens: int, model: Optional[str] = None, bas
 
         if workers == 1:
             return one()
-        from llmarchive.subjects.reference_pool import ReferencePool
         return ReferencePool([one() for _ in range(workers)])
     if kind in ("anthropic", "openai"):
+        # The HTTP subjects are imported here, when one is made, not above: importing any module of this
+        # package runs this file, and httpx costs ~0.1 s that a reference run or a reading command does
+        # not need.  Not a cycle.
         from llmarchive.subjects.http import RetryPolicy
 
         if model_path or model_sha256:

@@ -45,7 +45,10 @@ from llmarchive.archive import store
 from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.locks import lock_file
 from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.queries import declared_model_ids, latest_point_of_run, replaced_points
 from llmarchive.archive.store import measurement_run
+from llmarchive.succession.subject_models import SubjectModelsError, latest_subject_model, load_subject_models
+from measure.measurement import MeasurementError, build
 
 RESOLUTIONS = ("successor", "not_successor")
 HOLD_NOTE = ("bridge run of {model}, which no provider declared the successor of {old}: a comparison point, "
@@ -142,21 +145,6 @@ def _flagged(point: dict) -> bool:
     return "instrument_suspect" in (measurement.get("flags") or [])
 
 
-def replaced_points(points: list[dict]) -> set[str]:
-    """``record_sha256`` of every comparison point a later one replaced (publication shows only the later)."""
-    return {p["replaces"] for p in points if p.get("replaces")}
-
-
-def withdrawn_points(needs_review_records: list[dict]) -> set[str]:
-    """``record_sha256`` of every comparison point a successor decision withdrew (its run is on the curve now).
-
-    Publication leaves these out of the comparison table, so one run is
-    never shown both as a measurement of the series and as a comparison point.
-    """
-    return {sha for r in needs_review_records if is_resolution(r) and r.get("resolution") == "successor"
-            for sha in r.get("comparison_points_withdrawn") or []}
-
-
 def reviews(paths: ArchivePaths, family: Optional[str] = None) -> list[Review]:
     """Every review (oldest first) with its resolution, held runs, comparison points and unreadable held folders."""
     found: dict[str, Review] = {}
@@ -195,8 +183,7 @@ def review_of(paths: ArchivePaths, family: str, model_id: str) -> Optional[Revie
 
 def switched_to(paths: ArchivePaths, family: str) -> set[str]:
     """Every model a ``subject_model`` record made the family's model (a declaration, or a successor decision)."""
-    return {r.get("model_id") for r in records.read(paths, "subject_model")
-            if r.get("model_family") == family and r.get("model_id")}
+    return declared_model_ids(paths, family)
 
 
 def holds(paths: ArchivePaths, family: str, model_id: str) -> bool:
@@ -214,10 +201,7 @@ def holds(paths: ArchivePaths, family: str, model_id: str) -> bool:
 
 def declared_models(paths: ArchivePaths, config) -> set[str]:
     """The ids that may be on ``config``'s family curve: the file's first model and every recorded switch."""
-    ids = {config.active_model}
-    ids.update(r.get("model_id") for r in records.read(paths, "subject_model")
-               if r.get("model_family") == config.model_family and r.get("model_id"))
-    return ids
+    return {config.active_model} | declared_model_ids(paths, config.model_family)
 
 
 def hold_reason(paths: ArchivePaths, model_id: str, model_family: Optional[str] = None,
@@ -244,8 +228,6 @@ def hold_reason(paths: ArchivePaths, model_id: str, model_family: Optional[str] 
                     f"it the successor in {review.model_family}, so its runs are on no curve until a person "
                     "resolves the review as successor")
     if config is None:
-        from llmarchive.succession.subject_models import SubjectModelsError, load_subject_models
-
         try:
             config = load_subject_models()
         except SubjectModelsError:
@@ -286,8 +268,6 @@ def find(paths: ArchivePaths, review_id: str) -> Review:
 
 def _comparison_measurement(folder: Path, run: dict, note: str) -> Optional[dict]:
     """The held run's measurement rebuilt with the ``exploratory`` flag (so it is never on a curve)."""
-    from measure.measurement import MeasurementError, build
-
     if not store.is_complete(folder):
         return None
     loaded = store.load_run(folder)
@@ -305,9 +285,9 @@ def file_comparison_points(paths: ArchivePaths, review: Review, day: str) -> lis
     A point is stale when its run was flagged ``instrument_suspect`` after it
     was filed (the day's alarm came later, method §7.4): a record is never
     edited, so a new point with the flag is filed that ``replaces`` the old one,
-    and publication shows only the newest (:func:`replaced_points`).
+    and publication shows only the newest (:func:`llmarchive.archive.queries.replaced_points`).
     """
-    latest = {c.get("run_id"): c for c in review.comparison_points}   # the log is in order: the last one wins
+    latest = latest_point_of_run(review.comparison_points)
     root = held_paths(paths).experiments
     written = []
     for run_id in review.held:
@@ -415,8 +395,6 @@ def resolve(paths: ArchivePaths, review_id: str, resolution: str, reviewer: str,
 
 def _resolve_locked(paths: ArchivePaths, review: Review, resolution: str, reviewer: str, day: str,
                     note: Optional[str]) -> Resolved:
-    from llmarchive.succession.subject_models import latest_subject_model
-
     if review.state != "pending":
         r = review.resolution
         raise ReviewError(f"needs_review {review.review_id[:12]} ({review.model_id}) was already resolved as "

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from measure.errors import ArchiveError
-from llmarchive.archive import record_logs as records
+from llmarchive.archive.queries import latest_subject_model  # the family's switch in force: a record query
 from llmarchive.archive.jsonio import RecordFileError, read_json
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.yamlfile import read_yaml
@@ -98,15 +98,6 @@ def load_subject_models(path: Optional[Union[str, Path]] = None) -> SubjectModel
     data = read_yaml(file, SubjectModelsError)
     config = parse_subject_models(data, str(file))
     return SubjectModels(**{**config.__dict__, "source": file})
-
-
-def latest_subject_model(paths: ArchivePaths, family: str) -> Optional[dict]:
-    """The family's latest ``subject_model`` record (the switch in force), or None before the first watch."""
-    latest = None
-    for record in records.read(paths, "subject_model"):
-        if record.get("model_family") == family and record.get("model_id"):
-            latest = record
-    return latest
 
 
 def active_model(paths: ArchivePaths, config: SubjectModels) -> str:

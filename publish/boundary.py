@@ -1,0 +1,56 @@
+"""The two guards of one build, made from the build's inputs and the home as it is now.
+
+:func:`leak_guard` (the wording leak guard, :mod:`publish.leak`) and
+:func:`publication_guard` (no money of the owner's, no path of this machine,
+no credential: :mod:`publish.guard`).  The build runs both over its
+staging folder (:mod:`publish.build`), and ``publish --check`` runs them
+again over ``public/`` as it stands (:func:`publish.checks.leak_problems`),
+so both read one definition of what is exempt.
+"""
+from pathlib import Path
+
+from llmarchive import budget as budget_mod
+from llmarchive.archive.paths import ArchivePaths
+from panels.instruction import INSTRUCTION
+from publish import guard, sources
+from publish.errors import PublishError
+from publish.guard import PublicationGuard
+from publish.leak import LeakGuard
+
+REPO = Path(__file__).resolve().parent.parent
+"""The source tree: a path inside it is a path of this machine (the publication guard)."""
+
+
+def leak_guard(inputs: sources.Inputs) -> LeakGuard:
+    """The guard for a build: guarded wording of non-open protocols; open wording and the instruction exempt."""
+    public = [t.text for t in inputs.texts.public] + [INSTRUCTION]
+    return LeakGuard(inputs.texts.guarded, public)
+
+
+def publication_guard(paths: ArchivePaths, inputs: sources.Inputs, panel_files: dict[str, bytes]) -> PublicationGuard:
+    """The publication guard for a build (:mod:`publish.guard`), read from the home as it is now.
+
+    Exempt from its money rules: the words of the open panels as published
+    (``panel_files``, ``panels/<protocol_id>.json``), the decision
+    instruction, the models' answers the open lane publishes, and the words
+    an outsider wrote on a comparison point (who submitted it, its note, its
+    model ids) — data, not ours, and never allowed to block a publication by
+    mentioning an amount.
+    """
+    exempt = [INSTRUCTION, *(t.text for t in inputs.texts.public)]
+    exempt += [text for data in panel_files.values() for text in guard.json_strings(data)]
+    exempt += list(guard.answers_with_amounts(line for run in inputs.open_runs for line in run.lines))
+    exempt += [point[key] for point in inputs.by_kind("comparison_point")
+               for key in ("submitted_by", "note", "model_id", "requested_model_id") if isinstance(point.get(key), str)]
+    try:
+        budget = budget_mod.load_budget(paths)
+        entries = budget_mod.ledger_entries(paths)
+    except budget_mod.BudgetError as exc:
+        raise PublishError(f"the publication guard cannot read the budget it keeps out of public/: {exc}") from None
+    seeds = []
+    if paths.panel_seed_file.exists():
+        try:
+            seeds.append(paths.panel_seed_file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PublishError(f"{paths.panel_seed_file}: cannot be read ({exc})") from None
+    return guard.build(paths.home, REPO, budget, entries, exempt, seeds=seeds)
