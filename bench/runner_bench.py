@@ -23,26 +23,29 @@
 
 (c) OpenAI-compatible path at inference-cluster concurrency.  The subject
     an outsider's ``comparison run`` uses (OpenAICompatSubject over
-    subjects/http.py) through ``run_protocol`` — budget reservations and
-    charges, the chained fsynced trial log with group commit, run record,
-    measurement — at concurrency 64 against an instant local server (an
-    asyncio HTTP/1.1 server in its own process, :func:`serve_instant`),
-    against a bare ``httpx.AsyncClient`` loop sending the same request
-    bodies to the same server at the same concurrency.  Passes alternate
-    (bare, runner, bare, …) and the best of each is compared.  Targets: at
-    least 200 calls/s and at least 0.8 of the bare loop, so a 480-call
-    protocol is bound by the model server, not by the archive.  (The fake
-    provider is not used here: its ThreadingHTTPServer keeps a listen
-    backlog of 5, so 64 connections opened at once get resets and retries,
-    which is what part (b) run at ``--concurrency 64`` measures.)
+    subjects/http.py) through ``run_protocol`` as that command runs it (an
+    unbudgeted authorization: ledger reservations and charges, the chained
+    fsynced trial log with group commit, the run record), against the best
+    plain client we could write: one one-connection ``httpx.AsyncClient``
+    per worker, the same request bodies, nothing recorded (not a single
+    client whose pool holds every connection: httpcore's pool is quadratic
+    in its size).  A grid of concurrency 8, 64 and 256 against a server
+    that answers every call after 0, 50 and 500 ms (:func:`serve`, asyncio
+    in its own process).  Within a cell plain and runner passes alternate
+    and the best of each is compared; the runner's time is its calls phase
+    (from ``run_protocol`` to the last trial made durable; the final
+    measurement is not the cost looked at).  Printed per cell: both rates,
+    their ratio (target >= 0.9) and the share of the ceiling
+    concurrency / latency each reaches.  A cell's size is about 3 s of
+    ideal time (1 s with ``--quick``), between 60 and 1,920 calls.
 
-Run: ``.venv/bin/python bench/runner_bench.py`` (all parts; (c) at
-concurrency 64), or ``--part a`` / ``--part b`` / ``--part c``.  Part (a) uses the first ``--items`` scenarios of
+Run: ``.venv/bin/python bench/runner_bench.py`` (all parts), or ``--part a`` / ``--part b`` / ``--part c``.  Part (a) uses the first ``--items`` scenarios of
 risky_choice_framing__wording__v0 (four versions each) at the protocol's own
 ``max_tokens`` unless ``--max-tokens`` is given; its duration depends on how
 busy the machine is.
 """
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -189,24 +192,27 @@ def part_b(paths: ArchivePaths, latency: float, concurrency: int) -> bool:
     return ok
 
 
-# -- (c) the OpenAI-compatible path against an instant server ---------------------------------------------
+# -- (c) the OpenAI-compatible path against a fast server ------------------------------------------------
 
-INSTANT_BODY = json.dumps({
+SERVER_BODY = json.dumps({
     "id": "chatcmpl-bench", "object": "chat.completion", "model": "bench-model",
+    "system_fingerprint": "b0000-bench",
     "choices": [{"index": 0, "finish_reason": "stop",
                  "message": {"role": "assistant", "content": "DECISION: A"}}],
     "usage": {"prompt_tokens": 120, "completion_tokens": 4, "total_tokens": 124},
 }).encode()
 
 
-def serve_instant() -> None:
-    """An OpenAI-compatible server that answers at once: asyncio, HTTP/1.1 keep-alive, one process.
+def serve(latency: float) -> None:
+    """An OpenAI-compatible server that answers every call after exactly ``latency`` seconds.
 
-    Written for the bench so the server is not what is measured: no thread
-    per connection (the fake provider's ThreadingHTTPServer tops out far
-    below the runner), no model, the same canned completion for every
-    ``POST``.  Prints its base URL, counts the most requests open at once
-    (``GET /stats``), and stops when its stdin closes.
+    Written for the bench so the server is not what is measured: asyncio,
+    HTTP/1.1 keep-alive, one process, no thread per connection (the fake
+    provider's ThreadingHTTPServer tops out far below the runner), no
+    model, the same canned completion for every ``POST`` after an
+    ``asyncio.sleep`` (so any number of calls wait at once).  Prints its
+    base URL, counts the most requests open at once (``GET /stats``, which
+    also resets the count), and stops when its stdin closes.
     """
     import asyncio
 
@@ -223,26 +229,29 @@ def serve_instant() -> None:
                     name, _, value = line.partition(":")
                     if name.strip().lower() == "content-length":
                         length = int(value.strip())
-                state["open"] += 1
-                state["max"] = max(state["max"], state["open"])
                 if length:
                     await reader.readexactly(length)
                 if method == "GET" and target == "/stats":
                     body = json.dumps({"max_in_flight": state["max"], "served": state["served"]}).encode()
+                    state["max"] = 0
                 else:
-                    body = INSTANT_BODY
+                    state["open"] += 1
+                    state["max"] = max(state["max"], state["open"])
+                    if latency:
+                        await asyncio.sleep(latency)
+                    body = SERVER_BODY
                     state["served"] += 1
+                    state["open"] -= 1
                 writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
                              + str(len(body)).encode() + b"\r\n\r\n" + body)
                 await writer.drain()
-                state["open"] -= 1
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
             writer.close()
 
     async def main() -> None:
-        server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
+        server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=4096)
         port = server.sockets[0].getsockname()[1]
         print(f"http://127.0.0.1:{port}", flush=True)
         loop = asyncio.get_running_loop()
@@ -252,88 +261,135 @@ def serve_instant() -> None:
     asyncio.run(main())
 
 
-def bare_loop(base_url: str, bodies: list[dict], concurrency: int) -> float:
-    """What a user of httpx would write: one AsyncClient, ``concurrency`` tasks, the same requests."""
+def plain_client(base_url: str, bodies: list[dict], concurrency: int) -> float:
+    """The best plain client we could write: ``concurrency`` one-connection AsyncClients, the same requests.
+
+    Each worker owns one ``httpx.AsyncClient`` holding one kept-alive
+    connection (a single client whose pool holds them all is quadratic in
+    the pool size in httpcore), posts the next body, reads the answer's
+    text, and takes the next.  Nothing is recorded.  Returns the seconds
+    from opening the clients (one shared TLS context) to the last answer.
+    """
     import asyncio
 
     import httpx
 
     async def run() -> float:
-        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         todo = iter(bodies)
-        async with httpx.AsyncClient(limits=limits) as client:
-            async def worker() -> None:
+        url = base_url + "/v1/chat/completions"
+        start = time.perf_counter()     # opening the clients counts, as it does in the runner's calls phase
+        async with contextlib.AsyncExitStack() as stack:
+            tls = httpx.create_ssl_context()    # one TLS context for all, as the runner's subject shares one
+            clients = [await stack.enter_async_context(httpx.AsyncClient(limits=limits, verify=tls))
+                       for _ in range(concurrency)]
+
+            async def worker(client: "httpx.AsyncClient") -> None:
                 for body in todo:
-                    response = await client.post(base_url + "/v1/chat/completions", json=body,
-                                                 headers={"content-type": "application/json"})
+                    response = await client.post(url, json=body)
                     response.raise_for_status()
                     response.json()["choices"][0]["message"]["content"]
-            start = time.perf_counter()
-            await asyncio.gather(*(worker() for _ in range(concurrency)))
+            await asyncio.gather(*(worker(c) for c in clients))
             return time.perf_counter() - start
 
     return asyncio.run(run())
 
 
-def part_c(paths: ArchivePaths, concurrency: int, replicates: int, rounds: int) -> bool:
+GRID_CONCURRENCY = (8, 64, 256)
+GRID_LATENCY = (0.0, 0.05, 0.5)
+
+
+def cell_replicates(concurrency: int, latency: float, seconds: float, most: int) -> int:
+    """Replicates (60 calls each) for one cell: about ``seconds`` of ideal time, at least one, at most ``most``."""
+    if latency == 0:
+        return most
+    return max(1, min(most, round(seconds * concurrency / latency / 60)))
+
+
+def runner_pass(paths: ArchivePaths, protocol: dict, subject, concurrency: int, run_id: str) -> float:
+    """One ``run_protocol`` pass; returns the calls phase: from the call to the last trial made durable.
+
+    The outsider's path (``comparison run``): an unbudgeted authorization,
+    so the spend ledger still gets its reservation before each attempt and
+    a charge per trial, as it does there.  The final measurement is timed
+    out (it is not the calls phase).
+    """
+    from llmarchive.budget import unbudgeted
+
+    last = [0.0]
+
+    def progress(done: int, total: int, trial: dict) -> None:
+        last[0] = time.perf_counter()
+
+    # A fresh home per pass: a run's start reads and verifies the whole spend ledger, which in one bench home
+    # would grow by two entries per call over the grid and be timed as the later cells' calls phase.
+    with tempfile.TemporaryDirectory(prefix="runner-bench-pass-", dir=paths.home) as home:
+        fresh = ArchivePaths.from_env(home).ensure()
+        start = time.perf_counter()
+        result = run_protocol(fresh, protocol, subject,
+                              RunSettings(run_id=run_id, run_date="2026-11-07", concurrency=concurrency),
+                              authorization=unbudgeted("manual"), progress=progress)
+        assert result.complete and len(result.trials) == len(schedule(protocol))
+    return last[0] - start
+
+
+def grid_cell(paths: ArchivePaths, base: dict, base_url: str, concurrency: int, latency: float,
+              replicates: int, passes: int) -> dict:
+    """Plain client and runner, alternating, ``passes`` times each, at one concurrency against one server."""
     import httpx
 
     from llmarchive.subjects.openai_compat import OpenAICompatSubject
 
-    protocol = registry.load_protocol(paths, PROTOCOL)
-    protocol = {**protocol, "n_per_scenario": replicates, "n": protocol["n_items"] * replicates,
-                "protocol_id": f"bench_openai_{replicates}__wording__v0"}
+    protocol = {**base, "n_per_scenario": replicates, "n": base["n_items"] * replicates,
+                "protocol_id": f"bench_c{concurrency}_l{int(latency * 1000)}_{replicates}__wording__v0"}
     planned = schedule(protocol)
+    prompts = {item["item_id"]: item["versions"] for item in protocol["panel"]}
+    subject = OpenAICompatSubject("bench-model", protocol["generation"]["max_tokens"], base_url=base_url + "/v1")
+    bodies = [subject.request_body(prompts[p.item_id][p.version]) for p in planned]
+    plain_client(base_url, bodies[:concurrency * 2], concurrency)       # warm both sides
+    plain_times, runner_times = [], []
+    for number in range(passes):
+        plain_times.append(plain_client(base_url, bodies, concurrency))
+        runner_times.append(runner_pass(paths, protocol, subject, concurrency,
+                                        f"bench-c-{concurrency}-{int(latency * 1000)}-{number}"))
+    in_flight = httpx.get(base_url + "/stats").json()["max_in_flight"]
     calls = len(planned)
-    prompts = {item["item_id"]: item for item in protocol["panel"]}
-    # As in production: an OpenAI-compatible subject is paid, so the run has
-    # a budget, a durable reservation before every call and a charge after.
-    budget_mod.write_budget(paths, budget_mod.Budget(10_000.0, 6.5, 1.0,
-                                                     {"scenario": 0.0094, "fingerprint": 0.0011},
-                                                     prices_eur_per_mtok={"input": 0.1, "output": 0.1}))
-    budget = budget_mod.load_budget(paths)
-    max_tokens = protocol["generation"]["max_tokens"]
-    server = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve-instant"],
-                              cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    bare_times: list[float] = []
-    runner_times: list[float] = []
-    try:
-        base_url = server.stdout.readline().strip()
-        subject = OpenAICompatSubject("bench-model", max_tokens, base_url=base_url + "/v1")
-        bodies = [subject.request_body(prompts[p.item_id]["versions"][p.version]) for p in planned]
-        bare_loop(base_url, bodies[:concurrency * 2], concurrency)          # warm both sides
-        for number in range(1, rounds + 1):
-            # bare and runner alternate, so both see the same machine load
-            bare_times.append(bare_loop(base_url, bodies, concurrency))
-            auth = budget_mod.authorize_run(paths, budget, protocol, "manual", calls)
-            start = time.perf_counter()
-            result = run_protocol(paths, protocol, subject,
-                                  RunSettings(run_id=f"bench-c-{number}", run_date="2026-11-07",
-                                              concurrency=concurrency),
-                                  authorization=auth, budget=budget)
-            runner_times.append(time.perf_counter() - start)
-            assert result.complete and len(result.trials) == calls
-        in_flight = httpx.get(base_url + "/stats").json()["max_in_flight"]
-        # httpx's own best case, for scale: the same loop on 8 connections, where its pool is cheap
-        bare8_rate = calls / bare_loop(base_url, bodies, 8)
-    finally:
-        server.stdin.close()
-        server.wait(timeout=10)
-    bare_rate = calls / min(bare_times)
-    runner_rate = calls / min(runner_times)
-    ratio = runner_rate / bare_rate
-    ok = ratio >= 0.8 and runner_rate >= 200 and in_flight <= concurrency
-    print(f"(c) OpenAI-compatible path: {calls} calls per pass, concurrency {concurrency}, "
-          f"an instant asyncio server in its own process, best of {rounds}")
-    print("    passes (s): bare", [round(t, 2) for t in bare_times], "runner", [round(t, 2) for t in runner_times])
-    print(f"    bare httpx loop:  {bare_rate:.0f} calls/s")
-    print(f"    through the runner (OpenAICompatSubject, reservations and charges, chained fsynced trial log, "
-          "run record, measurement): "
-          f"{runner_rate:.0f} calls/s (target >= 200) -> {'PASS' if runner_rate >= 200 else 'FAIL'}")
-    print(f"    ratio to the bare loop: {ratio:.2f} (target >= 0.8) -> {'PASS' if ratio >= 0.8 else 'FAIL'}")
-    print(f"    most requests in flight at once: {in_flight} (bound {concurrency})")
-    print(f"    for scale: the bare loop on 8 connections (httpx's pool is quadratic in its size) "
-          f"{bare8_rate:.0f} calls/s; the runner at {concurrency} is {runner_rate / bare8_rate:.2f} of it")
+    ceiling = concurrency / latency if latency else None
+    plain_rate, runner_rate = calls / min(plain_times), calls / min(runner_times)
+    return {"concurrency": concurrency, "latency_ms": int(latency * 1000), "calls": calls,
+            "plain": plain_rate, "runner": runner_rate, "ratio": runner_rate / plain_rate,
+            "plain_share": plain_rate / ceiling if ceiling else None,
+            "runner_share": runner_rate / ceiling if ceiling else None, "in_flight": in_flight}
+
+
+def part_c(paths: ArchivePaths, concurrencies: list[int], latencies: list[float], passes: int,
+           seconds: float, most: int) -> bool:
+    base = registry.load_protocol(paths, PROTOCOL)
+    print(f"(c) OpenAI-compatible path: run_protocol (OpenAICompatSubject, ledger reservations and charges, "
+          f"chained fsynced trial log with group commit) against the best plain client (one-connection "
+          f"httpx.AsyncClient per worker, same bodies), best of {passes} alternating passes; "
+          "calls phase only (from run_protocol to the last trial made durable)")
+    print(f"    {'conc':>4} {'latency':>7} {'calls':>5} {'plain/s':>8} {'runner/s':>8} {'ratio':>6} "
+          f"{'plain ceil':>10} {'runner ceil':>11} {'in flight':>9}")
+    ok = True
+    for latency in latencies:
+        server = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve", str(latency)],
+                                  cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            base_url = server.stdout.readline().strip()
+            for concurrency in concurrencies:
+                cell = grid_cell(paths, base, base_url, concurrency, latency,
+                                 cell_replicates(concurrency, latency, seconds, most), passes)
+                share = (lambda x: "-" if x is None else f"{100 * x:.0f} %")
+                print(f"    {concurrency:>4} {cell['latency_ms']:>5}ms {cell['calls']:>5} {cell['plain']:>8.0f} "
+                      f"{cell['runner']:>8.0f} {cell['ratio']:>6.2f} {share(cell['plain_share']):>10} "
+                      f"{share(cell['runner_share']):>11} {cell['in_flight']:>9}", flush=True)
+                ok &= cell["ratio"] >= 0.9 and cell["in_flight"] <= concurrency
+        finally:
+            server.stdin.close()
+            server.wait(timeout=10)
+    print(f"    target: ratio >= 0.9 in every cell -> {'PASS' if ok else 'FAIL'}; "
+          f"1-minute load average at the end {os.getloadavg()[0]:.1f}")
     return ok
 
 
@@ -345,22 +401,26 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, help="(a) override the protocol's max_tokens")
     parser.add_argument("--latency", type=float, default=0.5, help="(b) seconds per fake call")
     parser.add_argument("--concurrency", type=int, default=8, help="(b) calls in flight")
-    parser.add_argument("--replicates", type=int, default=16,
-                        help="(c) replicates per scenario (15 scenarios x 4 versions each)")
-    parser.add_argument("--passes", type=int, default=3, help="(c) passes of the bare loop and the runner")
-    parser.add_argument("--serve-instant", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--grid-concurrency", type=int, nargs="+", default=list(GRID_CONCURRENCY),
+                        help="(c) concurrencies of the grid")
+    parser.add_argument("--grid-latency", type=float, nargs="+", default=list(GRID_LATENCY),
+                        help="(c) server latencies of the grid, in seconds")
+    parser.add_argument("--passes", type=int, default=3, help="(c) passes of the plain client and the runner per cell")
+    parser.add_argument("--quick", action="store_true",
+                        help="(c) two passes per cell, about 1 s of ideal time per pass, at most 960 calls")
+    parser.add_argument("--serve", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.serve_instant:
-        serve_instant()
+    if args.serve is not None:
+        serve(args.serve)
         return 0
+    passes, seconds, most = (2, 1.0, 16) if args.quick else (args.passes, 3.0, 32)
     ok = True
     with tempfile.TemporaryDirectory(prefix="runner-bench-") as home:
         paths = ArchivePaths.from_env(home).ensure()
         if args.part in ("b", "all"):
             ok &= part_b(paths, args.latency, args.concurrency)
         if args.part in ("c", "all"):
-            ok &= part_c(paths, 64 if args.concurrency == 8 and args.part == "all" else args.concurrency,
-                         args.replicates, args.passes)
+            ok &= part_c(paths, args.grid_concurrency, args.grid_latency, passes, seconds, most)
         if args.part in ("a", "all"):
             ok &= part_a(paths, args.items, args.rounds, args.max_tokens)
     return 0 if ok else 1

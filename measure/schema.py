@@ -25,14 +25,22 @@ The trial — the instrument's basic datum — is described the same way, once:
 null and what it means, in the order the runner writes them; every writer
 and reader of a trial derives from it and checks a record with
 :func:`check_trial`.  ``SCHEMA_SHA256`` does not cover the trial fields (it
-predates them and every measurement already carries it).
+predates them and every measurement already carries it).  A trial field is
+added the additive way too: appended after the runner's last field (the
+chain's two stay last, as the chain adds them) and nullable, so a trial
+recorded before it simply lacks it and still reads, chains and verifies;
+being outside ``SCHEMA_SHA256`` it moves neither ``schema_version`` nor
+``schema_sha256``.  (``system_fingerprint`` was added so.)
+
+``BESIDE_MEASUREMENT_FIELDS`` are published beside a measurement but are not
+part of its record: see their comment.
 
 Two words mean two things here and are kept apart: a measurement's
 ``series`` is method §4's track (``commercial`` or ``open_weights``); a
 protocol's ``series`` is its protocol series (``v0`` or ``v1``), which is
 also the suffix of its ``protocol_id``.
 """
-from typing import Iterable, Mapping, NamedTuple
+from typing import Iterable, Mapping, NamedTuple, Optional
 
 from measure.canonical import canonical_sha256
 from measure.errors import ArchiveError
@@ -296,6 +304,10 @@ TRIAL_FIELDS = (
     ("session", "text", False, "Which session of the run made the call (its ledger reservations)."),
     ("started_at", "text", False, "When the call's first attempt started (UTC)."),
     ("finished_at", "text", False, "When the answer arrived (UTC)."),
+    ("system_fingerprint", "text", True, "The server's build identity as the API reported it with this answer "
+                                         "(system_fingerprint on OpenAI-compatible servers, llama.cpp's build among "
+                                         "them); null when the API reports none (Anthropic's does not) or for the "
+                                         "embedded model. A trial recorded before this field existed lacks it."),
     ("prev_sha256", "text", False, "record_sha256 of the previous trial of the same run (zeros for the first)."),
     ("record_sha256", "text", False, "SHA-256 of this trial's canonical JSON without this field."),
 )
@@ -309,6 +321,39 @@ TRIAL_CHAIN_FIELDS = ("prev_sha256", "record_sha256")
 TRIAL_WRITTEN_FIELDS = tuple(n for n in TRIAL_FIELD_NAMES if n not in TRIAL_CHAIN_FIELDS)
 # What the estimator reads of a trial (measure.measurement.build): a reader that recomputes needs these.
 TRIAL_ESTIMATOR_FIELDS = ("item_id", "version", "replicate_index", "outcome", "token", "response_text")
+
+# Published beside a measurement's own fields, never inside its record: what the run saw of the server,
+# composed by the library from the run's trials (the runner writes it into the run record; publication puts
+# it after the measurement's columns; verify recomputes it from the trials).  The frozen estimator neither
+# computes nor reads it, so it is outside MEASUREMENT_FIELDS, SCHEMA_SHA256 and the estimator's recomputation,
+# and a measurement whose run recorded none has it as null.  (name, type label, description)
+BESIDE_MEASUREMENT_FIELDS = (
+    ("system_fingerprints", "json", "Every distinct server build identity (system_fingerprint) the run's trials "
+                                    "recorded, sorted (JSON list): two values mean the server changed build during "
+                                    "the run; [] when the API reported none (Anthropic's reports none); empty when "
+                                    "the run was recorded before trials carried the field."),
+)
+BESIDE_MEASUREMENT_FIELD_NAMES = tuple(name for name, _, _ in BESIDE_MEASUREMENT_FIELDS)
+
+
+def system_fingerprints(trials: Iterable[Mapping]) -> Optional[list[str]]:
+    """The distinct ``system_fingerprint`` values of ``trials``, sorted: what ``system_fingerprints`` lists.
+
+    The one definition, so the runner that writes the list, publication and
+    ``llmarchive verify`` that recomputes it cannot disagree.  ``None`` when no
+    trial carries the field at all (every trial was recorded before it
+    existed: nothing is known); ``[]`` when trials carry it and the server
+    reported no build.  A null or non-string value is not a build.
+    """
+    seen: set[str] = set()
+    carried = False
+    for trial in trials:
+        if "system_fingerprint" in trial:
+            carried = True
+            value = trial["system_fingerprint"]
+            if isinstance(value, str):
+                seen.add(value)
+    return sorted(seen) if carried else None
 
 _LABEL_WORDS = {"text": "a string", "int": "an integer", "count": "a non-negative integer",
                 "bool": "true or false", "json": "a list or an object"}

@@ -8,6 +8,14 @@ of this machine, no credential) over every byte of it in one pass, and only
 then swaps the staging folder into place.  A refused build leaves
 ``public/`` exactly as it was.
 
+Where a ten-year build's time goes (``bench/publish_bench.py`` prints the
+split, :data:`STAGE_SECONDS`): each run's trial log is read and verified
+once, by the blocking check, which hands what publication keeps of it to
+:func:`publish.sources.gather`; the guards search every file's bytes in
+worker processes while the database and the site are still being built
+(:class:`publish.leak.TreeScan`), and one thread writes and fsyncs the files
+meanwhile, so no stage waits on another that does not need its result.
+
 What it writes into ``public/``::
 
     stability.csv  outcomes.csv  coverage.csv  changes.csv  open-lane/<year>.jsonl
@@ -21,8 +29,10 @@ import contextlib
 import json
 import os
 import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 from llmarchive.archive.dates import DateError, parse_timestamp
 from llmarchive.archive.jsonio import fsync_dir
@@ -30,23 +40,49 @@ from llmarchive.archive.locks import lock_file
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.record_logs import utc_now
 from measure.canonical import sha256_hex
-from publish import changes, checks, croissant, csvs, database, open_lane, panels, site, sources, status
+from publish import changes, checks, croissant, csvs, database, leak, open_lane, panels, site, sources, status
 from publish.boundary import leak_guard, publication_guard
 from publish.datasette_meta import DB_FILE
 from publish.errors import PublishError
+
+
+STAGE_SECONDS: dict[str, float] = {}
+"""Wall seconds per stage of the last build in this process (``bench/publish_bench.py`` prints the split)."""
+
+
+@contextlib.contextmanager
+def _stage(name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        STAGE_SECONDS[name] = STAGE_SECONDS.get(name, 0.0) + time.perf_counter() - started
 
 
 def _pretty(value) -> bytes:
     return (json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def _write(root: Path, name: str, data: bytes) -> None:
-    path = root / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+def _write_all(root: Path, files: dict[str, bytes]) -> None:
+    """Write every file, then fsync them all: the disk takes the writes together, not one flush at a time."""
+    for name, data in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(data)
+    for name in files:
+        _fsync_file(root / name)
+    for folder in sorted({(root / name).parent for name in files}):
+        fsync_dir(folder)
+
+
+def _fsync_file(path: Path) -> None:
+    """Make a file's bytes durable (the database is written by sqlite with its own syncing off)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _swap(staging: Path, public: Path) -> None:
@@ -92,43 +128,81 @@ def publish_all(paths: ArchivePaths, build_time: Optional[str] = None) -> dict:
 
 
 def _build(paths: ArchivePaths, build_time: str) -> dict:
-    blocking = checks.blocking_problems(paths, build_time)
+    STAGE_SECONDS.clear()
+    reads: dict = {}      # every complete run's log, read and verified once by the check, published from
+    with _stage("checks"):
+        blocking = checks.blocking_problems(paths, build_time, reads)
     if blocking:
         raise PublishError(checks.refusal(blocking))
-    inputs = sources.gather(paths)
-    guard = leak_guard(inputs)
-
-    files: dict[str, bytes] = {}
-    files[csvs.STABILITY_FILE] = csvs.stability_csv(inputs.measurements)
-    files[csvs.OUTCOMES_FILE] = csvs.outcomes_csv(inputs.measurements)
-    coverage_rows = csvs.coverage_rows(inputs.by_kind("coverage"))
-    files[csvs.COVERAGE_FILE] = csvs.coverage_csv(coverage_rows)
-    files[csvs.CHANGES_FILE] = csvs.changes_csv(changes.change_rows(inputs.measurements, inputs.cells))
-    files.update(open_lane.files(inputs.open_runs))
-    panel_files = panels.files(paths, inputs.headers)
-    files.update(panel_files)
-    boundary = publication_guard(paths, inputs, panel_files)
-    latest = max((m["run_date"] for m in inputs.measurements), default=None)
-    files["croissant.json"] = _pretty(croissant.build(files, inputs.open_runs, latest, build_time[:10]))
+    with _stage("gather"):
+        inputs = sources.gather(paths, reads)
+    del reads
+    files, coverage_rows, panel_files = _data_files(paths, inputs, build_time)
+    with _stage("guards (build)"):
+        guard, boundary = leak_guard(inputs), publication_guard(paths, inputs, panel_files)
 
     staging = paths.home / f".publish-staging-{os.getpid()}"
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
+    # Three things go on at once: the guards search each file in worker processes as soon as it exists (its
+    # bytes, before they are written), one thread writes and fsyncs the files, and this one renders the rest.
+    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="publish-write")
     try:
-        database.build(staging / DB_FILE, inputs)
-        files[DB_FILE] = (staging / DB_FILE).read_bytes()
-        data_files = [(name, len(data), sha256_hex(data)) for name, data in sorted(files.items())]
-        files["index.html"] = site.render(site.SiteContext(inputs, coverage_rows, build_time, data_files)).encode("utf-8")
-        files[status.STATUS_FILE] = _pretty(status.status(inputs, coverage_rows, build_time))
-        manifest = status.manifest(files, inputs, build_time)
-        files[status.MANIFEST_FILE] = _pretty(manifest)
-        for name, data in files.items():
-            if name != DB_FILE:
-                _write(staging, name, data)
-        guard.check_tree(staging, also=boundary)     # the wording leak guard and the publication guard, one pass
-        _swap(staging, paths.public)
+        with leak.TreeScan(guard, also=boundary) as scan:
+            for name, data in files.items():
+                scan.data(name, data)
+            writes = [writer.submit(_write_all, staging, dict(files))]
+            with _stage("database"):
+                database.build(staging / DB_FILE, inputs)
+                scan.file(staging / DB_FILE, DB_FILE)
+                writes.append(writer.submit(_fsync_file, staging / DB_FILE))
+                files[DB_FILE] = (staging / DB_FILE).read_bytes()
+            with _stage("site, status, manifest"):
+                manifest, rendered = _site_files(inputs, coverage_rows, build_time, files)
+            for name, data in rendered.items():
+                scan.data(name, data)
+            writes.append(writer.submit(_write_all, staging, rendered))
+            with _stage("write + fsync (wait)"):
+                for done in writes:
+                    done.result()
+            with _stage("guard scan (wait)"):
+                scan.finish(staging)     # the wording leak guard and the publication guard, every file
+        with _stage("swap"):
+            _swap(staging, paths.public)
     finally:
+        writer.shutdown(wait=True, cancel_futures=True)   # never remove the folder under a write
         if staging.exists():
             shutil.rmtree(staging)
     return manifest
+
+
+def _data_files(paths: ArchivePaths, inputs: sources.Inputs, build_time: str) -> tuple[dict, list, dict]:
+    """The data files (CSVs, the open lane, the panels, Croissant) as bytes; the coverage rows; the panels."""
+    files: dict[str, bytes] = {}
+    with _stage("csvs"):
+        files[csvs.STABILITY_FILE] = csvs.stability_csv(inputs.measurements)
+        files[csvs.OUTCOMES_FILE] = csvs.outcomes_csv(inputs.measurements)
+        coverage_rows = csvs.coverage_rows(inputs.by_kind("coverage"))
+        files[csvs.COVERAGE_FILE] = csvs.coverage_csv(coverage_rows)
+        files[csvs.CHANGES_FILE] = csvs.changes_csv(changes.change_rows(inputs.measurements, inputs.cells))
+    with _stage("open lane"):
+        files.update(open_lane.files(inputs.open_runs))
+    with _stage("panels"):
+        panel_files = panels.files(paths, inputs.headers)
+        files.update(panel_files)
+    with _stage("croissant"):
+        latest = max((m["run_date"] for m in inputs.measurements), default=None)
+        files["croissant.json"] = _pretty(croissant.build(files, inputs.open_runs, latest, build_time[:10]))
+    return files, coverage_rows, panel_files
+
+
+def _site_files(inputs: sources.Inputs, coverage_rows: list, build_time: str,
+                files: dict[str, bytes]) -> tuple[dict, dict[str, bytes]]:
+    """The render manifest, and the files that describe the others (the site, status.json, the manifest)."""
+    data_files = [(name, len(data), sha256_hex(data)) for name, data in sorted(files.items())]
+    rendered = {"index.html": site.render(site.SiteContext(inputs, coverage_rows, build_time, data_files)).encode("utf-8")}
+    rendered[status.STATUS_FILE] = _pretty(status.status(inputs, coverage_rows, build_time))
+    manifest = status.manifest({**files, **rendered}, inputs, build_time)
+    rendered[status.MANIFEST_FILE] = _pretty(manifest)
+    return manifest, rendered

@@ -24,6 +24,14 @@ aggregate moved beyond its margins: four scenarios that swap their answer
 in every version leave the stability, and so the label, where they were.
 The modal decisions come from the runs' trial logs (:mod:`publish.sources`
 reads them); the counts are numbers only, so no wording is published by them.
+
+Each row also says which server builds answered the two measurements
+(``from_system_fingerprints``, ``to_system_fingerprints``: the runs'
+``system_fingerprints``, :data:`measure.schema.BESIDE_MEASUREMENT_FIELDS`)
+and whether the build changed under an unchanged model id
+(``build_changed``, :func:`build_changed`): the provider serving the same
+name from a different build is the change this archive exists to catch,
+whether or not the figures moved.
 """
 import math
 from collections import Counter
@@ -31,10 +39,23 @@ from pathlib import Path
 from typing import Iterable, Mapping, Optional
 
 from measure import jsonl
+from measure.schema import BESIDE_MEASUREMENT_FIELD_NAMES, json_type_words
 from measure.stats import compare
+from publish.errors import PublishError
 
 CURVE_KEY = ("protocol_id", "series", "model_family")
 
+BUILD_COLUMN_SPEC = (
+    ("from_system_fingerprints", "json", "The server builds (system_fingerprint) that answered the earlier "
+                                         "measurement's calls (JSON list); [] when the API reported none; empty "
+                                         "when its run was recorded before trials carried the build."),
+    ("to_system_fingerprints", "json", "The server builds that answered the later measurement's calls (as "
+                                       "from_system_fingerprints)."),
+    ("build_changed", "bool", "true when both measurements were made on one model id (the same requested and "
+                              "returned id) and the server builds that answered them differ: a change of build "
+                              "under an unchanged model id. false when the same builds answered both; empty when "
+                              "the model id changed or a side has no build to compare."),
+)
 CHANGE_COLUMN_SPEC = (
     ("to_run_id", "text", "The later measurement of the pair; each on-curve measurement is the later one at most once."),
     ("from_run_id", "text", "The earlier measurement of the pair: the previous on-curve measurement of the same curve."),
@@ -58,7 +79,7 @@ CHANGE_COLUMN_SPEC = (
                                "always repeats its answer, exactly what moved. Empty when a trial log was unreadable."),
     ("cells_compared", "count", "Scenario x version cells that had a modal decision in both measurements (a cell "
                                 "without any valid answer in one of them is not compared)."),
-)
+) + BUILD_COLUMN_SPEC
 CHANGE_FIELDS = tuple(name for name, _, _ in CHANGE_COLUMN_SPEC)
 
 
@@ -172,6 +193,43 @@ def cells_moved(x: ModalCells, y: ModalCells) -> tuple[int, int]:
     return sum(1 for cell in compared if x[cell] != y[cell]), len(compared)
 
 
+def same_model_id(x: Mapping, y: Mapping) -> bool:
+    """Whether two measurements were made on one model id: the same id requested and the same id returned."""
+    return (x.get("subject_model_id") == y.get("subject_model_id")
+            and x.get("returned_model_id") == y.get("returned_model_id"))
+
+
+def build_changed(x: Mapping, y: Mapping) -> Optional[bool]:
+    """Whether the server build changed from ``x`` to ``y`` under one model id; ``None`` when it cannot be said.
+
+    Said only when both runs recorded the builds that answered them (a
+    non-empty ``system_fingerprints``) and the model id did not change (a
+    new model id is a change of its own, which the id already shows).  The
+    builds are compared as sets: a run answered by two builds (the server
+    changed during it) differs from one answered by either alone.
+    """
+    before, after = x.get("system_fingerprints"), y.get("system_fingerprints")
+    if not same_model_id(x, y) or not before or not after:
+        return None
+    return set(before) != set(after)
+
+
+def beside_fields(run: Mapping, where: str) -> dict:
+    """The fields publication puts beside a measurement (:data:`measure.schema.BESIDE_MEASUREMENT_FIELDS`),
+    read from its run record and checked: each null (a run recorded before it) or a list of strings.
+
+    ``where`` names the run record in the one-line :class:`publish.errors.PublishError` for a bad value.
+    """
+    out = {}
+    for name in BESIDE_MEASUREMENT_FIELD_NAMES:
+        value = run.get(name)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise PublishError(f"{where}: field {name!r} should be a list of strings or null, "
+                               f"got {json_type_words(value)}")
+        out[name] = value
+    return out
+
+
 def change_row(x: Mapping, y: Mapping, cells: Optional[Mapping[str, ModalCells]] = None) -> dict:
     """One row of the ``changes`` table for ``y`` against the earlier ``x`` (both of one curve).
 
@@ -197,6 +255,9 @@ def change_row(x: Mapping, y: Mapping, cells: Optional[Mapping[str, ModalCells]]
         "label": compare(x, y),
         "cells_changed": changed,
         "cells_compared": compared,
+        "from_system_fingerprints": x.get("system_fingerprints"),
+        "to_system_fingerprints": y.get("system_fingerprints"),
+        "build_changed": build_changed(x, y),
     }
 
 
@@ -232,5 +293,6 @@ def newest_first(rows: Iterable[dict]) -> list[dict]:
                   reverse=True)
 
 
-__all__ = ["CHANGE_COLUMN_SPEC", "CHANGE_FIELDS", "CURVE_KEY", "cells_moved", "change_row", "change_rows",
-           "curve_key", "min_detectable_change_pct", "modal_cells", "modal_cells_of_log", "newest_first"]
+__all__ = ["BUILD_COLUMN_SPEC", "CHANGE_COLUMN_SPEC", "CHANGE_FIELDS", "CURVE_KEY", "beside_fields", "build_changed",
+           "cells_moved", "change_row", "change_rows", "curve_key", "min_detectable_change_pct", "modal_cells",
+           "modal_cells_of_log", "newest_first", "same_model_id"]

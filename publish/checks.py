@@ -24,6 +24,7 @@ asset reports each as an asset check, so both read the same verdict.
   (:func:`publish.panels.published_problems`).
 """
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Optional
 
@@ -35,9 +36,12 @@ from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.record_logs import parse_time
 from llmarchive.schedule.coverage import compute
 from measure.errors import ArchiveError
-from measure import chain
+from measure import chain, jsonl
 from measure.schema import GAP_CAUSES
 from publish import panels, sources
+from publish.changes import modal_cells
+from publish.protocols import list_headers
+from publish.sources import CheckedRead
 from publish.boundary import leak_guard, publication_guard
 from publish.errors import LeakError, PublishError
 from publish.guard import GuardError
@@ -54,25 +58,55 @@ def _run_folders(paths: ArchivePaths) -> list[Path]:
 def _log_problem(folder: str) -> Optional[str]:
     """What is wrong with a run folder's trial log: a broken chain, or — for a complete run — a log that is
     not the one its record and its measurement describe (:mod:`llmarchive.archive.log_agreement`)."""
+    return _check_log(folder, keep=False)[0]
+
+
+def _log_lines(log: Path) -> list[jsonl.Line]:
+    """A log's lines as :func:`llmarchive.archive.jsonio.read_jsonl` reads its records (none for no file)."""
+    try:
+        fh = open(log, "rb")
+    except FileNotFoundError:
+        return []
+    with fh:
+        try:
+            return list(jsonl.JsonlReader(jsonl.STRICT, str(log), torn_tail=jsonl.DROP).lines(fh))
+        except jsonl.JsonlError as exc:
+            raise RecordFileError(str(exc)) from None
+
+
+def _check_log(folder: str, open_ids: frozenset = frozenset(),
+               keep: bool = True) -> tuple[Optional[str], Optional[CheckedRead]]:
+    """:func:`_log_problem`, and for a complete run whose log agrees with its record, what publication keeps
+    of the log (:data:`publish.sources.CheckedRead`; its trial lines only when its protocol is in
+    ``open_ids``), so a build that checks every log need not read one again to publish it."""
     log = store.trial_log(Path(folder))
     try:
-        found = read_jsonl(log)
+        lines = _log_lines(log)
+        found = [line.record for line in lines]
         chain.verify(found)
     except (chain.ChainError, RecordFileError) as exc:
-        return f"{log}: {exc}"
+        return f"{log}: {exc}", None
     if not store.is_complete(Path(folder)) or not store.has_run(Path(folder)):
-        return None      # an open run is never published; an unreadable record is refused by its own check
+        return None, None   # an open run is never published; an unreadable record is refused by its own check
     try:
         record = read_json(store.run_file(Path(folder)))
         measurement = read_json(store.measurement_file(Path(folder)))
     except RecordFileError as exc:
-        return str(exc)
+        return str(exc), None
     if not isinstance(record, dict) or not isinstance(measurement, dict):
-        return None      # not objects: the store's scan and the measurement's own check name them
-    return log_disagreement(Path(folder), record, measured_trials(measurement), state_of_records(Path(folder), found))
+        return None, None   # not objects: the store's scan and the measurement's own check name them
+    problem = log_disagreement(Path(folder), record, measured_trials(measurement),
+                               state_of_records(Path(folder), found))
+    if problem or not keep:
+        return problem, None
+    if record.get("protocol_id") in open_ids:
+        read = sources.open_run_read(lines)
+        return None, (read, read[2], sum(1 for line in lines if b'"record_type":"trial"' in line.raw))
+    cells = modal_cells(r for r in found if r.get("record_type") == "trial")
+    return None, (None, cells, sum(1 for line in lines if b'"record_type":"trial"' in line.raw))
 
 
-def chain_problems(paths: ArchivePaths) -> list[str]:
+def chain_problems(paths: ArchivePaths, reads: Optional[dict[str, CheckedRead]] = None) -> list[str]:
     """Every trial log and record log that does not verify from its first record, and every complete run
     whose trial log disagrees with its own record (fewer or more trials, another last record, a torn line).
 
@@ -80,13 +114,23 @@ def chain_problems(paths: ArchivePaths) -> list[str]:
     benchmark's archive), so many logs are verified in two worker processes
     — clean ones (:mod:`publish.workers`), never forked from the caller,
     which may be a Dagster step or a server with threads of its own.
+
+    With ``reads`` (a build), what publication keeps of every complete run's
+    log is put in it by run id, read by the same pass
+    (:func:`publish.sources.gather` takes it instead of reading the logs again).
     """
-    logs = [str(folder) for folder in _run_folders(paths)]
-    if len(logs) < 64:
-        found = [_log_problem(log) for log in logs]
+    folders = [str(folder) for folder in _run_folders(paths)]
+    open_ids = frozenset(h["protocol_id"] for h in list_headers(paths) if h.get("lane") == "open") \
+        if reads is not None else frozenset()
+    task = partial(_check_log, open_ids=open_ids) if reads is not None else _log_problem
+    if len(folders) < 64:
+        found = [task(folder) for folder in folders]
     else:
         with pool(2) as workers:
-            found = list(workers.map(_log_problem, logs, chunksize=16))
+            found = list(workers.map(task, folders, chunksize=16))
+    if reads is not None:
+        reads.update((Path(folder).name, read) for folder, (_, read) in zip(folders, found) if read is not None)
+        found = [problem for problem, _ in found]
     problems = [p for p in found if p]
     for kind in records.KINDS:
         log = paths.record_log(kind)
@@ -164,15 +208,16 @@ def leak_problems(paths: ArchivePaths) -> list[str]:
     return problems
 
 
-def blocking_problems(paths: ArchivePaths, build_time: Optional[str] = None) -> dict[str, list[str]]:
+def blocking_problems(paths: ArchivePaths, build_time: Optional[str] = None,
+                      reads: Optional[dict[str, CheckedRead]] = None) -> dict[str, list[str]]:
     """The checks that must pass before anything is published, by name (only the failing ones).
 
     :func:`publish.publish_all` runs them, so ``llmarchive publish`` and the
     Dagster asset publish under one rule; the fourth check, the leak guard
     with the publication guard, runs inside the build on the staging folder.
-    ``build_time`` is the instant coverage is judged at (default: now).
+    ``build_time`` is the instant coverage is judged at (default: now).  ``reads``: see :func:`chain_problems`.
     """
-    found = {"trial_log_chains": chain_problems(paths),
+    found = {"trial_log_chains": chain_problems(paths, reads),
              "no_flagged_measurement_on_curve": flagged_on_curve(paths),
              "coverage_gaps_have_causes": unexplained_gaps(paths) + unexplained_periods(paths, build_time)}
     return {name: problems for name, problems in found.items() if problems}

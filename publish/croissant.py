@@ -1,6 +1,7 @@
 """``croissant.json``: MLCommons Croissant 1.0 metadata for the published files.
 
-It describes ``stability.csv``, ``outcomes.csv``, ``changes.csv``, ``coverage.csv``,
+It describes ``stability.csv`` (the measurement fields, then the server builds beside
+them), ``outcomes.csv``, ``changes.csv``, ``coverage.csv``,
 the ``open-lane/*.jsonl`` file set and the ``panels`` file set (every open
 protocol in full, ``panels/<protocol_id>.json``, one record per scenario): one ``cr:Field`` per column, its data type read off the type label
 the schema already carries (method §10): ``pct`` / ``unit_interval`` (and a
@@ -24,8 +25,10 @@ from typing import Optional
 from llmarchive import __version__
 from llmarchive.archive.dates import parse_date
 from measure.canonical import sha256_hex
-from measure.schema import FIELD_DESCRIPTIONS, MEASUREMENT_FIELDS, OUTCOME_FIELD_DESCRIPTIONS, OUTCOME_FIELDS
+from measure.schema import (BESIDE_MEASUREMENT_FIELDS, MEASUREMENT_FIELDS, OUTCOME_FIELD_DESCRIPTIONS, OUTCOME_FIELDS,
+                            TRIAL_DESCRIPTIONS)
 from publish import changes, csvs, open_lane, reading, wording
+from publish.field_words import PUBLISHED_DESCRIPTIONS
 from publish.open_lane import OpenRun
 
 CROISSANT_TYPES = {"pct": "sc:Float", "unit_interval": "sc:Float", "number": "sc:Float", "int": "sc:Integer",
@@ -125,18 +128,22 @@ def _measurement_part(files: dict[str, bytes]) -> Part:
     """``stability.csv`` and ``outcomes.csv``, always published."""
     distribution = [
         _csv_file("stability.csv", files["stability.csv"],
-                  "One row per measurement: its reading in words, then one column per measurement field; both series."),
+                  ("One row per measurement: its reading in words, then one column per measurement field, then "
+                   "the server builds that answered its run; both series.")),
         _csv_file("outcomes.csv", files["outcomes.csv"],
                   "Every measurement's outcome distribution: one row per run, version and outcome."),
     ]
     record_sets = [
         {"@type": "cr:RecordSet", "@id": "stability", "name": "stability",
          "description": ("Measurements (stability.csv): first what each row can be read as, in words, then every "
-                         "measurement field exactly as computed."),
+                         "measurement field exactly as computed, then the server builds (system_fingerprint) "
+                         "that answered its run."),
          "field": [_field("stability", n, label, d, {"fileObject": {"@id": "stability.csv"}})
                    for n, label, d in reading.READING_COLUMNS]
-                  + [_field("stability", n, label, FIELD_DESCRIPTIONS[n], {"fileObject": {"@id": "stability.csv"}})
-                     for n, label in MEASUREMENT_FIELDS]},
+                  + [_field("stability", n, label, PUBLISHED_DESCRIPTIONS[n], {"fileObject": {"@id": "stability.csv"}})
+                     for n, label in MEASUREMENT_FIELDS]
+                  + [_field("stability", n, label, d, {"fileObject": {"@id": "stability.csv"}})
+                     for n, label, d in BESIDE_MEASUREMENT_FIELDS]},
         {"@type": "cr:RecordSet", "@id": "outcomes", "name": "outcomes",
          "description": "Outcome counts (outcomes.csv).",
          "field": [_field("outcomes", n, label, OUTCOME_FIELD_DESCRIPTIONS[n], {"fileObject": {"@id": "outcomes.csv"}})
@@ -179,12 +186,22 @@ def _open_lane_part(files: dict[str, bytes], open_runs: list[OpenRun]) -> Part:
                               + ", ".join(lane_files) + ".")}],
             [{"@type": "cr:RecordSet", "@id": "open_lane_trials", "name": "open_lane_trials",
               "description": "Open-lane trials (open-lane/<year>.jsonl), copied from the runs' trial logs.",
-              "field": [_field("open_lane_trials", n, label, open_lane.describe(n), {"fileSet": {"@id": "open-lane"}})
+              "field": [_field("open_lane_trials", n, label, _trial_description(n), {"fileSet": {"@id": "open-lane"}})
                         for n, label in open_lane.trial_fields(open_runs)]}])
 
 
+# Trial fields described in the schema's own words beside the ones publish.open_lane describes so: the server's
+# build is a fact about who answered (method §10.1), not transport detail.
+SCHEMA_DESCRIBED_TRIAL_FIELDS = ("system_fingerprint",)
+
+
+def _trial_description(name: str) -> str:
+    return TRIAL_DESCRIPTIONS[name] if name in SCHEMA_DESCRIBED_TRIAL_FIELDS else open_lane.describe(name)
+
+
 def _panels_part(files: dict[str, bytes]) -> Part:
-    panel_files = sorted(name for name in files if name.startswith("panels/"))
+    # the panels themselves; the harness task files published beside them are not records of this set
+    panel_files = sorted(name for name in files if name.startswith("panels/") and name.endswith(".json"))
     if not panel_files:
         return [], []
     return ([{"@type": "cr:FileSet", "@id": "panels", "name": "panels", "encodingFormat": "application/json",

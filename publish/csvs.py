@@ -11,10 +11,11 @@ import csv
 import io
 from typing import Any, Iterable, Sequence
 
+from llmarchive.schedule.coverage_conditions import job_series
 from llmarchive.schedule.coverage_wording import public_detail
 from llmarchive.archive.record_logs import KINDS
 from measure.canonical import canonical_json
-from measure.schema import MEASUREMENT_FIELDS, OUTCOME_FIELD_NAMES, OUTCOMES, VERSIONS
+from measure.schema import BESIDE_MEASUREMENT_FIELDS, MEASUREMENT_FIELDS, OUTCOME_FIELD_NAMES, OUTCOMES, VERSIONS
 from publish.changes import CHANGE_COLUMN_SPEC
 from publish.reading import CHANGE_READING_COLUMNS, READING_COLUMNS, change_reading, derived_columns
 
@@ -29,7 +30,8 @@ COVERAGE_FIELDS = KINDS["coverage"] + ("recorded_at",)
 COVERAGE_DESCRIPTIONS = {
     "period": "The scheduled period of the job (a date for daily jobs, a month for the monthly sweep).",
     "job": "Which scheduled job this row is about (for example the monthly sweep or the daily fingerprint).",
-    "series": "commercial or open_weights; the coverage bar counts commercial only.",
+    "series": "commercial or open_weights; empty for the instrument's own daily jobs (runtime fingerprint, guard "
+              "rotation, revalidation), which belong to no series. The coverage bar counts commercial only.",
     "protocol_id": "The protocol the job was for, when it was for one protocol.",
     "status": "ran, or gap when the job did not run.",
     "cause": "For a gap, exactly one cause from the closed list; empty when the job ran.",
@@ -63,11 +65,16 @@ def write_csv(header: Sequence[str], rows: Iterable[Sequence[str]]) -> bytes:
 def stability_csv(measurements: Iterable[dict]) -> bytes:
     """One row per measurement: the derived words first (:data:`publish.reading.READING_COLUMNS`: what the
     row can be read as, its flags as sentences), then one column per ``MEASUREMENT_FIELDS`` key, in schema
-    order and exactly as computed.  The words lead because a spreadsheet is read from the left; every
-    parser that reads columns by name is unaffected, and :mod:`publish.reader` checks the schema's part."""
-    header = [name for name, _, _ in READING_COLUMNS] + [name for name, _ in MEASUREMENT_FIELDS]
+    order and exactly as computed, then what the run saw beside it
+    (:data:`measure.schema.BESIDE_MEASUREMENT_FIELDS`: the server builds that answered, empty for a run
+    recorded before it).  The words lead because a spreadsheet is read from the left; every parser that
+    reads columns by name is unaffected, and :mod:`publish.reader` checks the schema's part and recomputes
+    the part beside it."""
+    header = ([name for name, _, _ in READING_COLUMNS] + [name for name, _ in MEASUREMENT_FIELDS]
+              + [name for name, _, _ in BESIDE_MEASUREMENT_FIELDS])
     rows = ([cell(words[name], label) for name, label, _ in READING_COLUMNS]
             + [cell(m[name], label) for name, label in MEASUREMENT_FIELDS]
+            + [cell(m.get(name), label) for name, label, _ in BESIDE_MEASUREMENT_FIELDS]
             for m, words in ((m, derived_columns(m)) for m in measurements))
     return write_csv(header, rows)
 
@@ -89,17 +96,20 @@ def outcomes_csv(measurements: Iterable[dict]) -> bytes:
 
 
 def coverage_rows(records: Iterable[dict]) -> list[dict]:
-    """One row per scheduled job: the latest record for each (period, job, series, protocol_id).
+    """One row per scheduled job: the latest record for each (period, job, protocol_id).
 
     The log is append-only, so a job first recorded as a gap and later run
     (or re-classified) has two records; the later one is what happened.
     ``detail`` is the row's public words (:func:`llmarchive.schedule.coverage_wording.public_detail`): a row
-    written before those existed is never copied as written.
+    written before those existed is never copied as written.  ``series`` is the job's
+    (:func:`llmarchive.schedule.coverage_conditions.job_series`): a row recorded when the instrument's jobs
+    were labelled ``open_weights`` is published under no series, as they are now.
     """
     latest: dict[tuple, dict] = {}
     for record in records:
-        key = (record.get("period"), record.get("job"), record.get("series"), record.get("protocol_id"))
+        key = (record.get("period"), record.get("job"), record.get("protocol_id"))
         latest[key] = {name: record.get(name) for name in COVERAGE_FIELDS}
+        latest[key]["series"] = job_series(str(record.get("job")), record.get("series"))
         latest[key]["detail"] = public_detail(record)
     return sorted(latest.values(), key=lambda r: (str(r["period"]), str(r["series"]), str(r["job"]),
                                                   str(r["protocol_id"] or "")))

@@ -6,6 +6,7 @@ Every table, column, view and index is declared in :data:`TABLES` and
 place and cannot drift.  The ``measurements`` columns are the row's reading
 in words first (:mod:`publish.reading`), then ``MEASUREMENT_FIELDS``
 themselves, in schema order with the schema's descriptions, then
+the server builds beside them (:data:`measure.schema.BESIDE_MEASUREMENT_FIELDS`), then
 ``min_detectable_change_pct`` (:mod:`publish.changes`).  ``changes`` holds
 the change rule's rows (as ``changes.csv``), its verdict in words first.
 
@@ -19,14 +20,15 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
-import sqlite_utils
+if TYPE_CHECKING:      # loaded by build() alone: reading the column specs must not need the archive extra
+    import sqlite_utils
 
 from llmarchive.archive.queries import shown_points
 from measure.canonical import canonical_json
 from measure.schema import (
-    FIELD_DESCRIPTIONS,
+    BESIDE_MEASUREMENT_FIELDS,
     MEASUREMENT_FIELDS,
     OUTCOME_FIELD_DESCRIPTIONS,
     OUTCOME_FIELDS,
@@ -35,6 +37,7 @@ from measure.schema import (
     TRIAL_FIELD_LABELS,
 )
 from publish import changes, csvs, human_gap, reading
+from publish.field_words import PUBLISHED_DESCRIPTIONS
 from publish.errors import PublishError
 from publish.sources import SUCCESSION_KINDS, Inputs
 from publish.status import public_instrument_detail
@@ -118,7 +121,8 @@ RUN_COLUMN_SPEC = (
     ("twin_id", "text", "The protocol's twin across the open/guard lanes, if any."),
     ("subject_model_id", "text", "Model id requested."),
     ("model_family", "text", "Product family the run belongs to."),
-    ("returned_model_id", "text", "Model id the provider reported back."),
+    ("returned_model_id", "text", "Every model id the provider reported back over the run, each once, sorted and "
+                                  "comma-joined."),
     ("condition_profile", "text", "Name of the frozen request configuration."),
     ("api_surface_sha", "text", "SHA-256 of the request sent, minus the prompt."),
     ("explicitly_set", "json", "Every request parameter the subject sent explicitly (JSON), when recorded."),
@@ -144,6 +148,8 @@ TRIAL_COLUMN_DESCRIPTIONS = {
     "prompt_sha256": "SHA-256 of the prompt sent (the text itself is not published).",
     "response_text": "The model's full response.",
     "prev_sha256": "Hash of the previous trial in the same run's chain.",
+    "system_fingerprint": "The server's build as its API reported it with this answer; empty when it reported none "
+                          "or the trial predates the field.",
 }
 TRIAL_COLUMN_SPEC = tuple((name, TRIAL_FIELD_LABELS[name], description)
                           for name, description in TRIAL_COLUMN_DESCRIPTIONS.items()) + (
@@ -234,9 +240,10 @@ TABLES: tuple[Table, ...] = (
           indexes=[("protocol_id", "run_date"), ("series", "run_date")]),
     Table("measurements", "One row per measurement (the same rows as stability.csv): first what the row can be "
           "read as, in words (reading, flag_sentences), then one column per MEASUREMENT_FIELDS key, exactly as "
-          "computed. Both series are here, told apart by the series column; never draw them as one line.",
-          _cols(reading.READING_COLUMNS) + [Column(n, label, FIELD_DESCRIPTIONS[n]) for n, label in MEASUREMENT_FIELDS]
-          + _cols(MEASUREMENT_EXTRA_SPEC), "run_id",
+          "computed, then the server builds that answered its run (system_fingerprints). Both series are here, "
+          "told apart by the series column; never draw them as one line.",
+          _cols(reading.READING_COLUMNS) + [Column(n, label, PUBLISHED_DESCRIPTIONS[n]) for n, label in MEASUREMENT_FIELDS]
+          + _cols(BESIDE_MEASUREMENT_FIELDS) + _cols(MEASUREMENT_EXTRA_SPEC), "run_id",
           foreign_keys=[("run_id", "runs", "run_id"), ("protocol_id", "protocols", "protocol_id")],
           indexes=[("protocol_id", "model_family", "series", "run_date"), ("series", "run_date"),
                    ("on_curve",), ("run_date",)]),
@@ -414,7 +421,9 @@ def comparison_rows(inputs: Inputs) -> list[dict]:
                     "submitted_by": r.get("submitted_by"),
                     **{k: m.get(k) for k in ("stability_pct", "ci_low_pct", "ci_high_pct", "entropy_a", "entropy_b",
                                              "null_floor_pct", "n", "grammar_version", "panel_sha256", "flags")},
-                    "measurement": m or None})
+                    "measurement": m or None,
+                    # not a column: the site's drawer shows the server builds when the point recorded them
+                    "system_fingerprints": r.get("system_fingerprints")})
     return sorted(out, key=lambda r: (str(r["run_date"]), str(r["date"]), str(r["record_sha256"])))
 
 
@@ -427,12 +436,12 @@ def coverage_table_rows(inputs: Inputs) -> list[dict]:
 # build
 # --------------------------------------------------------------------------
 
-def _create(db: sqlite_utils.Database, table: Table) -> None:
+def _create(db: "sqlite_utils.Database", table: Table) -> None:
     db[table.name].create({c.name: SQL_TYPES[c.label] for c in table.columns}, pk=table.pk,
                           foreign_keys=table.foreign_keys or None)
 
 
-def _insert(db: sqlite_utils.Database, table: Table, rows: Iterable, ready: bool = False) -> None:
+def _insert(db: "sqlite_utils.Database", table: Table, rows: Iterable, ready: bool = False) -> None:
     """Insert rows in order with a plain ``executemany`` (sqlite-utils made the table and makes the
     indexes): on a ten-year archive its per-value conversion would dominate the build time.  ``rows`` are
     dicts, or tuples already in column order and converted when ``ready``."""
@@ -457,6 +466,13 @@ def build(path: Path, inputs: Inputs) -> None:
     # written (the finished file is fsynced once by the caller's swap).
     connection.execute("pragma journal_mode = off")
     connection.execute("pragma synchronous = off")
+    # The whole file fits in the page cache while it is built (a ten-year archive is ~230 MB): the default
+    # 2 MB cache spilled pages of the random-keyed primary-key index to the OS and read them back on every
+    # insert.  Sorts for the indexes stay in memory.  Neither setting changes a byte of the file.
+    connection.execute("pragma cache_size = -524288")
+    connection.execute("pragma temp_store = memory")
+    import sqlite_utils   # here, not above: the light install (no archive extra) reads this module's column specs
+
     db = sqlite_utils.Database(connection)
     for table in TABLES:
         _create(db, table)

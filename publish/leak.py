@@ -30,6 +30,7 @@ measure the real overlap.
 """
 import csv
 import html
+import io
 import json
 import re
 import signal
@@ -189,6 +190,76 @@ class LeakGuard:
                     _raise(found, also)
 
 
+class TreeScan:
+    """Both guards' search over a build's files while the build goes on (:mod:`publish.build`).
+
+    Each file is handed over as soon as it exists — its bytes from memory
+    before they are written (:func:`data_texts`, the same texts
+    :func:`file_texts` reads), the database from its file once built — and
+    searched by ``workers`` clean processes while the build renders and
+    writes the rest.  :meth:`finish` then searches, from disk, any file of
+    the staging folder not handed over, so every byte that is published has
+    been searched, and raises the first refusal found, as :meth:`LeakGuard.check_tree`
+    does.  Use it as a context manager: leaving it stops the workers.
+    """
+
+    def __init__(self, guard: "LeakGuard", also=None, workers: int = 2) -> None:
+        self._guard, self._also = guard, also
+        self._executor = pool(workers, initializer=_adopt, initargs=(guard, also))
+        self._futures: list = []
+        self._searched: set[str] = set()
+
+    def __enter__(self) -> "TreeScan":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._executor.shutdown(wait=not any(exc_info), cancel_futures=True)
+
+    def data(self, name: str, data: bytes) -> None:
+        """Search ``data``, the bytes the build is about to publish as ``name``."""
+        self._searched.add(name)
+        self._futures.append(self._executor.submit(_check_data, name, data))
+
+    def file(self, path: Path, name: str) -> None:
+        """Search the file at ``path``, published as ``name`` (a database in parts, and its raw bytes)."""
+        self._searched.add(name)
+        if path.suffix.lower() in SQLITE_SUFFIXES:
+            tasks = [(str(path), name, part) for part in _sqlite_parts(path)]
+            if self._also is not None:
+                tasks.append((str(path), name, RAW))
+        else:
+            tasks = [(str(path), name, None)]
+        self._futures.extend(self._executor.submit(_check_task, task) for task in tasks)
+
+    def finish(self, root: Path) -> None:
+        """Search what is under ``root`` and was not handed over, wait for every search, raise the first refusal."""
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            name = str(path.relative_to(root))
+            if name not in self._searched:
+                self.file(path, name)
+        for future in as_completed(self._futures):
+            found = future.result()
+            if found:
+                _raise(found, self._also)
+
+
+def _check_data(name: str, data: bytes) -> Optional[tuple[str, bool]]:
+    """``(message, is_leak)`` for the first refusal in the texts of ``data`` (published as ``name``), else None."""
+    return _first_refusal(data_texts(data, name), _WORKER_GUARD, _WORKER_ALSO)
+
+
+def _first_refusal(texts: Iterable[tuple[str, str]], guard: "LeakGuard", also) -> Optional[tuple[str, bool]]:
+    for where, text in texts:
+        leak = guard.scan_text(text, where)
+        if leak:
+            return leak.message(), True
+        if also is not None:
+            message = also.scan_text(text, where)
+            if message:
+                return message, False
+    return None
+
+
 RAW = ("raw",)   # the task part that searches a database's raw bytes (the second guard's paths and credentials)
 
 
@@ -221,15 +292,7 @@ def _check_task(task: tuple, guard: Optional[LeakGuard] = None, also=None) -> Op
         message = also.scan_file_bytes(Path(path), name)
         return (message, False) if message else None
     texts = _sqlite_texts(Path(path), name, part) if part is not None else file_texts(Path(path), name)
-    for where, text in texts:
-        leak = guard.scan_text(text, where)
-        if leak:
-            return leak.message(), True
-        if also is not None:
-            message = also.scan_text(text, where)
-            if message:
-                return message, False
-    return None
+    return _first_refusal(texts, guard, also)
 
 
 # --------------------------------------------------------------------------
@@ -272,22 +335,43 @@ def file_texts(path: Path, where: str) -> Iterator[tuple[str, str]]:
         for part in _sqlite_parts(path):
             yield from _sqlite_texts(path, where, part)
         return
+    if suffix in (".csv", ".jsonl"):
+        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+            yield from _line_texts(fh, where, suffix)
+        return
+    yield from _whole_texts(_text_of(path.read_bytes()), where, suffix)
+
+
+def data_texts(data: bytes, where: str) -> Iterator[tuple[str, str]]:
+    """:func:`file_texts` of a file's bytes still in memory (a build scans what it is about to write, so
+    the scan need not wait for the write, nor read the file back): the same texts, read the same way."""
+    suffix = Path(where).suffix.lower()
+    if suffix in SQLITE_SUFFIXES:
+        raise ValueError(f"{where}: a database is searched from its file (file_texts)")
+    if suffix in (".csv", ".jsonl"):
+        # newline="": lines split exactly as a file opened with newline="" splits them, nothing translated
+        yield from _line_texts(io.StringIO(_text_of(data), newline=""), where, suffix)
+        return
+    yield from _whole_texts(_text_of(data), where, suffix)
+
+
+def _line_texts(fh: Iterable[str], where: str, suffix: str) -> Iterator[tuple[str, str]]:
+    """The texts of a CSV (row by row) or a JSONL file (line by line) read from text lines."""
     if suffix == ".csv":
-        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-            for number, row in enumerate(csv.reader(fh), start=1):
-                yield f"{where}, row {number}", " ".join(row)
+        for number, row in enumerate(csv.reader(fh), start=1):
+            yield f"{where}, row {number}", " ".join(row)
         return
-    if suffix == ".jsonl":
-        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-            for number, line in enumerate(fh, start=1):
-                if "\\u" in line:
-                    try:
-                        yield f"{where}, line {number}", " ".join(s for _, s in _json_strings(json.loads(line), ""))
-                    except json.JSONDecodeError:
-                        pass
-                yield f"{where}, line {number}", _JSON_ESCAPE.sub(" ", line)
-        return
-    text = _text_of(path.read_bytes())
+    for number, line in enumerate(fh, start=1):
+        if "\\u" in line:
+            try:
+                yield f"{where}, line {number}", " ".join(s for _, s in _json_strings(json.loads(line), ""))
+            except json.JSONDecodeError:
+                pass
+        yield f"{where}, line {number}", _JSON_ESCAPE.sub(" ", line)
+
+
+def _whole_texts(text: str, where: str, suffix: str) -> Iterator[tuple[str, str]]:
+    """The texts of a file read whole: as written, then its JSON strings or its HTML's words and data."""
     yield where, text
     if suffix == ".json":
         try:

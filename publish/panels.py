@@ -16,11 +16,18 @@ into ``public/`` (:mod:`publish.leak`).
 stands (:func:`publish.checks.leak_problems` runs it): a panel file for a
 protocol that is not open, one that does not verify, one whose hashes are
 not the registry's, and an open protocol without its file.
+
+Beside each panel file, :mod:`publish.inspect_task` renders the same panel
+as an Inspect AI task (``panels/<protocol_id>.py``, found by its name, run
+with ``inspect eval``): :func:`files` writes both, and
+:func:`task_file_problems` checks that each task file is the one its panel
+file renders.
 """
 from pathlib import Path
 from typing import Iterable, Mapping
 
 from llmarchive.protocols import open_panels
+from publish import inspect_task, lmeval_task
 from publish.errors import PublishError
 from publish.protocols import load_full
 
@@ -50,6 +57,10 @@ def files(paths, headers: Iterable[Mapping]) -> dict[str, bytes]:
         except open_panels.OpenPanelFileError as exc:
             raise PublishError(str(exc)) from None
         out[file_name(protocol_id)] = open_panels.panel_file_text(doc).encode("utf-8")
+        # Beside it, the same panel as an Inspect AI task (publish.inspect_task): found by its name, run as is.
+        out[inspect_task.file_name(protocol_id)] = inspect_task.task_file_text(doc).encode("utf-8")
+        # And as an lm-evaluation-harness task: its YAML and the documents it reads (publish.lmeval_task).
+        out.update({f"{PANELS_DIR}/{name}": text.encode("utf-8") for name, text in lmeval_task.task_files(doc).items()})
     return out
 
 
@@ -80,4 +91,34 @@ def published_problems(public: Path, headers: Iterable[Mapping]) -> list[str]:
                 problems.append(f"{where}: {key} {doc.get(key)!r} is not the registry's {header.get(key)!r}")
     for protocol_id in sorted(wanted - {f.stem for f in present}):
         problems.append(f"{file_name(protocol_id)}: missing; protocol {protocol_id} is in the open lane")
+    return (problems + task_file_problems(public, wanted)
+            + lmeval_task.published_problems(public / PANELS_DIR, wanted))
+
+
+def task_file_problems(public: Path, wanted: set[str]) -> list[str]:
+    """What is wrong with the Inspect task files beside the panel files: each is the one its panel renders.
+
+    A task file is generated from its panel file alone, so it must be byte
+    for byte what :func:`publish.inspect_task.task_file_text` makes of the
+    panel beside it; one for a protocol that is not open, or one missing
+    beside an open panel, is a problem too.
+    """
+    folder = public / PANELS_DIR
+    present = sorted(folder.glob(f"*{inspect_task.SUFFIX}")) if folder.is_dir() else []
+    problems = []
+    for file in present:
+        where = inspect_task.file_name(file.stem)
+        if file.stem not in wanted:
+            problems.append(f"{where}: protocol {file.stem} is not in the open lane; only open panels have a task")
+            continue
+        try:
+            expected = inspect_task.task_file_text(open_panels.read_panel_file(file.with_suffix(".json")))
+        except open_panels.OpenPanelFileError as exc:
+            problems.append(f"{where}: its panel file cannot be read ({exc})")
+            continue
+        if file.read_bytes() != expected.encode("utf-8"):
+            problems.append(f"{where}: not the task its panel file renders (edited, or of another panel)")
+    for protocol_id in sorted(wanted - {f.stem for f in present}):
+        problems.append(f"{inspect_task.file_name(protocol_id)}: missing; the open panel {protocol_id} is published "
+                        "with its Inspect task")
     return problems

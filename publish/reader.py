@@ -42,12 +42,19 @@ LABEL_WORDS = {"pct": "a number", "unit_interval": "a number", "number": "a numb
 
 
 class PublicInputs(NamedTuple):
-    """What the recomputation needs, and the file the trials came from (named in its report)."""
+    """What the recomputation needs, and the file the trials came from (named in its report).
+
+    ``beside``: the published fields beside the measurement
+    (:data:`measure.schema.BESIDE_MEASUREMENT_FIELDS`, the server builds),
+    decoded, for the ones the row carries (a copy of an older publication
+    has none); ``llmarchive verify`` recomputes them from the trials.
+    """
 
     measurement: dict
     trials: list[dict]
     header: dict
     trials_file: Path
+    beside: Optional[dict] = None
 
 
 # --------------------------------------------------------------------------
@@ -199,6 +206,25 @@ def decode_measurement(record: Mapping, where: str, from_text: bool = False) -> 
     return out
 
 
+def decode_beside(record: Mapping, where: str, from_text: bool = False) -> dict:
+    """The fields beside a measurement that a published row (or a saved one) carries, decoded and checked.
+
+    Each is the schema's ``json`` list of strings, or null; a field the row
+    does not carry is left out (an older publication, or a row saved without
+    it), so nothing is claimed about it.
+    """
+    out = {}
+    for name, label, _ in schema.BESIDE_MEASUREMENT_FIELDS:
+        if name not in record:
+            continue
+        value = decode(record[name], label, where, name, from_text)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise PublishError(f"{where}: field {name!r} should be a JSON list of strings, got "
+                               f"{schema.json_type_words(value)}")
+        out[name] = value
+    return out
+
+
 def _header_labels() -> dict[str, str]:
     return {name: label for name, label, _ in PROTOCOL_COLUMN_SPEC}
 
@@ -269,19 +295,28 @@ def _db_row(connection: sqlite3.Connection, db: Path, table: str, key: str, valu
     return dict(row) if row is not None else None
 
 
-def _measurement_from_csv(path: Path, run_id: str) -> Optional[dict]:
+def _schema_part(header: list[str]) -> tuple[str, ...]:
+    """The header without the fields beside the measurement that end it (an older copy has none)."""
+    beside = schema.BESIDE_MEASUREMENT_FIELD_NAMES
+    return tuple(header[:-len(beside)]) if tuple(header[-len(beside):]) == beside else tuple(header)
+
+
+def _measurement_from_csv(path: Path, run_id: str) -> Optional[tuple[dict, dict]]:
     reader = csv.reader(io.StringIO(read_text(path), newline=""))
     try:
         header = next(reader, None)
-        if header is None or tuple(header[-len(MEASUREMENT_FIELD_NAMES):]) != MEASUREMENT_FIELD_NAMES \
-                or tuple(header[:-len(MEASUREMENT_FIELD_NAMES)]) not in ((), DERIVED_NAMES):
+        body = _schema_part(header) if header is not None else ()
+        if header is None or body[-len(MEASUREMENT_FIELD_NAMES):] != MEASUREMENT_FIELD_NAMES \
+                or body[:-len(MEASUREMENT_FIELD_NAMES)] not in ((), DERIVED_NAMES):
             raise PublishError(f"{path}: its header is not the measurement schema's fields (after the derived "
-                               f"{', '.join(DERIVED_NAMES)})")
+                               f"{', '.join(DERIVED_NAMES)}, before {', '.join(schema.BESIDE_MEASUREMENT_FIELD_NAMES)})")
         for number, row in enumerate(reader, start=2):
             if len(row) != len(header):
                 raise PublishError(f"{path}, row {number}: {len(row)} cells, the header has {len(header)}")
             if row[header.index("run_id")] == run_id:
-                return decode_measurement(dict(zip(header, row)), f"{path}, row {number}", from_text=True)
+                where, record = f"{path}, row {number}", dict(zip(header, row))
+                return (decode_measurement(record, where, from_text=True),
+                        decode_beside(record, where, from_text=True))
     except csv.Error as exc:
         raise PublishError(f"{path}: not a readable CSV ({exc})") from None
     return None
@@ -296,14 +331,16 @@ def public_inputs(folder: Path, run_id: str) -> PublicInputs:
     try:
         csv_file = folder / csvs.STABILITY_FILE
         if csv_file.exists():
-            measurement = _measurement_from_csv(csv_file, run_id)
+            found = _measurement_from_csv(csv_file, run_id)
             source = csv_file
         else:
             row = _db_row(connection, db, "measurements", "run_id", run_id)
-            measurement = decode_measurement(row, f"{db}, measurements {run_id}") if row else None
+            where = f"{db}, measurements {run_id}"
+            found = (decode_measurement(row, where), decode_beside(row, where)) if row else None
             source = db
-        if measurement is None:
+        if found is None:
             raise PublishError(f"{source}: no measurement with run_id {run_id!r}")
+        measurement, beside = found
         header_row = _db_row(connection, db, "protocols", "protocol_id", measurement["protocol_id"])
         if header_row is None:
             raise PublishError(f"{db}: no protocol {measurement['protocol_id']!r} in the protocols table")
@@ -318,4 +355,4 @@ def public_inputs(folder: Path, run_id: str) -> PublicInputs:
     trials = read_trials(trials_file, run_id, torn_tail_ok=False)
     if not trials:
         raise PublishError(f"{trials_file}: no trials of run {run_id!r} (only open-lane runs publish their trials)")
-    return PublicInputs(measurement, trials, header, trials_file)
+    return PublicInputs(measurement, trials, header, trials_file, beside)

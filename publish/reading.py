@@ -11,7 +11,8 @@ wrong thing.  This module writes the words published *beside* those fields
   the noise floor``, ``measurable``, each followed by where it stands (on the
   curve, or off it and why);
 * :func:`flag_sentences` — each flag of a measurement as a sentence with its
-  figures in it;
+  figures in it (``scenario_dominated`` naming its scenarios, every one tied
+  at the cutoff: :func:`scenarios_at_cutoff`);
 * :func:`beyond_scale` — the words that stand in for a loss bound or a
   detectable change larger than the whole 0–100 scale;
 * :func:`change_reading` — a row of the change rule (``changes.csv``) in words;
@@ -274,13 +275,66 @@ def _degenerate_sentence(m: Mapping) -> str:
             f"about rewording.")
 
 
+def scenarios_at_cutoff(m: Mapping) -> Optional[dict]:
+    """Which scenarios make "the two worst", every one tied at the cutoff included; ``None`` without per-scenario gaps.
+
+    ``scenario_dominated`` compares the two largest per-scenario gaps with
+    the threshold.  When several scenarios share the second-largest gap (or
+    more than two the largest), any of them makes the pair and the share is
+    the same whichever is picked, so none is picked: ``named`` is every
+    scenario whose gap reaches the cutoff (the second-largest gap, or the
+    only one), largest first; ``tied`` lists those at the cutoff when they
+    are more than the pair needs.  A scenario whose gap is zero adds nothing
+    to the share and is never named.
+    """
+    gaps = m.get("scenario_gaps_pct")
+    if not isinstance(gaps, Mapping):
+        return None
+    moved = sorted(((float(v), str(k)) for k, v in gaps.items()
+                    if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0),
+                   key=lambda vk: (-vk[0], vk[1]))
+    if not moved:
+        return None
+    cutoff = moved[min(1, len(moved) - 1)][0]
+    named = [item for value, item in moved if value >= cutoff]
+    tied = [item for value, item in moved if value == cutoff] if len(named) > 2 else []
+    return {"named": named, "cutoff_pct": cutoff, "tied": tied}
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _named_scenarios(m: Mapping, cut: dict) -> str:
+    """The scenarios of :func:`scenarios_at_cutoff` in words, each with its gap; a tie said as one."""
+    gaps = m["scenario_gaps_pct"]
+    named, tied, cutoff = cut["named"], cut["tied"], cut["cutoff_pct"]
+    if len(named) == 1:
+        return f"{named[0]} alone ({_pts(cutoff)} points); every other scenario's A–B gap is zero"
+    if not tied:
+        first, second = (float(gaps[item]) for item in named)
+        if first == second:
+            return f"{named[0]} and {named[1]} ({_pts(cutoff)} points each)"
+        return f"{named[0]} ({_pts(first)} points) and {named[1]} ({_pts(second)} points)"
+    above = [f"{item} ({_pts(float(gaps[item]))} points)" for item in named if item not in tied]
+    return (", then ".join(above + [f"{_listed(tied)}, tied at {_pts(cutoff)} points"])
+            + f" — {'any one of them completes' if above else 'any two of them make'} the pair, so all are named")
+
+
 def _dominated_sentence(m: Mapping) -> str:
     share = _number(m, "scenario_concentration_pct")
     limit = _threshold(m, "scenario_concentration")
     allowed = f"the {_pts(limit)}% the protocol allows" if limit is not None else "the protocol's limit"
-    return (f"Two scenarios produce {_pts(share)}% of the summed per-scenario gap, above {allowed}. Read it with the "
-            f"gap ({_pts(_number(m, 'gap_pct'))} points) and the noise floor ({_pts(_number(m, 'null_floor_pct'))}): "
-            f"near the floor, one or two stray answers make this flag by themselves.")
+    cut = scenarios_at_cutoff(m)
+    if cut is None:
+        head = f"Two scenarios produce {_pts(share)}% of the summed per-scenario gap, above {allowed}."
+    else:
+        who = "One scenario produces" if len(cut["named"]) == 1 else "The two largest per-scenario gaps produce"
+        head = (f"{who} {_pts(share)}% of the summed per-scenario gap, above {allowed}: "
+                f"{_named_scenarios(m, cut)}.")
+    return (f"{head} Read it with the gap ({_pts(_number(m, 'gap_pct'))} points) and the noise floor "
+            f"({_pts(_number(m, 'null_floor_pct'))}): near the floor, one or two stray answers make this flag by "
+            f"themselves.")
 
 
 def _suspect_sentence(m: Mapping) -> str:
@@ -364,4 +418,4 @@ def point_columns(point: Mapping) -> dict:
 __all__ = ["BRIDGE_RUN", "CHANGE_READING_COLUMNS", "FLAG_PHRASES", "KNOWN_ANSWER", "MORE_THAN_THE_SCALE",
            "OUTSIDE_RUN", "POINT_COLUMNS", "READING_COLUMNS", "SCALE_MAX_PCT", "UNREADABLE_SHARE", "beyond_scale",
            "bound_words", "change_reading", "derived_columns", "expected", "flag_sentences", "point_columns",
-           "point_kind", "readable", "reading", "standing"]
+           "point_kind", "readable", "reading", "scenarios_at_cutoff", "standing"]

@@ -27,6 +27,8 @@ Rules enforced, each refusing the build (:class:`SiteError`):
 * every stability chart has its entropy panel, a curve never crosses a
   model family or mixes series, and a flagged measurement is listed with its
   reasons, never drawn (:mod:`publish.svg`, re-checked by :func:`check_site`);
+  a ``bridge_incomplete`` of the curve's family is marked on the chart at its
+  date, no line drawn across it;
 * comparison points sit in their own table with the "what nobody may
   conclude" sentence right beside it;
 * an open protocol shows only its first scenario's four versions on the
@@ -45,8 +47,9 @@ comparison points (:mod:`publish.site_home`); each comparison point's kind
 ("simulated reader, known answer" for one of the archive's simulated
 readers) with its interval; the ``instrument_alarm``
 of ``status.json`` on Home and Results; the change rows of
-:mod:`publish.changes` as the "biggest move" and each drawer's
-``min_detectable_change_pct``; a measurement with most answers unreadable as
+:mod:`publish.changes` as the "biggest move", as each drawer's
+``min_detectable_change_pct`` and as its line on the server build (a
+different build under the same model id, :func:`build_words`); a measurement with most answers unreadable as
 "not measurable" instead of a figure; the open-weights series as small
 per-generation charts; three responses of an open-lane run in its drawer;
 and, on Design, each protocol's simulated-reader figures
@@ -59,12 +62,13 @@ from typing import Optional
 from markupsafe import Markup
 
 from measure import stats
-from measure.schema import FIELD_DESCRIPTIONS, MEASUREMENT_FIELDS, VERSIONS
+from measure.schema import MEASUREMENT_FIELDS, VERSIONS
 from panels.instruction import INSTRUCTION
 from publish import changes, human_gap, pages, reading, svg
 from publish.database import comparison_rows, succession_rows
 from publish.datasette_meta import CANNED_QUERIES, DB_FILE
 from publish.errors import SiteError
+from publish.field_words import PUBLISHED_DESCRIPTIONS
 from publish.open_lane import verify_command
 from publish.panels import PANELS_DIR, file_name as panel_file_name
 from publish.site_home import latched_alarm, status_bar
@@ -77,7 +81,7 @@ from publish.status import alarm_words, coverage_summary, instrument_summary
 __all__ = [  # the names callers reach through publish.site, wherever they are defined
     "SiteContext", "render", "home", "results", "data_page", "design_page", "glossary_page", "methodology_page",
     "drawer_data", "sample_responses", "latest_per_curve", "biggest_move", "curves", "flagged", "generations",
-    "examples", "status_bar", "latched_alarm", "point_key", "DRAWER_FIELDS", "DRAWER_RESPONSES", "RESPONSE_CHARS",
+    "examples", "status_bar", "latched_alarm", "point_key", "build_words", "DRAWER_FIELDS", "DRAWER_RESPONSES", "RESPONSE_CHARS",
     "SCAN_HEADERS", "FLAGGED_HEADERS", "COMPARISON_HEADERS", "DESIGN_FIGURES",
     "EXTERNAL_LOAD", "FLAGGED_INLINE", "RELATIVE_TIME", "assemble", "check_site",
     "UNREADABLE_SHARE", "VERSION_LABEL", "breakable", "environment", "pct", "render_template", "repeats_reading",
@@ -92,7 +96,7 @@ DRAWER_FIELDS = ("run_id", "run_date", "protocol_id", "rewording_type", "series"
                  "decisions", "flags", "flag_reasons", "gates", "on_curve", "protocol_status", "panel_sha256",
                  "protocol_sha256", "extractor_sha", "analysis_code_sha", "schema_sha256", "grammar_version",
                  "condition_profile", "bootstrap_seed", "replicate_agreement_pct", "ci_stratified_low_pct",
-                 "ci_stratified_high_pct", "gap_role_ab_pct")
+                 "ci_stratified_high_pct", "gap_role_ab_pct", "system_fingerprints")
 DRAWER_RESPONSES = ("A", "B", "C")
 """An open-lane run's drawer quotes one response of each of these versions, with the decision read from it."""
 RESPONSE_CHARS = 700
@@ -187,9 +191,11 @@ def curves(ctx: SiteContext) -> list[dict]:
         header = headers.get(protocol_id, {"protocol_id": protocol_id})
         title = f"{protocol_id} — {family} (commercial)"
         latest = max(points, key=lambda m: (m["run_date"], m.get("replicate_index") or 0)) if points else None
+        # a bridge_incomplete of the family is a permanent discontinuity, marked on the curve at its date
+        breaks = svg.curve_breaks(ctx.inputs.by_kind("bridge_incomplete"), family)
         out.append({"protocol_id": protocol_id, "model_family": family, "n_points": len(points),
                     "n_off": off.get(key, 0),
-                    "chart": Markup(svg.stability_chart(points, title)) if points else None,
+                    "chart": Markup(svg.stability_chart(points, title, breaks)) if points else None,
                     "human": human_gap.for_protocol(header), "latest": latest})
     return out
 
@@ -265,6 +271,7 @@ def results(ctx: SiteContext) -> str:
         instrument=instrument_summary(ctx.inputs), alarms=alarms,
         coverage=coverage_summary(ctx.coverage_rows, "commercial"),
         coverage_open=coverage_summary(ctx.coverage_rows, "open_weights"),
+        coverage_instrument=coverage_summary(ctx.coverage_rows, None),   # the instrument's jobs: no series
         comparison=comparison_rows(ctx.inputs), point_key=point_key, examples=examples(ctx),
         succession=succession_rows(ctx.inputs))
 
@@ -275,13 +282,14 @@ def results(ctx: SiteContext) -> str:
 
 def data_page(ctx: SiteContext) -> str:
     open_ids = [r.run_id for r in (ctx.inputs.open_runs or [])]
-    panel_files = sorted(name for name, _, _ in ctx.data_files if name.startswith(PANELS_DIR + "/"))
+    panel_files = sorted(name for name, _, _ in ctx.data_files              # the panels, not the harness
+                         if name.startswith(PANELS_DIR + "/") and name.endswith(".json"))  # task files beside them
     return render_template("data.html", data_files=ctx.data_files, db_file=DB_FILE, panel_files=panel_files,
                            verify_command=verify_command(), verify_example=verify_command(open_ids[-1]) if open_ids else None,
                            file_names={name for name, _, _ in ctx.data_files},
                            queries=list(CANNED_QUERIES.items()),
                            columns=list(reading.READING_COLUMNS)
-                           + [(n, label, FIELD_DESCRIPTIONS[n]) for n, label in MEASUREMENT_FIELDS])
+                           + [(n, label, PUBLISHED_DESCRIPTIONS[n]) for n, label in MEASUREMENT_FIELDS])
 
 
 def glossary_page() -> str:
@@ -334,23 +342,55 @@ def drawer_data(measurements: list[dict], open_runs: Optional[list] = None,
     open-lane file, with the decision the grammar read from it.  A comparison
     point's entry also carries ``point_kind`` ("simulated reader, known
     answer" for a simulated reader), ``expected``, ``model_id`` and
-    ``submitted_by``.
+    ``submitted_by``.  ``system_fingerprints`` lists the server builds that
+    answered the run, and ``build_change`` says, in the words of
+    :func:`build_words`, whether a different build answered than for the
+    previous measurement of the curve under the same model id (the
+    ``changes`` row whose later measurement this is; ``None`` without one).
     """
     rows = latest_per_curve(measurements, "commercial") + latest_per_curve(measurements, "open_weights")
     lines = {r.run_id: r.lines for r in (open_runs or [])}
+    # The change rows again (publish.changes), so the drawer says what the changes table says about the build.
+    builds = {r["to_run_id"]: build_words(r) for r in changes.change_rows(measurements)}
     out = {}
     for m in rows:
         entry = _drawer_entry(m)
+        entry["build_change"] = builds.get(m["run_id"])
         if m["run_id"] in lines:
             entry["responses"] = sample_responses(lines[m["run_id"]])
         out[m["run_id"]] = entry
     for point in points or []:
         if isinstance(point.get("measurement"), dict):
-            out[point_key(point)] = {**_drawer_entry(point["measurement"]),
+            entry = _drawer_entry(point["measurement"])
+            entry.pop("system_fingerprints")    # not the point's measurement's field: shown when the point has it
+            if point.get("system_fingerprints") is not None:
+                entry["system_fingerprints"] = point["system_fingerprints"]
+            out[point_key(point)] = {**entry,
                                      **{k: point.get(k) for k in ("point_kind", "expected", "model_id",
                                                                   "submitted_by")},
                                      "known_answer": point.get("point_kind") == reading.KNOWN_ANSWER}
     return out
+
+
+def build_words(row: dict) -> Optional[str]:
+    """What a ``changes`` row says about the server build, as a sentence; ``None`` when it says nothing.
+
+    A changed build is said first and plainly (the provider served the same
+    model id from a different build); an unchanged one is said too, so a
+    reader knows it was looked at.  Without a build on both sides, or when
+    the model id itself changed, there is nothing to compare.
+    """
+    changed = row.get("build_changed")
+    if changed is None:
+        return None
+    before = ", ".join(row.get("from_system_fingerprints") or [])
+    after = ", ".join(row.get("to_system_fingerprints") or [])
+    previous = f"the previous measurement of this curve ({row.get('from_run_id')}, {row.get('from_run_date')})"
+    if changed:
+        return (f"Server build changed under the same model id {row.get('to_subject_model_id')}: {previous} was "
+                f"answered by {before}, this one by {after}. The provider served the same name from a different "
+                f"build; the change rule's verdict on the figures is {row.get('label')}.")
+    return f"Same server build as {previous}: {after}."
 
 
 def point_key(point: dict) -> str:

@@ -11,7 +11,9 @@ cycle sees that cycle:
   run date and that date's measurements read in words;
 * the open-weights series: the same, in words (it has no bar);
 * the instrument: the reference model's runtime fingerprint, the guard
-  rotation, the subject fingerprint, and whether an alarm is latched;
+  rotation, the subject fingerprint, whether an alarm is latched, and the
+  coverage of its daily jobs (their rows carry no series: the open-weights
+  series runs once per generation and has no scheduled job to count);
 * the comparison points, which are never on a curve: how many, and how many
   are simulated readers with a known answer.
 
@@ -29,6 +31,8 @@ from publish.site_templates import render_template
 from publish.status import coverage_summary, instrument_summary
 
 SERIES_TITLES = {"commercial": "Commercial series", "open_weights": "Open-weights series"}
+INSTRUMENT_SERIES = None
+"""The coverage rows of the instrument's daily jobs carry no series: they are not the open-weights series."""
 SERIES_ROLES = {"commercial": "the model under study, measured monthly",
                 "open_weights": "the instrument's own control: a local open-weights model"}
 
@@ -91,4 +95,5 @@ def status_bar(ctx) -> str:
     return render_template("status_bar.html", bar=Markup(svg.coverage_bar(commercial)), causes=causes,
                            series=[series_status(ctx, s) for s in ("commercial", "open_weights")],
                            instrument=instrument_summary(ctx.inputs), alarm=latched_alarm(ctx),
+                           instrument_coverage=coverage_summary(ctx.coverage_rows, INSTRUMENT_SERIES),
                            points=comparison_status(ctx), build_time=ctx.build_time, plural=plural)

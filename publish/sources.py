@@ -33,7 +33,7 @@ from llmarchive.archive.paths import ArchivePaths
 from measure import chain, jsonl
 from measure.records import Measurement
 from measure.schema import MEASUREMENT_FIELD_NAMES, SERIES
-from publish.changes import modal_cells, modal_cells_of_log
+from publish.changes import beside_fields, modal_cells, modal_cells_of_log
 from publish.errors import PublishError
 from publish.open_lane import OpenRun, label_of
 from publish.protocols import ProtocolTexts, collect_texts, list_headers
@@ -102,23 +102,12 @@ def _read_trial_lines(path: Path) -> OpenRunRead:
     the type labels of the values the trials carry
     (:func:`publish.open_lane.label_of`), for Croissant, and the run's modal
     decision per cell (:func:`publish.changes.modal_cells`), from the records
-    already parsed.
+    already parsed (:func:`open_run_read`).
     """
-    records = []
-    kept = []
-    types: dict[str, dict[type, object]] = {}
     reader = jsonl.JsonlReader(jsonl.REFUSE, str(path), torn_tail=jsonl.DROP)
     try:
         with open(path, "rb") as fh:
-            for line in reader.lines(fh):
-                record = line.record
-                records.append(record)
-                if record.get("record_type") == "trial":
-                    kept.append(line.raw)
-                    for key, value in record.items():
-                        seen = types.setdefault(key, {})
-                        if value is not None and type(value) not in seen:
-                            seen[type(value)] = value
+            lines = list(reader.lines(fh))
     except FileNotFoundError:
         raise PublishError(f"{path}: no trial log in a complete open-lane run") from None
     except OSError as exc:
@@ -126,23 +115,52 @@ def _read_trial_lines(path: Path) -> OpenRunRead:
     except jsonl.JsonlError as exc:
         raise PublishError(str(exc)) from None
     try:
-        chain.verify(records)
+        chain.verify(line.record for line in lines)
     except chain.ChainError as exc:
         raise PublishError(f"{path}: hash chain broken at {exc}") from None
+    return open_run_read(lines)
+
+
+def open_run_read(lines: list[jsonl.Line]) -> OpenRunRead:
+    """What publication keeps of a run's log once its lines are read and its chain verified: the trial lines
+    as written, their values' type labels and the run's modal cells (the blocking check's workers, which read
+    every log anyway, call this too, so a build reads each log once: :func:`publish.checks.chain_problems`)."""
+    kept, trials = [], []
+    types: dict[str, dict[type, object]] = {}
+    for line in lines:
+        record = line.record
+        if record.get("record_type") == "trial":
+            kept.append(line.raw)
+            trials.append(record)
+            for key, value in record.items():
+                seen = types.setdefault(key, {})
+                if value is not None and type(value) not in seen:
+                    seen[type(value)] = value
     labels = {key: {label_of(key, example) for example in seen.values()} for key, seen in types.items()}
-    return kept, labels, modal_cells(r for r in records if r.get("record_type") == "trial")
+    return kept, labels, modal_cells(trials)
+
+
+CheckedRead = tuple[Optional[OpenRunRead], dict, int]
+"""A complete run's log as the blocking check read and verified it (:func:`publish.checks.chain_problems`):
+its :data:`OpenRunRead` when its protocol is open (else None), its modal cells and its trial-line count
+(as :func:`_count_trials` counts them)."""
 
 
 def _read_open_run(path: str) -> OpenRunRead:
     return _read_trial_lines(Path(path))
 
 
-def _read_open_runs(folders: list[Path]) -> list[OpenRunRead]:
-    """Read and verify the open runs' logs, in two processes when there are many (a ten-year archive)."""
-    if len(folders) < 64:
-        return [_read_trial_lines(store.trial_log(f)) for f in folders]
-    with pool(2) as workers:   # clean workers, never forked from the caller (publish.workers)
-        return list(workers.map(_read_open_run, [str(store.trial_log(f)) for f in folders], chunksize=8))
+def _read_open_runs(folders: list[Path], checked: dict[str, CheckedRead]) -> list[OpenRunRead]:
+    """Read and verify the open runs' logs, in two processes when there are many (a ten-year archive); a log
+    the blocking check already read and verified in this build (``checked``, by run id) is not read again."""
+    todo = [f for f in folders if (checked.get(f.name) or (None,))[0] is None]
+    if len(todo) < 64:
+        found = {f.name: _read_trial_lines(store.trial_log(f)) for f in todo}
+    else:
+        with pool(2) as workers:   # clean workers, never forked from the caller (publish.workers)
+            reads = workers.map(_read_open_run, [str(store.trial_log(f)) for f in todo], chunksize=8)
+            found = {f.name: read for f, read in zip(todo, reads)}
+    return [found[f.name] if f.name in found else checked[f.name][0] for f in folders]
 
 
 def _count_trials(path: Path) -> int:
@@ -172,8 +190,13 @@ def read_logs(paths: ArchivePaths) -> dict[str, list[dict]]:
     return out
 
 
-def gather(paths: ArchivePaths) -> Inputs:
-    """Read and check every input of a build."""
+def gather(paths: ArchivePaths, checked: Optional[dict[str, CheckedRead]] = None) -> Inputs:
+    """Read and check every input of a build.
+
+    ``checked`` holds, by run id, the logs the blocking check read and verified moments before in the same
+    build (:func:`publish.checks.blocking_problems`): those are taken as read, not read a second time.
+    """
+    checked = checked or {}
     headers = list_headers(paths)
     lanes = {h["protocol_id"]: h.get("lane") for h in headers}
     texts = collect_texts(paths, headers)
@@ -195,6 +218,7 @@ def gather(paths: ArchivePaths) -> Inputs:
             m = _check_measurement(store.read_measurement(folder), folder)
         except RecordFileError as exc:
             raise PublishError(str(exc)) from None
+        m.update(beside_fields(run, str(store.run_file(folder))))   # the server builds, from the run record
         current_lane = lanes.get(m["protocol_id"], m.get("lane"))
         if "sealed" in (current_lane, m.get("lane")):
             continue
@@ -204,18 +228,21 @@ def gather(paths: ArchivePaths) -> Inputs:
         if current_lane == "open":
             open_folders.append((folder, info))
         else:
-            info.n_trials = _count_trials(store.trial_log(folder))
+            known = checked.get(folder.name)
+            info.n_trials = known[2] if known else _count_trials(store.trial_log(folder))
     open_runs: list[OpenRun] = []
     cells: dict[str, dict] = {}
     for (folder, info), (lines, labels, cells_of_run) in zip(open_folders,
-                                                             _read_open_runs([f for f, _ in open_folders])):
+                                                             _read_open_runs([f for f, _ in open_folders], checked)):
         info.n_trials = len(lines)
         open_runs.append(OpenRun(info.measurement["run_id"], info.measurement["run_date"], lines, labels))
         if info.measurement.get("on_curve"):
             cells[info.measurement["run_id"]] = cells_of_run
     for info in runs:
         run_id = info.measurement["run_id"]
-        if info.measurement.get("on_curve") and run_id not in cells:
+        if info.measurement.get("on_curve") and run_id not in cells and run_id in checked:
+            cells[run_id] = checked[run_id][1]
+        elif info.measurement.get("on_curve") and run_id not in cells:
             try:
                 cells[run_id] = modal_cells_of_log(store.trial_log(paths.run_dir(run_id)))
             except (OSError, ValueError):

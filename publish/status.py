@@ -30,8 +30,11 @@ STATUS_FILE = "status.json"
 MANIFEST_FILE = "render_manifest.json"
 
 
-def coverage_summary(rows: list[dict], series: str = "commercial") -> dict:
-    """Ran and gap counts per period and per cause, for one series (the bar counts commercial only)."""
+def coverage_summary(rows: list[dict], series: Optional[str] = "commercial") -> dict:
+    """Ran and gap counts per period and per cause, for one series (the bar counts commercial only).
+
+    ``None`` counts the rows that belong to no series: the instrument's daily jobs.
+    """
     periods: dict[str, dict] = {}
     causes: Counter = Counter()
     for row in rows:

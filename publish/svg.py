@@ -16,12 +16,20 @@ The y axes are fixed (0–100 for stability, 0–1 for entropy) so no chart
 zooms a small change into a dramatic one.  The dashed line over the
 stability panel is each measurement's ceiling, ``100 − null_floor_pct``:
 the best score sampling noise allows at that ``n``.
+
+A ``bridge_incomplete`` record is a permanent discontinuity of its model
+family's curves (method §4.3), and it is disclosed on the curve itself, not
+only in the succession table: :func:`curve_breaks` turns the family's
+records into breaks, and :func:`stability_chart` draws each one as a
+marked vertical line at its date and cuts every line of the chart there, so
+no segment joins a point before the discontinuity to one after it.
 """
 from datetime import date
 from html import escape
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from publish.errors import CurveError, SiteError
+from publish.succession_words import public_reason
 
 WIDTH = 480
 PANEL_H = 110
@@ -31,6 +39,8 @@ RIGHT = 12
 TOP = 22
 NEUTRAL_CAUSE = "before_archive_start"
 SMALL_WIDTH = 300
+BREAK_KIND = "bridge_incomplete"
+BREAK_STROKE = "#b3261e"   # drawn with its own attributes: the chart says it without the site's stylesheet
 
 
 def _day(value: str) -> int:
@@ -65,12 +75,71 @@ def check_curve(points: Sequence[dict]) -> tuple[str, str]:
     return series[0], families[0]
 
 
-def stability_chart(points: Sequence[dict], title: str) -> str:
-    """One protocol's main curve in one model family and one series, with its entropy panel."""
+def curve_breaks(records: Iterable[Mapping], family: object) -> list[dict]:
+    """The permanent discontinuities of ``family``'s curves: one break per date of its ``bridge_incomplete`` records.
+
+    Each break is ``{"date", "kind", "label"}``; the label is the succession
+    table's public words (:func:`publish.succession_words.public_reason`),
+    never the record's own free-text ``reason``.
+    """
+    by_date: dict[str, list[str]] = {}
+    for record in records:
+        day = str(record.get("date") or "")[:10]
+        if record.get("model_family") != family or len(day) != 10:
+            continue
+        words = public_reason(BREAK_KIND, record) or "a permanent discontinuity"
+        if words not in by_date.setdefault(day, []):
+            by_date[day].append(words)
+    return [{"date": day, "kind": BREAK_KIND, "label": "; ".join(by_date[day])} for day in sorted(by_date)]
+
+
+def _segments(points: Sequence[dict], breaks: Sequence[Mapping]) -> list[list[int]]:
+    """Indices of ``points`` (date order) between consecutive breaks: a point dated on a break's day follows it."""
+    segments: list[list[int]] = [[]]
+    cuts = sorted(str(b["date"]) for b in breaks)
+    for i, p in enumerate(points):
+        while cuts and str(p["run_date"])[:10] >= cuts[0]:
+            cuts.pop(0)
+            if segments[-1]:
+                segments.append([])
+        segments[-1].append(i)
+    return segments
+
+
+def _break_marks(breaks: Sequence[Mapping], x: Callable[[int], float], top: float, bottom: float) -> list[str]:
+    """Each break as a marked vertical line over both panels, with what it is in words.
+
+    The short label sits at the foot of the stability panel, where a
+    stability figure rarely is; the full words are the line's title.
+    """
+    parts = []
+    for b in breaks:
+        at = x(_day(str(b["date"])))
+        right = at > LEFT + (WIDTH - LEFT - RIGHT) * 0.75
+        parts.append(f'<line class="break" data-break="{escape(str(b["kind"]))}" data-date="{escape(str(b["date"]))}" '
+                     f'x1="{at:.1f}" x2="{at:.1f}" y1="{top:.1f}" y2="{bottom:.1f}" stroke="{BREAK_STROKE}" '
+                     f'stroke-width="1.5" stroke-dasharray="2 3"><title>{escape(str(b["date"]))}: '
+                     f'{escape(str(b["label"]))}</title></line>')
+        parts.append(f'<text class="break-label" x="{at + (-3 if right else 3):.1f}" y="{top + PANEL_H - 4:.1f}" '
+                     f'text-anchor="{"end" if right else "start"}" font-size="11" fill="{BREAK_STROKE}">'
+                     f'bridge incomplete {escape(str(b["date"]))}</text>')
+    return parts
+
+
+def stability_chart(points: Sequence[dict], title: str, breaks: Sequence[Mapping] = ()) -> str:
+    """One protocol's main curve in one model family and one series, with its entropy panel.
+
+    ``breaks`` (:func:`curve_breaks`) are the family's permanent
+    discontinuities: each one dated after the curve's first point is marked
+    at its date (the date axis reaching it if it is later than the last
+    point), and every line is cut there.  Without one the chart is as it
+    always was.
+    """
     series, family = check_curve(points)
     points = sorted(points, key=lambda p: (p["run_date"], p.get("replicate_index") or 0))
     days = [_day(p["run_date"]) for p in points]
-    first, last = min(days), max(days)
+    breaks = [b for b in breaks if _day(str(b["date"])) > days[0]]
+    first, last = min(days), max(days + [_day(str(b["date"])) for b in breaks])
     span = max(last - first, 1)
     plot_w = WIDTH - LEFT - RIGHT
 
@@ -86,6 +155,13 @@ def stability_chart(points: Sequence[dict], title: str) -> str:
     def y_ent(v: float) -> float:
         return top2 + (1 - v) * PANEL_H
 
+    segments = _segments(points, breaks)
+
+    def lines(css: str, where: Callable[[dict], float]) -> None:
+        for segment in segments:
+            coords = " ".join(f"{x(days[i]):.1f},{where(points[i]):.1f}" for i in segment)
+            parts.append(f'<polyline class="{css}" points="{coords}"/>')
+
     parts = [f'<svg class="chart" data-chart="stability" data-series="{escape(series)}" '
              f'data-model-family="{escape(family)}" viewBox="0 0 {WIDTH} {height}" role="img" '
              f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">',
@@ -100,14 +176,12 @@ def stability_chart(points: Sequence[dict], title: str) -> str:
 
     axes(top1, [(y_stab(v), str(v)) for v in (0, 50, 100)], "stability_pct · bars: 95% CI · dashes: noise ceiling",
          "stability")
-    ceiling = " ".join(f"{x(d):.1f},{y_stab(100 - (p.get('null_floor_pct') or 0)):.1f}" for d, p in zip(days, points))
-    parts.append(f'<polyline class="ceiling" points="{ceiling}"/>')
+    lines("ceiling", lambda p: y_stab(100 - (p.get("null_floor_pct") or 0)))
     for d, p in zip(days, points):
         if p.get("ci_low_pct") is not None and p.get("ci_high_pct") is not None:
             parts.append(f'<line class="ci" x1="{x(d):.1f}" x2="{x(d):.1f}" y1="{y_stab(p["ci_low_pct"]):.1f}" '
                          f'y2="{y_stab(p["ci_high_pct"]):.1f}"/>')
-    line = " ".join(f"{x(d):.1f},{y_stab(p['stability_pct']):.1f}" for d, p in zip(days, points))
-    parts.append(f'<polyline class="curve" points="{line}"/>')
+    lines("curve", lambda p: y_stab(p["stability_pct"]))
     for d, p in zip(days, points):
         parts.append(f'<circle class="pt" cx="{x(d):.1f}" cy="{y_stab(p["stability_pct"]):.1f}" r="3">'
                      f'<title>{escape(p["run_date"])}: {_fmt(p["stability_pct"])}% '
@@ -117,12 +191,12 @@ def stability_chart(points: Sequence[dict], title: str) -> str:
     axes(top2, [(y_ent(v), t) for v, t in ((0, "0"), (0.5, "0.5"), (1, "1"))],
          "entropy_a (solid), entropy_b (dashed) · 0 = one answer", "entropy")
     for name, css in (("entropy_a", "ent-a"), ("entropy_b", "ent-b")):
-        pts = " ".join(f"{x(d):.1f},{y_ent(p[name]):.1f}" for d, p in zip(days, points))
-        parts.append(f'<polyline class="{css}" points="{pts}"/>')
+        lines(css, lambda p, name=name: y_ent(p[name]))
         for d, p in zip(days, points):
             parts.append(f'<circle class="{css}-pt" cx="{x(d):.1f}" cy="{y_ent(p[name]):.1f}" r="2">'
                          f'<title>{escape(p["run_date"])}: {name} {p[name]:.3f}</title></circle>')
     parts.append("</g>")
+    parts += _break_marks(breaks, x, top1, top2 + PANEL_H)
     first_label, last_label = points[0]["run_date"], points[-1]["run_date"]
     parts.append(f'<text class="tick" x="{LEFT}" y="{height - 6}">{escape(first_label)}</text>')
     if last_label != first_label:

@@ -36,6 +36,11 @@ was called) or a :class:`Fault`:
   ``Fault.slow(seconds, then)`` (waits, then answers ``then``),
   ``Fault.content_filter()`` (the provider blocks the request: HTTP 400).
 
+``FakeProvider(system_fingerprint="fp_…")`` puts that build identity into every
+OpenAI-dialect answer as ``system_fingerprint`` (as OpenAI and llama.cpp's
+server do); set ``fake.system_fingerprint`` to change the build between calls.
+Without one the field is left out, as a server that reports no build does.
+
 ``FakeProvider(require_key="…")`` answers 401 unless the request carries
 that key (``x-api-key`` or ``Authorization: Bearer``).  ``models_script``
 takes faults for the models list the same way ``script`` does for chats.
@@ -178,8 +183,10 @@ class FakeProvider:
 
     def __init__(self, responder: Optional[Callable[[Request], Answer]] = None, *,
                  require_key: Optional[str] = None, latency_s: float = 0.0,
-                 models: Iterable[Union[str, dict]] = ("claude-sonnet-5",)) -> None:
+                 models: Iterable[Union[str, dict]] = ("claude-sonnet-5",),
+                 system_fingerprint: Optional[str] = None) -> None:
         self._lock = threading.Lock()
+        self.system_fingerprint = system_fingerprint
         self.responder: Callable[[Request], Answer] = responder or (lambda request: Reply.text("DECISION: A"))
         self.require_key = require_key
         self.latency_s = latency_s
@@ -419,7 +426,7 @@ class _Handler(BaseHTTPRequestHandler):
         if request.dialect == "anthropic":
             self._send(200, _anthropic_body(answer, model, in_tokens, out_tokens))
         else:
-            self._send(200, _openai_body(answer, model, in_tokens, out_tokens))
+            self._send(200, _openai_body(answer, model, in_tokens, out_tokens, self.fake.system_fingerprint))
 
     def _fault(self, request: Request, fault: Fault) -> None:
         if fault.kind == "status":
@@ -455,7 +462,8 @@ def _anthropic_body(answer: Reply, model: str, in_tokens: int, out_tokens: int) 
             "usage": {"input_tokens": in_tokens, "output_tokens": out_tokens}}
 
 
-def _openai_body(answer: Reply, model: str, in_tokens: int, out_tokens: int) -> dict:
+def _openai_body(answer: Reply, model: str, in_tokens: int, out_tokens: int,
+                 system_fingerprint: Optional[str] = None) -> dict:
     message: dict = {"role": "assistant", "content": answer.content, "refusal": None}
     finish = "stop"
     if answer.kind == "refusal":
@@ -467,10 +475,13 @@ def _openai_body(answer: Reply, model: str, in_tokens: int, out_tokens: int) -> 
         message["tool_calls"] = [{"id": "call_fake", "type": "function",
                                   "function": {"name": "decide", "arguments": "{\"choice\": \"A\"}"}}]
         finish = "tool_calls"
-    return {"id": "chatcmpl-fake", "object": "chat.completion", "created": 1767225600, "model": model,
+    body = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 1767225600, "model": model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": in_tokens, "completion_tokens": out_tokens,
                       "total_tokens": in_tokens + out_tokens}}
+    if system_fingerprint is not None:
+        body["system_fingerprint"] = system_fingerprint
+    return body
 
 
 def decide_by_hash(options: Sequence[str] = ("A", "B")) -> Callable[[Request], Reply]:

@@ -15,6 +15,7 @@ in subprocesses, which do not travel (they pass their dates as flags).
 import os
 import subprocess
 import sys
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -67,18 +68,40 @@ def test_the_clock_is_the_sessions():
     assert utc_today() == start.date().isoformat() and utc_now()[:13] == instant[:13]
 
 
+@pytest.fixture(scope="module")
+def runs_at_each_instant(tmp_path_factory) -> dict[str, tuple[int, str, str]]:
+    """``instant -> (exit code, stdout, stderr)`` of the date-sensitive modules run at each awkward instant.
+
+    The three sessions run side by side (each its own process, home and
+    basetemp): they share nothing, and side by side they take about the
+    time of the longest instead of the sum.
+    """
+    started = {}
+    for instant in AWKWARD.values():
+        env = {**os.environ, CLOCK_ENV: instant}
+        env.pop("PYTEST_ADDOPTS", None)
+        folder = tmp_path_factory.mktemp("any-day")
+        command = [sys.executable, "-m", "pytest", PROBE, *DATE_SENSITIVE, "-q", "-m", "not slow",
+                   "-p", "no:cacheprovider", "--basetemp", str(folder / "basetemp")]
+        with open(folder / "out", "w") as out, open(folder / "err", "w") as err:   # files: no pipe fills up
+            started[instant] = (folder, subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=err))
+    done = {}
+    deadline = time.monotonic() + 1200
+    for instant, (folder, child) in started.items():
+        try:
+            child.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:      # a hang fails, it never blocks the suite
+            child.kill()
+            child.wait()
+        done[instant] = (child.returncode, (folder / "out").read_text(), (folder / "err").read_text())
+    return done
+
+
 @pytest.mark.parametrize("instant", list(AWKWARD.values()), ids=list(AWKWARD))
-def test_the_date_sensitive_modules_pass_on_any_day(instant, tmp_path):
-    env = {**os.environ, CLOCK_ENV: instant}
-    env.pop("PYTEST_ADDOPTS", None)
-    command = [sys.executable, "-m", "pytest", PROBE, *DATE_SENSITIVE, "-q", "-m", "not slow",
-               "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "basetemp")]
-    try:
-        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    except subprocess.TimeoutExpired as exc:   # run() has killed it: a hang fails, it never blocks the suite
-        pytest.fail(f"the date-sensitive modules at {instant} did not finish in {exc.timeout:.0f} s")
-    lines = done.stdout.strip().splitlines()
-    summary = lines[-1] if lines else done.stderr.strip()[-2000:]
+def test_the_date_sensitive_modules_pass_on_any_day(instant, runs_at_each_instant):
+    returncode, stdout, stderr = runs_at_each_instant[instant]
+    lines = stdout.strip().splitlines()
+    summary = lines[-1] if lines else stderr.strip()[-2000:]
     failures = [line for line in lines if line.startswith(("FAILED", "ERROR"))]
-    assert done.returncode == 0, f"at {instant}: {summary}\n" + "\n".join(failures) + "\n" + done.stdout[-4000:]
+    assert returncode == 0, f"at {instant}: {summary}\n" + "\n".join(failures) + "\n" + stdout[-4000:]
     assert " passed" in summary and "failed" not in summary and "error" not in summary, summary

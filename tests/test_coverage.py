@@ -148,7 +148,7 @@ def test_jobs_that_ran_are_ran_rows(paths):
                      jobs=("runtime_fingerprint", "full_sweep"), now=NOW)
     fp = rows_by(result, "runtime_fingerprint")
     assert [fp[(d, None)]["status"] for d in ("2026-11-01", "2026-11-02", "2026-11-03")] == ["ran"] * 3
-    assert fp[("2026-11-01", None)]["series"] == "open_weights"
+    assert fp[("2026-11-01", None)]["series"] is None, "the instrument's job, not the open-weights series"
     sweep = rows_by(result, "full_sweep")[("2026-11", P_OPEN)]
     assert (sweep["status"], sweep["cause"], sweep["run_id"], sweep["series"]) == ("ran", None, "sweep-nov",
                                                                                   "commercial")

@@ -7,8 +7,13 @@ model id — not as our fake provider does.  The end-to-end test is the
 newcomer's two commands: ``comparison run`` in an empty home from nothing
 but a copy of the published ``public/`` folder, then ``comparison submit``
 into the archive, whose recomputed measurement must be the one ``llmarchive
-verify`` gets from the submitted trials.  Slow (one open v0 protocol, 120
-real generations, a few minutes on two cores) and part of ``make test``.
+verify`` gets from the submitted trials.  The harness route is the same
+proof with three commands: Inspect AI's own ``inspect eval`` of the published
+task file (``panels/<protocol_id>.py``) against the same server
+(``--model openai-api/llamacpp/<model>`` with ``LLAMACPP_BASE_URL``), then
+``comparison import`` of its log and ``comparison submit``.  Slow (one open
+v0 protocol, 120 real generations per route, a few minutes each on two
+cores; both share the module's one server) and part of ``make test``.
 """
 import json
 import os
@@ -23,6 +28,7 @@ from llmarchive.archive import record_logs as records
 from llmarchive.protocols import registry
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.subjects.openai_compat import OpenAICompatSubject
+from tests.inspect_helpers import inspect_eval
 from tests.publish_helpers import template_archive
 
 pytestmark = pytest.mark.slow
@@ -89,14 +95,66 @@ def test_an_outsider_runs_a_published_open_panel_on_llama_cpp_server_and_the_arc
     assert measurement["on_curve"] is False
 
     # `llmarchive verify` recomputes it from the submitted trials alone and finds no field that differs
-    (tmp_path / "trials.jsonl").write_text("".join(json.dumps(t) + "\n" for t in trials), encoding="utf-8")
-    (tmp_path / "measurement.json").write_text(json.dumps(measurement), encoding="utf-8")
-    protocol_header = registry.header(registry.load_protocol(ArchivePaths(archive.home), OPEN))
-    (tmp_path / "protocol.json").write_text(json.dumps(protocol_header), encoding="utf-8")
-    verified = cli(archive.home, "verify", "--trials", str(tmp_path / "trials.jsonl"),
-                   "--measurement", str(tmp_path / "measurement.json"),
-                   "--protocol", str(tmp_path / "protocol.json"), "--json")
-    assert json.loads(verified.stdout) == []
+    assert recomputed_by_verify(archive.home, tmp_path, trials, measurement) == []
     print(f"\nllama.cpp server: {len(trials)} calls; measurement "
           + json.dumps({k: measurement.get(k) for k in ("n", "n_valid", "flags", "decision_change_pct",
                                                          "stability_pct", "ci_low_pct", "ci_high_pct")}))
+
+
+def recomputed_by_verify(home: Path, folder: Path, trials: list, measurement: dict) -> list:
+    """What `llmarchive verify` finds different between ``measurement`` and a recomputation from ``trials``."""
+    (folder / "trials.jsonl").write_text("".join(json.dumps(t) + "\n" for t in trials), encoding="utf-8")
+    (folder / "measurement.json").write_text(json.dumps(measurement), encoding="utf-8")
+    protocol_header = registry.header(registry.load_protocol(ArchivePaths(home), OPEN))
+    (folder / "protocol.json").write_text(json.dumps(protocol_header), encoding="utf-8")
+    verified = cli(home, "verify", "--trials", str(folder / "trials.jsonl"), "--measurement",
+                   str(folder / "measurement.json"), "--protocol", str(folder / "protocol.json"), "--json")
+    return json.loads(verified.stdout)
+
+
+def test_an_outsider_runs_the_published_inspect_task_on_llama_cpp_server_imports_its_log_and_the_archive_recomputes_it(
+        llama_server, tmp_path):
+    from inspect_ai.log import read_eval_log
+
+    base_url, model_id = llama_server
+    archive = template_archive(tmp_path / "archive")
+    cli(archive.home, "publish", "--build-time", f"{DAY}T00:00:00Z")
+    download = tmp_path / "download" / "public"
+    shutil.copytree(archive.public, download)
+    folder = download / "panels"
+    panel = folder / f"{OPEN}.json"
+    assert (folder / f"{OPEN}.py").is_file(), "the publication has no Inspect task beside the panel"
+    doc = json.loads(panel.read_text(encoding="utf-8"))
+
+    # 1. Inspect's own command, the task file as downloaded, llama.cpp's server as an openai-api service
+    done, seconds = inspect_eval(folder, OPEN, [model_id], tmp_path / "logs", base_url, service="llamacpp",
+                                 timeout=1500)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [log_file] = list((tmp_path / "logs").glob("*.eval"))
+    log = read_eval_log(str(log_file), header_only=True)
+    assert log.status == "success" and log.eval.config.epochs == doc["n_per_scenario"]
+
+    # 2. import (an empty home: nothing but the downloaded files and the log), 3. submit into the archive
+    submission = tmp_path / "submission.jsonl"
+    cli(tmp_path / "outsider", "comparison", "import", str(log_file), "--panel", str(panel), "--out",
+        str(submission), "--submitted-by", "an outside lab")
+    lines = [json.loads(line) for line in submission.read_text(encoding="utf-8").splitlines()]
+    header, trials = lines[0], lines[1:]
+    assert header["model_id"] == model_id and {t["returned_model_id"] for t in trials} == {model_id}
+    assert header["explicitly_set"] == {"model": model_id, "max_tokens": doc["generation"]["max_tokens"]}
+    assert len(trials) == 4 * doc["n"] == doc["how_to_send"]["calls"]
+    assert {t["prompt_sha256"] for t in trials} == {h for by in doc["prompt_sha256"].values() for h in by.values()}
+    cli(archive.home, "comparison", "submit", str(submission), "--date", DAY)
+    [point] = records.read(ArchivePaths(archive.home), "comparison_point")
+    measurement = point["measurement"]
+    assert measurement["run_id"] == trials[0]["run_id"] and measurement["on_curve"] is False
+    assert measurement["panel_sha256"] == doc["panel_sha256"] and measurement["n"] == doc["n"]
+
+    # `llmarchive verify` recomputes the accepted point from the imported trials and finds no field that differs
+    assert recomputed_by_verify(archive.home, tmp_path, trials, measurement) == []
+    readable = sum(t["outcome"] == "valid" for t in trials)
+    print(f"\nInspect on llama.cpp's server: {len(trials) // doc['n_per_scenario']} samples x "
+          f"{doc['n_per_scenario']} epochs = {len(trials)} calls, {seconds:.0f} s wall (inspect eval); model id as "
+          f"logged: {log.eval.model} -> output.model {header['model_id']}; {readable} of {len(trials)} answers "
+          f"readable; measurement " + json.dumps({k: measurement.get(k) for k in (
+              "n_valid", "flags", "stability_pct", "ci_low_pct", "ci_high_pct")}))

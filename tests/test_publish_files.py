@@ -9,7 +9,8 @@ import pytest
 from llmarchive.archive.paths import ArchivePaths
 from measure import chain
 from measure.canonical import sha256_hex
-from measure.schema import MEASUREMENT_FIELD_NAMES, MEASUREMENT_FIELDS, OUTCOME_FIELD_NAMES, OUTCOMES, VERSIONS
+from measure.schema import (BESIDE_MEASUREMENT_FIELD_NAMES, MEASUREMENT_FIELD_NAMES, MEASUREMENT_FIELDS,
+                            OUTCOME_FIELD_NAMES, OUTCOMES, VERSIONS)
 from publish import PublishError, publish_all, reading
 from tests import publish_helpers as ph
 
@@ -33,7 +34,7 @@ def read_csv(path):
 def test_stability_csv_header_is_the_reading_then_exactly_measurement_fields(published):
     paths, _, _ = published
     rows = read_csv(paths.public / "stability.csv")
-    assert tuple(rows[0]) == ("reading", "flag_sentences") + MEASUREMENT_FIELD_NAMES
+    assert tuple(rows[0]) == ("reading", "flag_sentences") + MEASUREMENT_FIELD_NAMES + BESIDE_MEASUREMENT_FIELD_NAMES
 
 
 def test_stability_csv_has_one_row_per_measurement_with_json_cells_for_non_scalars(published):
@@ -207,7 +208,8 @@ def test_croissant_is_valid_for_mlcroissant_and_its_records_read_back(published)
     document = json.loads((paths.public / "croissant.json").read_text())
     dataset = mlc.Dataset(jsonld=paths.public / "croissant.json")
     fields = {rs["@id"]: [f["name"] for f in rs["field"]] for rs in document["recordSet"]}
-    assert fields["stability"] == ["reading", "flag_sentences"] + list(MEASUREMENT_FIELD_NAMES)
+    assert fields["stability"] == (["reading", "flag_sentences"] + list(MEASUREMENT_FIELD_NAMES)
+                                   + list(BESIDE_MEASUREMENT_FIELD_NAMES))
     assert fields["changes"][0] == "reading"
     assert fields["outcomes"] == list(OUTCOME_FIELD_NAMES)
     types = {f["name"]: f["dataType"] for f in document["recordSet"][0]["field"]}
@@ -414,6 +416,8 @@ def test_a_measurement_written_before_the_new_fields_publishes_with_them_empty(a
 # --- the open panels, published in full (issue 20) -------------------------------------------------
 
 OPEN_V0 = ("base_rate_neglect__wording__v0", "risky_choice_framing__wording__v0")
+PANEL_FILE_KINDS = (".json", ".py", ".lm_eval.yaml", ".lm_eval.jsonl")
+"""Published per open protocol: the panel, its Inspect AI task, its lm-evaluation-harness task and documents."""
 
 
 def test_every_open_protocol_is_published_in_full_and_verifies_against_the_registry(published):
@@ -422,7 +426,7 @@ def test_every_open_protocol_is_published_in_full_and_verifies_against_the_regis
 
     paths, _, manifest = published
     names = sorted(p.name for p in (paths.public / "panels").iterdir())
-    assert names == [f"{pid}.json" for pid in OPEN_V0]
+    assert names == sorted(f"{pid}{ext}" for pid in OPEN_V0 for ext in PANEL_FILE_KINDS)
     for pid in OPEN_V0:
         file = paths.public / "panels" / f"{pid}.json"
         doc = open_panels.read_panel_file(file)
@@ -465,7 +469,8 @@ def test_a_v1_protocol_admitted_to_the_open_lane_gets_its_own_panel_file(archive
         lanes.promote(archive, registry.load_protocol(archive, pid), lane, twin, known_ids=known)  # inherits v0's review
     publish_all(archive, build_time=BUILD_1)
     names = sorted(p.name for p in (archive.public / "panels").iterdir())
-    assert names == sorted([f"{pid}.json" for pid in OPEN_V0] + ["risky_choice_framing__wording__v1.json"])
+    assert names == sorted(f"{pid}{ext}" for pid in (*OPEN_V0, "risky_choice_framing__wording__v1")
+                           for ext in PANEL_FILE_KINDS)
     v0, v1 = (open_panels.load_panel_file(archive.public / "panels" / f"risky_choice_framing__wording__{s}.json")
               for s in ("v0", "v1"))
     assert v1["panel_sha256"] == v0["panel_sha256"] and v1["protocol_sha256"] != v0["protocol_sha256"]

@@ -47,7 +47,7 @@ def a_trial() -> dict:
         "outcome": "valid", "token": "A", "reason": None, "response_text": "DECISION: A", "stop_reason": "end_turn",
         "returned_model_id": "m-1", "input_tokens": 10, "output_tokens": 3, "latency_ms": 12, "attempts": 1,
         "retry_causes": [], "unknown_attempts": 0, "answered": True, "session": "s0",
-        "started_at": "2026-11-01T00:00:00Z", "finished_at": "2026-11-01T00:00:01Z",
+        "started_at": "2026-11-01T00:00:00Z", "finished_at": "2026-11-01T00:00:01Z", "system_fingerprint": None,
     }
 
 

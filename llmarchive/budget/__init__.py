@@ -7,14 +7,24 @@ Three pools, never mixed:
 
 * **general** = ceiling − bridge reserve − heartbeat reserve.  Scenario work
   (the sweep, a manual run) is charged here and may never run past it, so
-  the two reserves are never consumed by the daily cycle.  "Spend used" on
-  the ladder is general spend ÷ general pool.
+  no scenario run ever reaches a reserve.  "Spend used" on the ladder is
+  general spend ÷ general pool.
 * **bridge** — a generation bridge draws on ``bridge_reserve_eur`` and on
   nothing else, and its spend never counts against the general pool.
 * **heartbeat** — ``subject_fingerprint`` is never gated by the ladder: it is
   charged to the general pool while that has room, then to the heartbeat
   reserve, and stops (``budget_halted``) when both are spent — the ceiling is
   hard for it too.  No other job reaches the heartbeat reserve.
+
+That last rule is the reading method §9.3 states of two sentences of the
+design that cannot both hold literally: the subject fingerprint (a daily
+job) is never budget-gated, and the heartbeat reserve is never consumed by
+the daily cycle.  The reserve has no other use — the bridge has its own, the
+sweep may not touch it — so it is read as what keeps the daily paid check
+alive once the general pool is spent (the ladder's "never zero"), and "the
+daily cycle" as the cycle's scenario work.  Each job's pool is fixed by the
+jobs table and checked where a run's permission is made
+(:class:`~llmarchive.budget.ladder.Authorization`).
 
 One module per concern, each importing only those above it in this list:
 

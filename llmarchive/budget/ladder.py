@@ -24,7 +24,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
 from llmarchive.archive import jobs as job_table
-from llmarchive.budget.config import EPSILON_EUR, JOBS, Budget, BudgetError, BudgetHalted, Rung, job_name, load_budget
+from llmarchive.budget.config import (EPSILON_EUR, JOBS, POOL_NAMES, Budget, BudgetError, BudgetHalted, Rung,
+                                      job_name, load_budget)
 from llmarchive.budget.ledger import current_month, month_totals
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.record_logs import utc_today
@@ -255,13 +256,30 @@ def record_plan_skips(paths: ArchivePaths, plan: Plan, date: Optional[str] = Non
 
 @dataclass(frozen=True)
 class Authorization:
-    """Permission for one run: which pool pays, at which per-call rate."""
+    """Permission for one run: which pool pays, at which per-call rate.
+
+    The pool is the job's own, from the one jobs table, and nothing else: a
+    permission naming another pool is refused when it is made, so no caller
+    can point a sweep at a reserve.  Method §9.3's reading: the general pool
+    pays the sweep and manual runs, the bridge reserve pays the bridge only,
+    and the heartbeat reserve is reached by the subject fingerprint alone,
+    once the general pool is spent (:class:`llmarchive.budget.meter.SpendMeter`
+    moves its charges there; its permission names the general pool).
+    """
 
     job: str
     category: str
     pool: str
     rate_eur_per_call: Optional[float]
     budgeted: bool = True
+
+    def __post_init__(self) -> None:
+        job = job_name(self.job)
+        category, pool = JOBS[job]
+        if (self.category, self.pool) != (category, pool):
+            raise BudgetError(f"{job} is paid from the {POOL_NAMES[pool]} at the {category} rate; a permission "
+                              f"naming the {POOL_NAMES.get(self.pool, repr(self.pool))} ({self.category} rate) is "
+                              f"refused")
 
     def to_json(self) -> dict:
         return asdict(self)

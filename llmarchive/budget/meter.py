@@ -18,7 +18,7 @@ its category's flat per-call rate (``basis: "flat_rate"``).  The reference
 model is free and never reaches this module.
 """
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 from llmarchive.archive import record_logs as records
 from llmarchive.budget.config import EPSILON_EUR, PROMPT_FRAMING_TOKENS, Budget, BudgetHalted
@@ -28,6 +28,9 @@ from llmarchive.archive.jsonio import ChainedLog
 from llmarchive.archive.locks import file_lock
 from llmarchive.archive.paths import ArchivePaths
 from measure.schema import SCHEMA_VERSION
+
+Request = tuple[str, str, int, int, int]
+"""(call_key, session, attempt, prompt_bytes, max_tokens): what :meth:`SpendMeter.reserve` takes, as one request."""
 
 
 def _size(path: Path) -> int:
@@ -133,30 +136,69 @@ class SpendMeter:
 
     def reserve(self, call_key: str, session: str, attempt: int, prompt_bytes: int, max_tokens: int) -> dict:
         """Make one attempt's worst case durable before it is sent; refuse it past the pool's cap."""
-        worst = self.attempt_worst_case(prompt_bytes, max_tokens)
+        now = records.utc_now()
+        with file_lock(self.paths.spend_ledger):
+            self._fresh()
+            entry = self._reservation(now, now[:7], call_key, session, attempt, prompt_bytes, max_tokens)
+            written = self._append([entry])[0]
+            self.reserved[entry["reservation_id"]] = written
+            return written
+
+    def reserve_many(self, requests: Sequence[Request]) -> list[Union[dict, BudgetHalted]]:
+        """Reserve each request as :meth:`SpendMeter.reserve` would, all under one lock, written at once.
+
+        Each request is checked against the pool's cap with every earlier
+        entry of the batch counted (they are tallied as they are made), and
+        gets its written entry or the :class:`BudgetHalted` refusing it —
+        one refused attempt does not refuse the others.  A write that fails
+        raises (nothing of the batch is reserved) and leaves the tallies as
+        they were.
+        """
         now = records.utc_now()
         month = now[:7]
         with file_lock(self.paths.spend_ledger):
             self._fresh()
-            pool = self._pool_for(worst or 0.0, month, ())
-            cap = self._pool_cap(pool)
-            if cap is not None and worst is not None:
-                committed = self.committed(month, pool)
-                if committed + worst > cap + EPSILON_EUR:
-                    raise BudgetHalted(f"the {pool} pool for {month} holds €{cap:.4f}; €{committed:.4f} is "
-                                       f"charged or reserved and the next call may cost €{worst:.4f}: "
-                                       "stopping before it is sent")
-            entry = {
-                "record_type": RESERVATION, "schema_version": SCHEMA_VERSION, "recorded_at": now, "month": month,
-                "job": self.auth.job, "category": self.auth.category, "pool": pool, "run_id": self.run_id,
-                "call_key": call_key, "reservation_id": self.reservation_id(call_key, session, attempt),
-                "attempt": attempt, "subject": self.subject, "model_id": self.model_id,
-                "worst_input_tokens": prompt_bytes + PROMPT_FRAMING_TOKENS, "max_tokens": max_tokens,
-                "worst_case_eur": worst,
-            }
-            written = self._append([entry])[0]
-            self.reserved[entry["reservation_id"]] = written
-            return written
+            out: list[Union[dict, BudgetHalted]] = []
+            entries: list[dict] = []
+            for call_key, session, attempt, prompt_bytes, max_tokens in requests:
+                try:
+                    entry = self._reservation(now, month, call_key, session, attempt, prompt_bytes, max_tokens)
+                except BudgetHalted as exc:
+                    out.append(exc)
+                    continue
+                self._tally([entry])         # the cap check of the next request counts this one
+                entries.append(entry)
+                out.append(entry)
+            try:
+                written = self._append(entries) if entries else []
+            except BaseException:
+                for entry in entries:
+                    self._open.pop(entry["reservation_id"], None)
+                raise
+            by_id = {entry["reservation_id"]: entry for entry in written}
+            self.reserved.update(by_id)
+            return [item if isinstance(item, BudgetHalted) else by_id[item["reservation_id"]] for item in out]
+
+    def _reservation(self, now: str, month: str, call_key: str, session: str, attempt: int, prompt_bytes: int,
+                     max_tokens: int) -> dict:
+        """One reservation entry, exactly as :meth:`SpendMeter.reserve` writes it (lock held by the caller)."""
+        worst = self.attempt_worst_case(prompt_bytes, max_tokens)
+        pool = self._pool_for(worst or 0.0, month, ())
+        cap = self._pool_cap(pool)
+        if cap is not None and worst is not None:
+            committed = self.committed(month, pool)
+            if committed + worst > cap + EPSILON_EUR:
+                raise BudgetHalted(f"the {pool} pool for {month} holds €{cap:.4f}; €{committed:.4f} is "
+                                   f"charged or reserved and the next call may cost €{worst:.4f}: "
+                                   "stopping before it is sent")
+        return {
+            "record_type": RESERVATION, "schema_version": SCHEMA_VERSION, "recorded_at": now, "month": month,
+            "job": self.auth.job, "category": self.auth.category, "pool": pool, "run_id": self.run_id,
+            "call_key": call_key, "reservation_id": self.reservation_id(call_key, session, attempt),
+            "attempt": attempt, "subject": self.subject, "model_id": self.model_id,
+            "worst_input_tokens": prompt_bytes + PROMPT_FRAMING_TOKENS, "max_tokens": max_tokens,
+            "worst_case_eur": worst,
+        }
 
     # -- charges -------------------------------------------------------------------
     def _settles(self, call_key: str, session: Optional[str], attempts: Any) -> list[str]:

@@ -8,6 +8,9 @@ reaches ``main``, which prints its one-line message on stderr (a path of the
 wrong kind — a file where a folder belongs — gets one line too, never a
 traceback).  Every date, month and timestamp option is checked
 (:data:`llmarchive.cli._options.DATE_OPTIONS`) before the handler runs.
+On a light install (``pip install llm-archive`` alone) a command that needs
+the ``archive`` extra prints one line naming it and exits 2, before it
+starts or where it reached the missing module (:mod:`llmarchive.cli._extras`).
 """
 import argparse
 import importlib
@@ -18,6 +21,7 @@ from typing import Optional, Sequence
 from llmarchive import __version__
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.textsafe import terminal
+from llmarchive.cli._extras import check_installed, command_words, missing_line
 from measure.errors import ArchiveError
 
 
@@ -70,7 +74,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     # Imported here, not above: _options imports CommandError from this module (a cycle at import time).
     from llmarchive.cli._options import check_dates
 
+    words = command_words(parser, sys.argv[1:] if argv is None else argv)
     try:
+        check_installed(words, args)    # a light install is told what to add before the command does anything
         check_dates(args)       # a bad date, month or timestamp is refused before any command runs
         return int(args.func(args) or 0)
     except ArchiveError as exc:
@@ -81,6 +87,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # A path of the wrong kind or out of reach that no check named first: still one line, not a traceback.
         where = f": {exc.filename}" if exc.filename else ""
         print(terminal(f"error: {exc.strerror or type(exc).__name__}{where}"), file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        # The light install (no extras) lacks the archive side: a command that reaches it says what to install.
+        line = missing_line(exc, " ".join((parser.prog,) + words))
+        if line is None:
+            raise
+        print(line, file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

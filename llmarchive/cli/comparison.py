@@ -8,7 +8,7 @@ from llmarchive.cli._options import add_concurrency, add_date, add_model, add_ru
 from llmarchive.cli._options import concurrency as concurrency_for
 from llmarchive.archive.store import TRIALS_FILE
 from llmarchive.archive.textsafe import terminal
-from llmarchive.comparison import intake
+from llmarchive.comparison import harness_import, intake
 from llmarchive.comparison.run import run_comparison
 from llmarchive.run.progress import TrialProgress
 from llmarchive.run.runner import RunInterrupted
@@ -84,6 +84,36 @@ def register(subparsers) -> None:
     submit.add_argument("--submitted-by", help="who made the run (required unless the header names it)")
     add_date(submit, "the day the point is filed")
     submit.set_defaults(func=do_submit)
+    _register_import(sub)
+
+
+def _register_import(sub) -> None:
+    """``comparison import``: a harness's log (Inspect AI, lm-evaluation-harness) made into a submission file."""
+    imp = sub.add_parser(
+        "import", help="turn a harness's log (Inspect AI, lm-evaluation-harness) of a published open panel into a "
+                        "submission",
+        description=(
+            "Read LOG — an Inspect AI eval log (.eval, or its .json form) of the panel's published Inspect task "
+            "(panels/<protocol_id>.py), or an lm-evaluation-harness --log_samples file "
+            "(samples_<task>_<date>.jsonl, with its results file beside it) of the published task "
+            "(panels/<protocol_id>.lm_eval.yaml) — with the harness's own reader and write a submission `llmarchive "
+            "comparison submit` accepts unchanged. The panel FILE is verified first. Refused, listing every "
+            "reason at once and writing nothing: a sample whose input does not hash to the panel's "
+            "prompt_sha256, a slot (scenario x version x epoch) missing or answered twice, a sample that "
+            "errored (run `inspect eval-retry` and import the new log), more than one model id as the server "
+            "reported it (output.model) or an alias, a generation setting other than the panel's max_tokens "
+            "(a sampling parameter, a system message, a cache). Every setting the log records is kept in "
+            "the submission's explicitly_set; the run date is the day the log says the eval was created."
+        ),
+    )
+    imp.add_argument("log", metavar="LOG", help="the harness's log file (an Inspect AI .eval log, an lm-eval "
+                                                        "samples_*.jsonl)")
+    imp.add_argument("--panel", required=True, metavar="FILE", help="the published open panel file the log ran")
+    imp.add_argument("--out", required=True, metavar="FILE", help="where the submission is written")
+    imp.add_argument("--format", choices=sorted(harness_import.IMPORTERS), default=None,
+                     help="which harness wrote LOG (default: told from the file)")
+    imp.add_argument("--submitted-by", help="who made the run, written into the submission's header")
+    imp.set_defaults(func=do_import)
 
 
 def do_submit(args: argparse.Namespace) -> int:
@@ -147,4 +177,19 @@ def do_run(args: argparse.Namespace) -> int:
                    f"run {header['run_date']}, panel_sha256 {header['panel_sha256'][:12]}…)"))
     who = "" if header.get("submitted_by") else " --submitted-by 'YOUR NAME'"
     print(f"next: llmarchive comparison submit {shlex.quote(str(done.out))}{who}")
+    return 0
+
+
+def do_import(args: argparse.Namespace) -> int:
+    # A refused log is an ArchiveError (LogImportRefused): main prints the file and every reason, one line each.
+    made = harness_import.import_log(args.log, args.panel, args.out, kind=args.format,
+                                     submitted_by=args.submitted_by)
+    head = made.header
+    explicitly = ", ".join(f"{k}={v}" for k, v in head["explicitly_set"].items())
+    # Every value below came from the log (the server's model id, the client's settings): printed escaped.
+    print(terminal(f"submission: {args.out} ({head['protocol_id']} on {head['model_id']}, run {head['run_date']}, "
+                   f"{len(made.trials)} trials)"))
+    print(terminal(f"  explicitly set: {explicitly}"))
+    who = "" if head.get("submitted_by") else " --submitted-by 'YOUR NAME'"
+    print(f"next: llmarchive comparison submit {shlex.quote(str(args.out))}{who}")
     return 0

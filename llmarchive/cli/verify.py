@@ -13,6 +13,15 @@ Every file is read and every value decoded and type-checked by
 :mod:`publish.reader`, so bad input is one line naming the file and the
 problem (a :class:`publish.errors.PublishError`), never a traceback; this
 module keeps the arguments and the printing.
+
+Beside the estimator's fields, what the record lists of the run's trials is
+recomputed from them too (:data:`measure.schema.BESIDE_MEASUREMENT_FIELDS`:
+the server builds, ``system_fingerprints``, read from ``run.json``, the
+published row or the saved one).  A record that does not carry it (a run
+or a publication older than the field) is not judged on it.  So is
+``returned_model_id``: every id the trials name, each once, sorted and
+comma-joined (:mod:`llmarchive.archive.returned_model`); trials that name
+none leave nothing to recompute it from.
 """
 import argparse
 import sys
@@ -20,10 +29,16 @@ from pathlib import Path
 
 from llmarchive.cli import CommandError
 from llmarchive.archive import store
+from llmarchive.archive.returned_model import returned_model_id_differences
 from llmarchive.cli._options import add_json, print_json
 from measure import chain
 from measure.errors import ArchiveError
+from measure.schema import BESIDE_MEASUREMENT_FIELD_NAMES, system_fingerprints
 from measure.verify import recompute
+
+# How each field beside the measurement is recomputed from the trials (every one of them has its way).
+BESIDE_RECOMPUTED = {"system_fingerprints": system_fingerprints}
+assert tuple(BESIDE_RECOMPUTED) == BESIDE_MEASUREMENT_FIELD_NAMES
 
 ORDER = 80
 
@@ -69,9 +84,14 @@ def register(subparsers) -> None:
 # the three ways in (the reading itself is publish.reader's)
 # --------------------------------------------------------------------------
 
-def _folder_inputs(folder: Path) -> tuple[dict, list[dict], dict, Path]:
+Inputs = tuple[dict, list[dict], dict, Path, dict]
+"""measurement, trials, protocol header, the trials' file, and the fields beside the measurement it carries."""
+
+
+def _folder_inputs(folder: Path) -> Inputs:
     # publish.reader in the function: see public_command
-    from publish.reader import decode_header, decode_measurement, read_json_file, read_records, read_trials, single_row
+    from publish.reader import (decode_beside, decode_header, decode_measurement, read_json_file, read_records,
+                                read_trials, single_row)
 
     if not folder.is_dir():
         raise CommandError(f"{folder}: not a run folder")
@@ -93,22 +113,34 @@ def _folder_inputs(folder: Path) -> tuple[dict, list[dict], dict, Path]:
             chain.verify([r for _, r in records])
         except chain.ChainError as exc:
             raise ChainBroken(f"{log}: trial log chain broken: {exc}") from None
-    return measurement, trials, header, log
+    return measurement, trials, header, log, decode_beside(run_record, str(run_file))
 
 
-def _file_inputs(args) -> tuple[dict, list[dict], dict, Path]:
+def _file_inputs(args) -> Inputs:
     # publish.reader in the function: see public_command
-    from publish.reader import decode_header, decode_measurement, read_json_file, read_trials, single_row
+    from publish.reader import (decode_beside, decode_header, decode_measurement, read_json_file, read_trials,
+                                single_row)
 
     if not (args.trials and args.measurement and args.protocol):
         raise CommandError("give a run folder, --public DIR RUN_ID, or all of --trials, --measurement and --protocol")
     where = Path(args.measurement)
-    measurement = decode_measurement(single_row(read_json_file(where), str(where)), str(where))
+    row = single_row(read_json_file(where), str(where))
+    measurement = decode_measurement(row, str(where))
     protocol_file = Path(args.protocol)
     header = decode_header(single_row(read_json_file(protocol_file), str(protocol_file)), str(protocol_file),
                            measurement)
     trials = read_trials(Path(args.trials), measurement["run_id"], torn_tail_ok=False)
-    return measurement, trials, header, Path(args.trials)
+    return measurement, trials, header, Path(args.trials), decode_beside(row, str(where))
+
+
+def beside_differences(beside: dict, trials: list[dict]) -> list[dict]:
+    """Each field beside the measurement that the record carries, recomputed from the trials, where it differs."""
+    out = []
+    for name, value in sorted(beside.items()):
+        again = BESIDE_RECOMPUTED[name](trials)
+        if value != again:
+            out.append({"field": name, "recorded": value, "recomputed": again})
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -117,18 +149,21 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError("--public DIR needs the run id to recompute: llmarchive verify --public DIR RUN_ID")
         from publish.reader import public_inputs        # in the function: see public_command
 
-        measurement, trials, protocol, trials_file = public_inputs(Path(args.public), args.run_dir)
+        found = public_inputs(Path(args.public), args.run_dir)
+        measurement, trials, protocol, trials_file, beside = (found.measurement, found.trials, found.header,
+                                                              found.trials_file, found.beside or {})
     elif args.run_dir:
         try:
-            measurement, trials, protocol, trials_file = _folder_inputs(Path(args.run_dir))
+            measurement, trials, protocol, trials_file, beside = _folder_inputs(Path(args.run_dir))
         except ChainBroken as exc:
             print(str(exc), file=sys.stderr)
             return 1
     else:
-        measurement, trials, protocol, trials_file = _file_inputs(args)
+        measurement, trials, protocol, trials_file, beside = _file_inputs(args)
     if not trials:
         raise CommandError(f"{trials_file}: no trials of run {measurement.get('run_id')!r} were found")
-    differences = recompute(measurement, trials, protocol)
+    differences = (recompute(measurement, trials, protocol) + beside_differences(beside, trials)
+                   + returned_model_id_differences(measurement, trials))
     if args.json:
         print_json(differences)
     elif differences:

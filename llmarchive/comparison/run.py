@@ -169,7 +169,7 @@ def recipe(protocol_id: str, archive_url: str = "$ARCHIVE_URL") -> list[tuple[st
     file = f"{protocol_id}.json"
     return [
         ("install (in a clone of this repository)",
-         "python3 -m venv .venv && . .venv/bin/activate && pip install -e ."),
+         "python3 -m venv .venv && . .venv/bin/activate && pip install ."),
         ("fetch the panel file and check its hashes",
          f'curl -fO "{archive_url}/panels/{file}" && llmarchive panels verify {file}'),
         ("start your server (llama.cpp shown; vLLM, Ollama, LM Studio, TGI work the same)",

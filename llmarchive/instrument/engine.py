@@ -54,9 +54,10 @@ class LogprobEngine(ReferenceSubject):
 
     def __init__(self, max_tokens: int, model: str = models.DEFAULT_MODEL, model_path: Optional[str] = None,
                  model_sha256: Optional[str] = None, n_threads: int = 1, n_batch: int = 512,
-                 n_ctx: int = DEFAULT_N_CTX, seed: int = 0) -> None:
+                 n_ctx: int = DEFAULT_N_CTX, seed: int = 0, pin_source: Optional[str] = None) -> None:
         super().__init__(max_tokens, model=model, model_path=model_path, model_sha256=model_sha256,
-                         settings=ReferenceSettings(n_threads=n_threads, n_batch=n_batch, n_ctx=n_ctx, seed=seed))
+                         settings=ReferenceSettings(n_threads=n_threads, n_batch=n_batch, n_ctx=n_ctx, seed=seed),
+                         pin_source=pin_source)
 
     def _load(self):
         # llama_cpp (and numpy below) are loaded where the model is, not above: importing the instrument for its

@@ -20,9 +20,11 @@ detail method §7 names:
 ``fail``         it does not → an ``instrument_alarm`` naming the first difference;
                  or no expectation exists for this runtime while one exists for
                  another: **a new runtime key is an alarm like any other**;
-``unavailable``  the fingerprint could not run (missing file, wrong sha256, a
-                 llama.cpp error) → an ``instrument_alarm``: not running counts
-                 as failing;
+``unavailable``  the fingerprint could not run (missing file, wrong sha256 —
+                 for a model given by path alone, a sha256 that is not the one
+                 its baseline was made on, :mod:`llmarchive.instrument.model_pin`
+                 — a llama.cpp error) → an ``instrument_alarm``: not running
+                 counts as failing;
 ``established``  the archive's very first fingerprint: its digest becomes the
                  expectation, and the record says so.  Nothing was compared,
                  so the day does not count as passing.
@@ -34,12 +36,13 @@ discards it (the difference was transient).  Only a human acknowledgement
 candidate into the expectation — nothing the daily cycle does on its own
 can write a new expectation once the first exists.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from llmarchive.archive import record_logs as records
 from llmarchive.instrument.engine import Generated, LogprobEngine
+from llmarchive.instrument.model_pin import expectations_dir, pin_options, refuse_changed
 from llmarchive.instrument.prompts import (FINGERPRINT_MAX_TOKENS, FINGERPRINT_PROMPTS, PROMPTS_SHA256,
                                            TOP_LOGPROBS)
 from llmarchive.instrument.verdict import raise_alarm
@@ -56,10 +59,6 @@ EngineFactory = Callable[[], Any]
 
 class InstrumentError(ArchiveError, RuntimeError):
     """An instrument step that cannot proceed; the message says why."""
-
-
-def expectations_dir(paths: ArchivePaths) -> Path:
-    return paths.private / "instrument" / "expectations"
 
 
 def runtime_key(runtime: dict) -> dict:
@@ -172,13 +171,33 @@ def first_difference(expected: list[dict], got: list[dict]) -> str:
     return "the digests differ"
 
 
+@dataclass(frozen=True)
+class ReferenceEngineFactory:
+    """Builds the fingerprint's engine from reference options; :meth:`pinned` pins a path-only model first."""
+
+    model: str = "smollm2-135m"
+    model_path: Optional[str] = None
+    model_sha256: Optional[str] = None
+    n_threads: int = 1
+    n_batch: int = 512
+    pin_source: Optional[str] = None
+
+    def pinned(self, paths: ArchivePaths) -> "ReferenceEngineFactory":
+        """The same factory, a model given by path alone pinned to the instrument's baseline (model_pin)."""
+        options = pin_options(paths, {"model": self.model, "model_path": self.model_path,
+                                      "model_sha256": self.model_sha256})
+        return replace(self, model_sha256=options.get("model_sha256"), pin_source=options.get("pin_source"))
+
+    def __call__(self) -> LogprobEngine:
+        return LogprobEngine(FINGERPRINT_MAX_TOKENS, model=self.model, model_path=self.model_path,
+                             model_sha256=self.model_sha256, n_threads=self.n_threads, n_batch=self.n_batch,
+                             pin_source=self.pin_source)
+
+
 def default_engine_factory(model: str = "smollm2-135m", model_path: Optional[str] = None,
                            model_sha256: Optional[str] = None, n_threads: int = 1,
                            n_batch: int = 512) -> EngineFactory:
-    def make() -> LogprobEngine:
-        return LogprobEngine(FINGERPRINT_MAX_TOKENS, model=model, model_path=model_path, model_sha256=model_sha256,
-                             n_threads=n_threads, n_batch=n_batch)
-    return make
+    return ReferenceEngineFactory(model, model_path, model_sha256, n_threads, n_batch)
 
 
 @dataclass(frozen=True)
@@ -239,7 +258,10 @@ def runtime_fingerprint(paths: ArchivePaths, date: str, engine_factory: Optional
     factory = engine_factory or default_engine_factory()
     runtime: dict = {}
     try:
+        if isinstance(factory, ReferenceEngineFactory):
+            factory = factory.pinned(paths)    # a model given by path alone: its file checked before the load
         engine = factory()
+        refuse_changed(paths, engine)          # an engine built elsewhere from such a file: before any prompt
         runtime = dict(engine.runtime())
     except _RUN_FAILURES as exc:
         return _unavailable(paths, date, runtime, exc)

@@ -11,6 +11,9 @@ shifted cycle.
 
 **What is compared, twice.**  The run with that protocol's last *accepted*
 baseline on the same reference model file and the same protocol content.
+A model given by path alone is first pinned to the sha256 the instrument's
+baseline was made on (:mod:`llmarchive.instrument.model_pin`): a different
+file at that path is ``unavailable`` and an alarm, never a fresh baseline.
 
 1. *Exactly, slot by slot.*  The reference model answers greedily on a
    pinned runtime (model file, threads, batch, template, library: the
@@ -59,6 +62,7 @@ from llmarchive.archive.queries import records_on
 from llmarchive.archive.run_ids import rotation_run_id
 from llmarchive.archive.store import load_run
 from llmarchive.instrument.fingerprint import InstrumentError
+from llmarchive.instrument.model_pin import pin_options, refuse_changed
 from llmarchive.instrument.verdict import accepted_rotation_runs, raise_alarm
 from llmarchive.protocols import registry
 from llmarchive.run.runner import RunResult, RunSettings, run_protocol
@@ -253,11 +257,13 @@ def _rotate(paths: ArchivePaths, day: str, protocol: Mapping, subject: Any, rota
             reference_options: Optional[dict], max_tokens: Optional[int], progress: Optional[Callable]) -> None:
     """The run of the day, with its accepted baseline found and read before any call is made."""
     if subject is None:
-        options = dict(reference_options or {})
+        # A model given by path alone is pinned to the instrument's baseline: a changed file is refused unloaded.
+        options = pin_options(paths, reference_options or {})
         subject = make_subject("reference", max_tokens=max_tokens or protocol["generation"]["max_tokens"],
                                model=options.get("model"), model_path=options.get("model_path"),
-                               model_sha256=options.get("model_sha256"),
+                               model_sha256=options.get("model_sha256"), pin_source=options.get("pin_source"),
                                n_threads=options.get("n_threads", 1), n_batch=options.get("n_batch", 512))
+    refuse_changed(paths, subject)     # one loaded elsewhere from such a file: refused before any call
     rotation.runtime = subject.runtime()
     rotation.previous = previous_result(paths, rotation.pid, protocol.get("protocol_sha256"),
                                         rotation.runtime.get("model_sha256"), day, max_tokens)

@@ -42,6 +42,7 @@ from llmarchive.archive.jobs import SUBJECT_FINGERPRINT
 from llmarchive.instrument.prompts import (SUBJECT_GRAMMAR_VERSION, SUBJECT_ITEMS, SUBJECT_ITEMS_SHA256,
                                            SUBJECT_MAX_TOKENS, SUBJECT_OPTIONS, subject_prompt)
 from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.returned_model import returned_model_id
 from llmarchive.archive.run_ids import fingerprint_run_id, fingerprint_session
 from llmarchive.archive.skips import first_condition, record_skip
 from llmarchive.subjects.base import CallResult, SubjectError, classify
@@ -220,9 +221,8 @@ def subject_fingerprint(paths: ArchivePaths, day: str, subject: Any, *, budget: 
         items.append({"item_id": item_id, "question": question, "expected": truth, "outcome": decided.outcome,
                       "token": decided.token, "correct": decided.outcome == "valid" and decided.token == truth,
                       "response_text": result.text, "returned_model_id": result.returned_model_id})
-    returned = sorted({r.returned_model_id for r in results if r.returned_model_id})
     record = records.append(paths, JOB, {
-        "date": day, "subject_model_id": model, "returned_model_id": ",".join(returned) or None,
+        "date": day, "subject_model_id": model, "returned_model_id": returned_model_id(items),   # the run's rule
         "correct": sum(i["correct"] for i in items), "total": len(items), "items": items,
         "answered_yes": sum(i["token"] == "yes" for i in items), "answered_no": sum(i["token"] == "no" for i in items),
         "invalid": sum(i["outcome"] != "valid" for i in items), "items_sha256": SUBJECT_ITEMS_SHA256,

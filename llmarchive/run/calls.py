@@ -38,8 +38,10 @@ class CallLoop:
         """Workers make the calls; one writer makes their trials durable.
 
         A worker (:meth:`_call_worker`) hands its result to the writer and
-        waits until the trial is fsynced before it takes the next trial, so
-        at most ``concurrency`` calls are ever unrecorded.  The writer
+        sends its next call while that trial is fsynced; it waits for the
+        fsync before handing over the next answer, so at most
+        ``concurrency`` answers are ever waiting to be recorded besides the
+        ``concurrency`` calls in flight.  The writer
         (:meth:`_group_writer`) takes every result waiting at that moment and
         writes them with one fsync (group commit, :meth:`_commit`), in a
         thread, so the event loop keeps the other calls moving meanwhile.
@@ -64,29 +66,48 @@ class CallLoop:
         return (halted or shared.stops or [None])[0]
 
     async def _call_worker(self, shared: "_Shared") -> None:
-        """Call the next open slot, hand the answer to the writer, wait until it is durable; until the first stop."""
-        loop = asyncio.get_running_loop()
-        for planned in shared.pending:       # one shared iterator: calls start in schedule order
-            if shared.stops:
-                return
-            try:
-                result = await self._send(planned)
-            except self.STOP_ERRORS as exc:
-                shared.stops.append(await asyncio.to_thread(self._call_failed, planned, exc))
-                return
-            except OSError as exc:           # the reservation could not be written: nothing was sent
-                shared.stops.append(self._write_failed(planned, "spend ledger", exc))
-                return
-            if result.failure is not None:
-                shared.stops.append(await asyncio.to_thread(self._unanswered, planned, result))
-                return
-            durable = loop.create_future()
-            shared.queue.put_nowait((planned, result, durable))
-            try:
-                await durable
-            except OSError as exc:
-                shared.stops.append(self._write_failed(planned, "trial log", exc))
-                return
+        """Call the next open slot and hand the answer to the writer, until the first stop.
+
+        The worker does not wait for its trial's fsync before it sends the
+        next call: it waits for it before handing over the next answer
+        (and before it stops), so the fsync of one trial overlaps the next
+        call, and at most one answer per worker is waiting to be made
+        durable.  A slot counts as done only once its trial is durable.
+        """
+        handed: Optional[tuple[PlannedTrial, asyncio.Future]] = None
+        try:
+            for planned in shared.pending:   # one shared iterator: calls start in schedule order
+                if shared.stops:
+                    return
+                try:
+                    result = await self._send(planned)
+                except self.STOP_ERRORS as exc:
+                    shared.stops.append(await asyncio.to_thread(self._call_failed, planned, exc))
+                    return
+                except OSError as exc:       # the reservation could not be written: nothing was sent
+                    shared.stops.append(self._write_failed(planned, "spend ledger", exc))
+                    return
+                if result.failure is not None:
+                    shared.stops.append(await asyncio.to_thread(self._unanswered, planned, result))
+                    return
+                if handed is not None:
+                    made, handed = await self._made_durable(shared, *handed), None
+                    if not made:
+                        return
+                handed = (planned, asyncio.get_running_loop().create_future())
+                shared.queue.put_nowait((planned, result, handed[1]))
+        finally:
+            if handed is not None:
+                await self._made_durable(shared, *handed)
+
+    async def _made_durable(self, shared: "_Shared", planned: PlannedTrial, durable: asyncio.Future) -> bool:
+        """Wait until a handed-over trial is durable; a failed write is a stop (False)."""
+        try:
+            await durable
+        except OSError as exc:
+            shared.stops.append(self._write_failed(planned, "trial log", exc))
+            return False
+        return True
 
     async def _send(self, planned: PlannedTrial) -> CallResult:
         """One call, with the run's hook before each attempt when it has one (the budget's reservation)."""

@@ -7,7 +7,9 @@ session.  Its folder (``private/experiments/<run_id>/``, see
 ``measurement.json`` from :func:`measure.measurement.build`.
 
 Durability.  A trial counts as done only once its record has been appended,
-flushed and fsynced; a SIGKILL therefore loses at most the calls in flight.
+flushed and fsynced (the trials that finish together share one fsync); a
+SIGKILL therefore loses at most the calls in flight and the answers still
+waiting for their fsync (at most one per worker, :mod:`llmarchive.run.calls`).
 Running the same ``run_id`` again verifies the chain, cuts a torn last line,
 and calls only what is missing — identity ``(item_id, version,
 replicate_index)`` — so no recorded trial is ever re-sent or re-billed, and
@@ -28,7 +30,8 @@ ledger write fails (a full disk): the log is cut back to its last whole
 record, so it reopens cleanly.
 
 Money.  For a paid subject each attempt's worst case is reserved in the
-spend ledger before it is sent, and each recorded trial is charged from the
+spend ledger before it is sent (the attempts leaving together with one
+fsync, :mod:`llmarchive.run.reservations`), and each recorded trial is charged from the
 usage the provider reported, settling its reservations
 (:class:`llmarchive.budget.SpendMeter`); a call killed in flight stays
 charged at its worst case.
@@ -62,8 +65,10 @@ from llmarchive.run.alarms import alarm_since
 from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.paths import ArchivePaths, check_id
 from llmarchive.archive.record_logs import utc_now, utc_today
+from llmarchive.archive.returned_model import returned_model_id
 from llmarchive.archive.store import measurement_run
 from llmarchive.run.calls import CallLoop
+from llmarchive.run.reservations import Reserver
 # What a run is made of lives in llmarchive.run.plan; its names are the runner's too (callers import them here).
 from llmarchive.run.plan import (  # noqa: F401
     INTERRUPTION_CONDITIONS, PlannedTrial, Progress, RunError, RunHalted, RunInterrupted, RunResult, RunSettings,
@@ -71,10 +76,11 @@ from llmarchive.run.plan import (  # noqa: F401
 from llmarchive.subjects.base import CallResult, SubjectError, classify
 from measure.measurement import MeasurementError, build, extractor_sha
 from measure.chain import ChainError
-from measure.schema import OUTCOMES, SCHEMA_VERSION, SERIES, TRIAL_WRITTEN_FIELDS, VERSIONS, check_trial
+from measure.schema import (OUTCOMES, SCHEMA_VERSION, SERIES, TRIAL_WRITTEN_FIELDS, VERSIONS, check_trial,
+                            system_fingerprints)
 from llmarchive.protocols.prereg import is_preregistered
 
-MAX_CONCURRENCY = 64
+MAX_CONCURRENCY = 256   # an inference cluster behind one URL (bench/runner_bench.py part c runs 256)
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -142,6 +148,7 @@ class _Run(CallLoop):
         if authorization is not None and subject.billed:
             self.meter = SpendMeter(paths, authorization, settings.run_id, subject.provider,
                                     subject.subject_model_id, budget)
+            self.reserver = Reserver(self.meter)   # the attempts leaving together are reserved with one fsync
         self.authorization = authorization
         self.called = 0
         self.session_tag = "s0"
@@ -247,6 +254,7 @@ class _Run(CallLoop):
             "session": self.session_tag,
             "started_at": result.started_at,
             "finished_at": result.finished_at,
+            "system_fingerprint": result.system_fingerprint,
         }
         # The schema's trial, exactly: a value of the wrong type is refused here, before it is made durable.
         check_trial(trial, f"run {self.settings.run_id}, trial {planned.key}", needs=TRIAL_WRITTEN_FIELDS, closed=True)
@@ -277,8 +285,8 @@ class _Run(CallLoop):
         facts = self._cost_facts({"item_id": planned.item_id, "version": planned.version})
 
         async def reserve(attempt: int) -> None:
-            await asyncio.to_thread(self.meter.reserve, planned.key, self.session_tag, attempt,
-                                    facts["prompt_bytes"], facts["max_tokens"])
+            await self.reserver.reserve((planned.key, self.session_tag, attempt, facts["prompt_bytes"],
+                                         facts["max_tokens"]))
         return reserve
 
     def _call_failed(self, planned: PlannedTrial, exc: BaseException) -> Optional[tuple]:
@@ -421,8 +429,9 @@ class _Run(CallLoop):
             "series": series,
             "model_family": family,
             "subject_model_id": subject.subject_model_id,
-            "returned_model_id": ",".join(sorted(returned)) if returned else None,
+            "returned_model_id": returned_model_id(trials),     # every id, each once, sorted, comma-joined
             "returned_model_ids": dict(sorted(returned.items())),
+            "system_fingerprints": system_fingerprints(trials),   # the server builds that answered (method §10.1)
             "api_surface_sha": subject.api_surface_sha,
             "condition_profile": subject.condition_profile,
             "explicitly_set": subject.explicitly_set,

@@ -300,28 +300,37 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
     return Coverage(rows, unexplained, pending, start.isoformat(), through, unplaced)
 
 
+def row_key(row: dict) -> tuple:
+    """What a coverage row is about: its period, job and protocol (a job belongs to one series, so that is not part)."""
+    return (row.get("period"), row.get("job"), row.get("protocol_id"))
+
+
 def _latest(paths: ArchivePaths) -> dict[tuple, dict]:
     latest: dict[tuple, dict] = {}
     for r in records.read(paths, "coverage"):
-        latest[(r.get("period"), r.get("job"), r.get("series"), r.get("protocol_id"))] = r
+        latest[row_key(r)] = r
     return latest
 
 
 def write_rows(paths: ArchivePaths, rows: Iterable[dict]) -> list[dict]:
-    """Append every row whose status, cause or run differs from the latest recorded for its key, as one batch
-    (and, once, a row whose latest record predates the ``condition`` field: its words were not the public ones).
+    """Append every row whose status, cause, run or series differs from the latest recorded for its key, as one
+    batch (and, once, a row whose latest record predates the ``condition`` field: its words were not the public
+    ones).
 
     One locked, fsynced write for the whole set: a month's coverage is in the
     log entirely or not at all, and costs about as much as one row.  A gap
-    row is written under SPEC's record type ``coverage_gap``.
+    row is written under SPEC's record type ``coverage_gap``.  A row recorded
+    under an older series label (the instrument's jobs were ``open_weights``)
+    is written again once under its job's series.
     """
     latest = _latest(paths)
     changed = []
     for row in rows:
-        key = (row["period"], row["job"], row["series"], row["protocol_id"])
+        key = row_key(row)
         old = latest.get(key)
         # A row written before rows named their condition is written again once, in the public words.
-        if old is not None and all(old.get(k) == row[k] for k in ("status", "cause", "run_id")) and "condition" in old:
+        if old is not None and all(old.get(k) == row[k] for k in ("status", "cause", "run_id", "series")) \
+                and "condition" in old:
             continue
         latest[key] = row
         changed.append(row)

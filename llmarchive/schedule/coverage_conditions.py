@@ -39,7 +39,13 @@ GAP_RECORD_TYPE = "coverage_gap"
 
 @dataclass(frozen=True)
 class Job:
-    """A scheduled job coverage accounts for, by its one name (:mod:`llmarchive.archive.jobs`: its cadence key)."""
+    """A scheduled job coverage accounts for, by its one name (:mod:`llmarchive.archive.jobs`: its cadence key).
+
+    ``series`` is the method §4 track the job's rows belong to, or None for
+    the archive's checks on itself: the runtime fingerprint and the guard
+    rotation run on the reference model, but they are the instrument, not
+    the open-weights control series, and revalidation recomputes any series.
+    """
 
     name: str
     series: Optional[str]
@@ -60,11 +66,24 @@ class Job:
 JOBS = (
     Job(job_table.FULL_SWEEP, "commercial", per_protocol=True, needs_provider=True, commercial=True),
     Job(job_table.SUBJECT_FINGERPRINT, "commercial", needs_provider=True, commercial=True),
-    Job(job_table.RUNTIME_FINGERPRINT, "open_weights"),
-    Job(job_table.GUARD_MARGIN_ROTATION, "open_weights"),
+    Job(job_table.RUNTIME_FINGERPRINT, None),
+    Job(job_table.GUARD_MARGIN_ROTATION, None),
     Job(job_table.REVALIDATION_DAILY, None),
 )
 JOB_NAMES = tuple(j.name for j in JOBS)
+_SERIES = {j.name: j.series for j in JOBS}
+
+
+def job_series(name: str, recorded: Optional[str] = None) -> Optional[str]:
+    """The series a coverage row of job ``name`` belongs to (the table's, whatever an older row recorded).
+
+    Rows written before the instrument's jobs lost the ``open_weights``
+    label still carry it; a job the table does not know keeps ``recorded``.
+    """
+    try:
+        return _SERIES.get(job_table.canonical(name), recorded)
+    except job_table.UnknownJob:
+        return recorded
 
 
 def period_kind(cadence: Cadence, job: Job) -> str:

@@ -26,12 +26,15 @@ __all__ = ["CallResult", "Classified", "SUBJECT_KINDS", "SubjectError", "Subject
 def make_subject(kind: str, *, max_tokens: int, model: Optional[str] = None, base_url: Optional[str] = None,
                  model_path: Optional[str] = None, model_sha256: Optional[str] = None,
                  max_attempts: int = 6, timeout_s: float = 120.0, n_threads: int = 1, n_batch: int = 512,
-                 retry_seed: int = 0, workers: int = 1, sleep: Optional[Any] = None) -> Any:
+                 retry_seed: int = 0, workers: int = 1, sleep: Optional[Any] = None,
+                 pin_source: Optional[str] = None) -> Any:
     """A subject of ``kind`` for a protocol whose generation asks ``max_tokens``.
 
     For the reference model, ``workers`` > 1 loads that many identical
     instances that answer side by side (:mod:`llmarchive.subjects.reference_pool`).
     ``sleep`` replaces the API subjects' back-off wait (tests record it instead of sleeping).
+    ``pin_source`` says where a reference model's ``model_sha256`` came from when a caller pinned it (the
+    instrument pins a model given by path alone to its baseline's sha256).
     """
     if kind == "reference":
         if base_url:
@@ -42,7 +45,8 @@ def make_subject(kind: str, *, max_tokens: int, model: Optional[str] = None, bas
         def one() -> ReferenceSubject:
             return ReferenceSubject(max_tokens, model=model or models.DEFAULT_MODEL, model_path=model_path,
                                     model_sha256=model_sha256,
-                                    settings=ReferenceSettings(n_threads=n_threads, n_batch=n_batch))
+                                    settings=ReferenceSettings(n_threads=n_threads, n_batch=n_batch),
+                                    pin_source=pin_source)
 
         if workers == 1:
             return one()

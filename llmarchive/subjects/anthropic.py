@@ -7,6 +7,12 @@ because the API's own default is adaptive thinking, not off; ``temperature``
 is not sent because it is no longer client-controllable, and there is no
 system prompt, no tool and no retrieval.  The key comes from
 ``ANTHROPIC_API_KEY`` and nowhere else.
+
+The Messages API documents no build identity of the serving system (its
+response carries ``id``, ``type``, ``role``, ``model``, ``content``,
+``stop_reason``, ``stop_sequence`` and ``usage``; nothing like OpenAI's
+``system_fingerprint``), so every trial records ``system_fingerprint`` as
+null: the returned ``model`` is all this API says about what answered.
 """
 from typing import Any, Optional
 
@@ -63,6 +69,7 @@ class AnthropicSubject(HttpSubject):
             "output_tokens": usage.get("output_tokens"),
             "non_text": any(t != "text" for t in types),
             "content_types": tuple(types),
+            "system_fingerprint": None,      # the API reports no build (module docstring)
         }
 
     def parse_models(self, payload: Any) -> tuple[list[dict], Optional[dict]]:

@@ -137,6 +137,12 @@ class CallResult:
     (the request reached the provider but no usable answer came back: a
     read timeout, a connection cut after sending, a malformed 200); the
     ledger charges each of them at its worst case.
+
+    ``system_fingerprint`` is the server's build identity when its API
+    reports one with the answer (OpenAI-compatible servers' field of that
+    name; llama.cpp's server puts its build there), unchanged; ``None`` when
+    it reports none.  A change of build under an unchanged model id is a
+    provider-side change the archive exists to see (method §10.1).
     """
 
     provider: str
@@ -159,6 +165,7 @@ class CallResult:
     retry_causes: Sequence[str] = field(default_factory=tuple)
     failure: Optional[str] = None
     unknown_attempts: int = 0
+    system_fingerprint: Optional[str] = None
 
 
 @dataclass(frozen=True)

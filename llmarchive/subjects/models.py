@@ -89,11 +89,12 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
 
 
 def resolve_model(name: str = DEFAULT_MODEL, path: Optional[str] = None,
-                  expected_sha256: Optional[str] = None) -> tuple[ModelPin, Path]:
+                  expected_sha256: Optional[str] = None, pin_source: Optional[str] = None) -> tuple[ModelPin, Path]:
     """The pin and file for a named model (or an explicit path + sha256).
 
     Raises :class:`ModelFileError` naming the missing file or both hashes
-    when they differ.
+    when they differ; ``pin_source`` says where the expected hash came from
+    when it is not the model's own pin (the instrument's baseline, say).
     """
     if name not in PINS and not path:
         raise ModelFileError(f"unknown reference model {name!r}; known: {', '.join(sorted(PINS))}")
@@ -115,5 +116,7 @@ def resolve_model(name: str = DEFAULT_MODEL, path: Optional[str] = None,
     if want:
         got = file_sha256(file)
         if got != want:
-            raise ModelFileError(f"model file {file} has sha256 {got}, but {name} is pinned to {want}; refusing to load")
+            source = f" ({pin_source})" if pin_source else ""
+            raise ModelFileError(f"model file {file} has sha256 {got}, but {name} is pinned to {want}{source}; "
+                                 "refusing to load")
     return pin, file

@@ -10,6 +10,12 @@ The key, when the server wants one, comes from ``OPENAI_API_KEY``.
 
 A base URL given with a trailing ``/v1`` (as many servers document it) is
 accepted: the suffix is removed before the paths are appended.
+
+The server's build identity is read off every answer: OpenAI documents
+``system_fingerprint`` as the backend configuration the model ran with, and
+llama.cpp's ``llama-server`` fills it with its own build (``b<number>-<commit>``).
+It is kept as given when it is a non-empty string; absent, null or anything
+else is recorded as no build reported (the answer is still read).
 """
 from typing import Any, Optional
 
@@ -78,4 +84,15 @@ class OpenAICompatSubject(HttpSubject):
             "non_text": any(t != "text" for t in types),
             "content_types": tuple(types),
             "detail": f"refusal: {refusal}" if isinstance(refusal, str) and refusal else None,
+            "system_fingerprint": build_identity(payload.get("system_fingerprint")),
         }
+
+
+def build_identity(value: Any) -> Optional[str]:
+    """A reported ``system_fingerprint`` as recorded: a non-empty string as given, anything else ``None``.
+
+    A server that sends no build, or a value that is not one (a number, an
+    object), says nothing about its build; that is no reason to refuse the
+    answer it came with.
+    """
+    return value if isinstance(value, str) and value else None

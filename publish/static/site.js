@@ -81,6 +81,7 @@ function open(runId,row){
   }
   body.appendChild(el('p',m.run_date+' · '+(m.series||'comparison point')+' · '+(m.model_family||'')+' · '+(m.returned_model_id||m.subject_model_id||'')));
   body.appendChild(el('p','Reading: '+m.reading,'reading-line'));
+  if(m.build_change){body.appendChild(el('p',m.build_change,'build-line'));}
   var bounds=m.bounds||{};
   function bound(k){return bounds[k]?bounds[k]+' (bound '+fmt(m[k])+' points)':fmt(m[k]);}
   var dl=el('dl');
@@ -129,6 +130,8 @@ function open(runId,row){
     hs.forEach(function(h){body.appendChild(el('p',h.study+' — collected '+h.year+', '+h.design+': '+fmt(h.effect_pct)+' points. '+h.effect_definition+' Read it against this run\'s gap_role_ab_pct: '+fmt(m.gap_role_ab_pct)+' (gap_pct, by letter: '+fmt(m.gap_pct)+').'));});}
   body.appendChild(el('h3','Identity'));
   var id=el('dl');['run_id','panel_sha256','protocol_sha256','extractor_sha','analysis_code_sha','schema_sha256','grammar_version','condition_profile','bootstrap_seed','lane','twin_id'].forEach(function(k){kv(id,k,fmt(m[k]));});
+  var fps=m.system_fingerprints;
+  if(!(m.point_kind&&fps===undefined)){kv(id,'system_fingerprints',fps===null||fps===undefined?'— (recorded before trials carried the server build)':fps.length?fps.join(', ')+(fps.length>1?'  (the server changed build during the run)':''):'none (the API reports no build)');}
   body.appendChild(id);
   drawer.hidden=false;drawer.focus();
 }

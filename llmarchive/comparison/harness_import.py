@@ -1,0 +1,77 @@
+"""``llmarchive comparison import LOG``: which harness wrote the log, and its importer.
+
+One command turns any supported harness log into a submission; the kind of
+log is told by the file (:func:`log_kind`) unless ``--format`` names it, and
+each kind has one importer in :data:`IMPORTERS`, a function
+``(log_path, panel_doc, *, submitted_by) -> ImportedRun`` that reads the log
+with the harness's own reader and raises
+:class:`llmarchive.comparison.log_submission.LogImportRefused` with every
+reason.  The panel file is verified first (an edited panel is refused before
+the log is read) and the submission is written only when nothing was
+refused.
+
+Kinds: ``inspect`` — an Inspect AI eval log (``.eval``, or a ``.json`` log
+whose top level carries ``eval`` and ``samples``;
+:mod:`llmarchive.comparison.inspect_log`).  A new harness joins with one
+entry in :data:`IMPORTERS` and one rule in :func:`log_kind`.
+"""
+import json
+from pathlib import Path
+from typing import Callable, Mapping, Optional
+
+from llmarchive.comparison.inspect_log import KIND as INSPECT, submission_from_inspect_log
+from llmarchive.comparison.lmeval_log import KIND as LM_EVAL, is_lm_eval_log, submission_from_lm_eval
+from llmarchive.comparison.log_submission import ImportedRun, write_submission
+from llmarchive.protocols.open_panels import load_panel_file
+from measure.errors import ArchiveError
+
+Importer = Callable[..., ImportedRun]
+IMPORTERS: dict[str, Importer] = {INSPECT: submission_from_inspect_log, LM_EVAL: submission_from_lm_eval}
+"""Kind of log → its importer (see the module docstring for the contract)."""
+
+
+class LogKindError(ArchiveError, ValueError):
+    """A log whose kind cannot be told, or a kind no importer reads: one line, nothing written."""
+
+
+def _json_head(path: Path) -> Optional[dict]:
+    """The top level of a JSON log (None for a file over 64 MiB or one that is not a JSON object)."""
+    try:
+        if path.stat().st_size > 64 * 1024 * 1024:
+            return None
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def log_kind(path: Path) -> str:
+    """Which harness wrote ``path``: by its suffix, and for ``.json`` by its top-level keys."""
+    path = Path(path)
+    if is_lm_eval_log(path):
+        return LM_EVAL
+    suffix = path.suffix.lower()
+    if suffix == ".eval":
+        return INSPECT
+    if suffix == ".json":
+        head = _json_head(path)
+        if head is not None and "eval" in head and "samples" in head:
+            return INSPECT
+    raise LogKindError(f"{path}: cannot tell which harness wrote this log; give --format "
+                       f"({', '.join(sorted(IMPORTERS))}) — an Inspect AI log is a .eval file (or its .json form), an lm-eval "
+                       "log the samples_<task>_<date>.jsonl file written by --log_samples")
+
+
+def import_log(log_path: Path, panel_file: Path, out: Path, *, kind: Optional[str] = None,
+               submitted_by: Optional[str] = None) -> ImportedRun:
+    """Verify the panel, read the log with its harness's importer, and write ``out``; every refusal at once."""
+    doc: Mapping = load_panel_file(Path(panel_file))
+    kind = kind or log_kind(Path(log_path))
+    importer = IMPORTERS.get(kind)
+    if importer is None:
+        raise LogKindError(f"--format {kind!r}: no importer; one of {', '.join(sorted(IMPORTERS))}")
+    made = importer(Path(log_path), doc, submitted_by=submitted_by)
+    if not isinstance(made, ImportedRun):      # an importer may hand back (header, trials)
+        made = ImportedRun(*made)
+    write_submission(Path(out), made)
+    return made
