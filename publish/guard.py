@@ -57,9 +57,11 @@ MAX_DECIMALS = 6
 SECRET_NAME_PARTS = frozenset({"KEY", "APIKEY", "KEYS", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD",
                                "PASSWD", "PASS", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "SEED"})
 
-_NUM = r"\d+(?:[ \u00a0\u202f.,]\d{3})*(?:[.,]\d+)?"
+_NUM = r"\d+(?:[ \u00a0\u202f.,]\d{3}(?!\d))*(?:[.,]\d+)?"
 _CUR = r"(?:€|\bEUR\b|\b[Ee]uros?\b)"
-_MONEY = re.compile(rf"{_CUR}\s?(?P<a>{_NUM})|(?P<b>{_NUM})\s?{_CUR}")
+# Two patterns, searched apart: one currency sign may follow a number and lead the next amount ("2026-11 €0.16").
+_MONEY_BEFORE = re.compile(rf"{_CUR}\s?(?P<a>{_NUM})")
+_MONEY_AFTER = re.compile(rf"(?P<a>{_NUM})\s?{_CUR}")
 _MONEY_FIELD = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*_eur(?:_[A-Za-z0-9]+)*\b")
 _TOKEN = re.compile(r"€|\d+(?:[.,]\d+)*|\w+")
 _JSON_ESCAPE = re.compile(r'\\u20ac|\\[nrtbf"\\/]')
@@ -76,7 +78,7 @@ def _value(number: str) -> tuple[Optional[Decimal], int]:
     digits = re.sub(r"[ \u00a0\u202f]", "", number)
     last = max(digits.rfind("."), digits.rfind(","))
     decimals = 0
-    if last >= 0 and len(digits) - last - 1 != 3:
+    if last >= 0 and (len(digits) - last - 1 != 3 or not digits[:last].strip("0")):
         decimals = len(digits) - last - 1
         digits = digits[:last].replace(",", "").replace(".", "") + "." + digits[last + 1:]
     else:
@@ -85,6 +87,11 @@ def _value(number: str) -> tuple[Optional[Decimal], int]:
         return Decimal(digits), decimals
     except InvalidOperation:
         return None, 0
+
+
+def _amounts(text: str) -> list:
+    """Every amount of ``text`` in either form (``€0.16``, ``0,16 EUR``), in the order they start."""
+    return sorted([*_MONEY_BEFORE.finditer(text), *_MONEY_AFTER.finditer(text)], key=lambda m: (m.start(), m.end()))
 
 
 def _json_unescaped(text: str) -> str:
@@ -108,7 +115,7 @@ class PublicationGuard:
     error = GuardError
 
     def __post_init__(self) -> None:
-        self._paths = [(what, re.compile(rf"(?<![\w.-]){re.escape(p)}(?![\w.-])")) for what, p in self.paths]
+        self._paths = [(what, re.compile(rf"(?<![\w.-]){re.escape(p)}(?![\w-]|\.[\w.-])")) for what, p in self.paths]
         self._path_values = tuple(p for _, p in self.paths)
         self._secret_values = tuple(v for _, v in self.secrets)
 
@@ -144,8 +151,8 @@ class PublicationGuard:
     def allow(self, text: str) -> None:
         """Exempt the amounts of ``text`` (an open panel's wording, a model's answer) in these words only."""
         text = _TAG.sub(" ", _json_unescaped(text)) if "<" in text else _json_unescaped(text)
-        for match in _MONEY.finditer(text):
-            number = match.group("a") or match.group("b")
+        for match in _amounts(text):
+            number = match.group("a")
             self.exempt.setdefault(number, []).append(_context(text, match.start(), match.end()))
 
     # -- searching -------------------------------------------------------------------
@@ -166,8 +173,8 @@ class PublicationGuard:
     def _money(self, text: str) -> Optional[str]:
         if "<" in text:
             text = _TAG.sub(" ", text)     # HTML as written: the words around an amount, not its markup
-        for match in _MONEY.finditer(text):
-            number = match.group("a") or match.group("b")
+        for match in _amounts(text):
+            number = match.group("a")
             value, decimals = _value(number)
             if value is None:
                 continue
@@ -226,7 +233,11 @@ def _found(window: bytes, needle: bytes, bounded: bool, last: bool) -> bool:
         before_ok = start == 0 or not _PATH_CHAR.fullmatch(window[start - 1:start])
         if before_ok and end == len(window) and not last:
             return False         # cut at the block's end: the next window, which keeps this tail, decides
-        if before_ok and (end == len(window) or not _PATH_CHAR.fullmatch(window[end:end + 1])):
+        after = window[end:end + 1]
+        if before_ok and after == b"." and end + 1 == len(window) and not last:
+            return False         # a '.' that ends the window: the next window decides
+        if before_ok and (end == len(window) or not _PATH_CHAR.fullmatch(after)
+                          or (after == b"." and not _PATH_CHAR.fullmatch(window[end + 1:end + 2]))):
             return True
         start = window.find(needle, start + 1)
     return False
