@@ -466,9 +466,8 @@ def build(path: Path, inputs: Inputs) -> None:
     # written (the finished file is fsynced once by the caller's swap).
     connection.execute("pragma journal_mode = off")
     connection.execute("pragma synchronous = off")
-    # The whole file fits in the page cache while it is built (a ten-year archive is ~230 MB): the default
-    # 2 MB cache spilled pages of the random-keyed primary-key index to the OS and read them back on every
-    # insert.  Sorts for the indexes stay in memory.  Neither setting changes a byte of the file.
+    # The whole file (a ten-year archive ~230 MB) in the page cache and index sorts in memory while it is
+    # built: the default 2 MB cache re-read index pages on every insert.  Neither changes a byte of the file.
     connection.execute("pragma cache_size = -524288")
     connection.execute("pragma temp_store = memory")
     import sqlite_utils   # here, not above: the light install (no archive extra) reads this module's column specs
