@@ -101,7 +101,7 @@ def test_the_long_function_rule_sees_a_long_function():
 # Run ids name run folders and ledger runs that archives keep for ever, so one module makes every scheme and reads
 # every id back (issue 26 §2); anywhere else, a run id is asked of that module, never built or split by hand.
 RUN_ID_OWNER = "llmarchive/archive/run_ids.py"
-RUN_ID_PREFIXES = ("sweep_", "bridge_", "ow_", "rotation_", "comparison_", "subject_fingerprint_")
+RUN_ID_PREFIXES = ("sweep_", "bridge_", "ow_", "rotation_", "comparison_", "subject_fingerprint_", "inspect-", "lm-eval-")
 _SPLITTING_METHODS = {"split", "rsplit", "partition", "rpartition"}
 
 

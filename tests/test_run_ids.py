@@ -257,3 +257,14 @@ def test_fingerprint_session_ignores_other_days_other_models_and_other_runs():
               sweep_run_id(day, OPEN, model), None]
     assert fingerprint_session(others, day, model) == 1
     assert fingerprint_session(others + [fingerprint_run_id(day, model, 1)], day, model) == 2
+
+
+def test_the_imported_harness_logs_ids_keep_their_bytes_and_a_long_one_is_cut_like_a_comparison_id():
+    from llmarchive.archive.run_ids import RUN_ID_MAX, inspect_run_id, lm_eval_run_id
+
+    assert inspect_run_id("Xq3kT9") == "inspect-Xq3kT9"
+    assert (lm_eval_run_id("20261202T101500", "risky_choice_framing__wording__v0", "org/My Model")
+            == "lm-eval-20261202T101500-risky_choice_framing__wording__v0-org-My-Model")
+    long = [lm_eval_run_id("20261202T101500", "risky_choice_framing__wording__v0", "m" * 250 + tail)
+            for tail in ("a", "b")]
+    assert all(len(run_id) == RUN_ID_MAX for run_id in long) and long[0] != long[1]

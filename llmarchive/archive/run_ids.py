@@ -17,6 +17,8 @@ an open-weights generation  ``ow_<generation>_<protocol>``                  ``op
 the guard rotation          ``rotation_<YYYY-MM-DD>_<protocol>``            ``guard_margin_rotation``
 the subject fingerprint     ``subject_fingerprint_<day>_<model>@<n>``       ``subject_fingerprint``
                             (a ledger run: no folder)
+an imported Inspect log     ``inspect-<eval id>``                           None (an outsider's)
+an imported lm-eval log     ``lm-eval-<start>-<protocol>-<model slug>``     None (an outsider's)
 ==========================  ==============================================  =====================
 
 Reading one back (:func:`parse`) gives a :class:`RunId`.  A protocol id has
@@ -104,7 +106,22 @@ def comparison_run_id(protocol_id: str, model: str, api: str) -> str:
     is shortened, with a hash of the whole id kept, so two long ids never
     share a folder.
     """
-    run_id = f"{COMPARISON}_{protocol_id}_{api}_{slug(model)}"
+    return _within_limit(f"{COMPARISON}_{protocol_id}_{api}_{slug(model)}", model)
+
+
+def inspect_run_id(eval_id: str) -> str:
+    """An imported Inspect AI log's run: the eval's own id (``comparison import``)."""
+    return f"inspect-{eval_id}"
+
+
+def lm_eval_run_id(start: str, protocol_id: str, model: str) -> str:
+    """An imported lm-evaluation-harness log's run (its log names none): its UTC start
+    (``YYYYMMDDTHHMMSS``), the protocol and the model, shortened like :func:`comparison_run_id`."""
+    return _within_limit(f"lm-eval-{start}-{protocol_id}-{slug(model)}", model)
+
+
+def _within_limit(run_id: str, model: str) -> str:
+    """``run_id``, or past :data:`RUN_ID_MAX` cut short with a hash of the whole ``model`` kept."""
     if len(run_id) <= RUN_ID_MAX:
         return run_id
     digest = hashlib.sha256(model.encode("utf-8")).hexdigest()[:12]

@@ -38,6 +38,7 @@ without it the command says ``pip install inspect-ai`` in one line.
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+from llmarchive.archive.run_ids import inspect_run_id
 from llmarchive.comparison.check import is_exact_model_id, model_id_problems, run_id_problems
 from llmarchive.protocols.open_panels import prompt_sha256
 from llmarchive.comparison.log_submission import (Call, ImportedRun, LogImportRefused, few, header, slot_name,
@@ -279,7 +280,7 @@ def submission_from_inspect_log(log_path: Path, panel_doc: Mapping, *, submitted
     reasons += found + config + models
     if run_date is None:
         reasons.append(f"the log's creation time {log.eval.created!r} is not a date")
-    run_id = f"inspect-{log.eval.eval_id or log.eval.run_id}"
+    run_id = inspect_run_id(log.eval.eval_id or log.eval.run_id)
     reasons += [f"the eval id: {p}" for p in run_id_problems(run_id)]
     if reasons:
         raise LogImportRefused(reasons, Path(log_path))

@@ -58,7 +58,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from llmarchive.archive.run_ids import RUN_ID_MAX, slug
+from llmarchive.archive.run_ids import lm_eval_run_id
 from llmarchive.comparison.check import is_exact_model_id, model_id_problems, run_id_problems
 from llmarchive.comparison.log_submission import (ImportedRun, LogImportRefused, few, header, slot_name,
                                                   slot_reasons, utc_date)
@@ -397,11 +397,7 @@ def samples_reasons(numbered: list[tuple[int, dict]], doc: Mapping) -> tuple[lis
 
 def run_id_of(start: datetime, protocol_id: str, model_id: str) -> str:
     """``lm-eval-<start, UTC>-<protocol>-<model>``: one id per run of a panel (lm-eval's log names no run)."""
-    run_id = f"lm-eval-{start.strftime('%Y%m%dT%H%M%S')}-{protocol_id}-{slug(model_id)}"
-    if len(run_id) <= RUN_ID_MAX:
-        return run_id
-    digest = hashlib.sha256(model_id.encode("utf-8")).hexdigest()[:12]
-    return run_id[:RUN_ID_MAX - 13].rstrip("-.") + "-" + digest
+    return lm_eval_run_id(start.strftime('%Y%m%dT%H%M%S'), protocol_id, model_id)
 
 
 def _trial(answer: Answer, index: int, doc: Mapping, run_id: str, session: str) -> dict:
