@@ -39,10 +39,11 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m scripts.demo
 
-# The browser test drives Debian's chromium: installed when missing (CI runs as root).
+# The browser test drives Debian's chromium: installed when missing (CI runs as root). Two workers (the machine's
+# two cores) take one test file at a time, the files with a slow test first (tests/conftest.py says why).
 test: $(STAMP)
 	@test -x /usr/bin/chromium || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 bench: $(STAMP)
 	@for script in bench/*_bench.py; do echo "== $$script"; $(PY) $$script || exit 1; done

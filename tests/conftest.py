@@ -92,6 +92,20 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         traveller.stop()
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    """Files that run for minutes first, each file's own order kept, the rest after them in collection order.
+
+    ``make test`` runs two workers that take one file at a time, in this
+    order (``-n 2 --dist loadfile --no-loadscope-reorder``): a long file
+    started last would run on alone while the other worker sits idle, so
+    the long ones (a test marked ``slow`` in them) are handed out first and
+    the many short files fill the gaps.  A serial run is reordered the same
+    way; no test depends on another's order.
+    """
+    long_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in long_files)   # a stable sort: each file stays in one piece
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     if config.stash.get(_session_clock, None) is not None:
         return f"clock: the session started at {os.environ[CLOCK_ENV]} ({CLOCK_ENV}), ticking"

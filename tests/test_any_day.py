@@ -97,6 +97,7 @@ def runs_at_each_instant(tmp_path_factory) -> dict[str, tuple[int, str, str]]:
     return done
 
 
+@pytest.mark.slow     # three whole pytest sessions side by side: minutes
 @pytest.mark.parametrize("instant", list(AWKWARD.values()), ids=list(AWKWARD))
 def test_the_date_sensitive_modules_pass_on_any_day(instant, runs_at_each_instant):
     returncode, stdout, stderr = runs_at_each_instant[instant]

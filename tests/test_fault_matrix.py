@@ -231,7 +231,9 @@ def test_a_trial_write_that_fails_stops_the_run_and_the_log_reopens_cleanly(path
     run_json = json.loads((paths.run_dir("r1") / "run.json").read_text())
     assert run_json["status"] == "interrupted" and run_json["interruption"]["cause"] == "write_failed"
     log = paths.run_dir("r1") / "trials.jsonl"
-    assert log.read_bytes().endswith(b"\n"), "the failed write was cut back out: no half record is left"
+    written = log.read_bytes()
+    # Under load the writer may group the first trials into one write that fails whole: then nothing is kept.
+    assert written == b"" or written.endswith(b"\n"), "the failed write was cut back out: no half record is left"
     kept = read_jsonl(log, tolerate_torn_tail=False)
     assert chain.verify(kept) == len(kept) <= 2          # how many fit depends on how the writes were grouped
 

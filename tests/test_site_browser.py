@@ -3,7 +3,11 @@
 At 400 px and 1280 px: the homepage shows the status bar without sideways
 scrolling, the Results tab opens, a results table sorts, a row's drawer
 opens and closes, no script error occurs, and no request leaves
-127.0.0.1.  Screenshots go to var/screenshots/ in the repository.
+127.0.0.1.  Screenshots go to var/screenshots/ in the repository.  The publication is
+built like the demo's: the fixture archive's runs, and the known-answer
+points filed by the demo's own step (:func:`scripts.demo.known_answers_step`:
+the published panel file, the reader server, ``comparison run``, ``comparison
+submit``).
 
 On a longer generated archive (many more off-curve measurements than the
 page lists): ``index.html`` stays under 1 MB and the Results page under
@@ -21,9 +25,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import time_machine
 
+from panels import readers
 from publish import publish_all
-from tests import known_answer_helpers as kh
+from scripts.demo import known_answers_step
 from tests import publish_helpers as ph
 from tests.ports import free_port
 
@@ -43,7 +49,11 @@ def server(publish_template, tmp_path_factory):
         pytest.fail(f"{CHROMIUM} is missing: `make test` installs it (apt-get install -y chromium)")
     paths = ph.fresh_archive(publish_template, tmp_path_factory.mktemp("browser") / "home")
     ph.populate(paths)
-    kh.file_known_answer_points(paths, tmp_path_factory.mktemp("submissions"))
+    # The demo's own known-answer step: the published panel file, the reader server, `comparison run` and
+    # `comparison submit` (scripts/demo.py), on the day the fixture's story is set.
+    with time_machine.travel("2026-11-26T12:00:00Z", tick=True):
+        points = known_answers_step(paths, "2026-11-26")
+    assert [p.problems for p in points] == [[]] * len(readers.KNOWN_ANSWER_READERS), points
     publish_all(paths, build_time="2026-12-03T00:00:00Z")
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "llmarchive", "--home", str(paths.home), "serve",
@@ -317,8 +327,6 @@ def test_no_table_hides_its_last_column_at_400_px(server, browser):
 
 @pytest.mark.parametrize("width", [400, 1280])
 def test_known_answer_points_with_their_interval_are_visible_on_results(server, browser, width):
-    from panels import readers
-
     from publish.reading import KNOWN_ANSWER
 
     context, page, errors = open_page(browser, server + "/site/index.html#comparison-points", width)
