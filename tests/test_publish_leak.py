@@ -4,11 +4,13 @@ import json
 import sqlite3
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from panels.instruction import INSTRUCTION
 from panels.template import words as panel_words
 from publish import LeakError, pages, publish_all
-from publish.leak import LeakGuard
+from publish.leak import _WORD, LeakGuard, words
 from publish.protocols import ProtocolText
 from tests import publish_helpers as ph
 
@@ -212,3 +214,16 @@ def test_a_guard_protocol_is_never_made_into_a_panel_file_even_if_asked(archive,
     with pytest.raises(PublishError, match=f"protocol {GUARD_ID}: lane is 'guard'"):
         publish_all(archive, build_time=BUILD)
     assert not (archive.public / "panels" / f"{GUARD_ID}.json").exists()
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200)
+       | st.text(alphabet=st.sampled_from("aZ_9 -.,;:!?\t\n\x00\x1c\x1f\x7f\"'<>&é€İ\u00a0\u2028ß"), max_size=80))
+def test_the_ascii_road_to_words_gives_the_words_the_pattern_gives(text):
+    """Every ASCII character (control, punctuation, digits, both cases) and a few that are not: the same words."""
+    assert words(text) == _WORD.findall(text.casefold())
+
+
+def test_words_split_on_every_non_word_ascii_character_and_fold_capitals():
+    assert words("Hold\x1fTHE_line;\x00Option-B's 42nd\tSTEP") == ["hold", "the_line", "option", "b", "s", "42nd",
+                                                                    "step"]
