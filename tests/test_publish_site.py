@@ -585,7 +585,7 @@ def test_the_status_bar_covers_every_series_and_the_instrument(published_site):
     assert bar.count('<svg class="bar"') == 1 and '<svg class="bar"' in parts["commercial"], \
         "the coverage bar counts the commercial series only, and only once"
     assert "Latest run 2026-12-02 (claude-sonnet-5): 4 measurements, 3 on the curve, 1 off it — why: " \
-           "does not read the question (1)" in parts["commercial"]
+           "does not read the question; " in parts["commercial"]
     assert "Latest run 2026-11-20 (smollm2-135m): 1 measurement, 1 on the curve, 0 off it" in parts["open_weights"]
     assert "Runtime fingerprint of the reference model: <strong>pass</strong> on 2026-12-02" in parts["instrument"]
     assert "Guard rotation: <strong>flat</strong> on 2026-12-02" in parts["instrument"]
@@ -599,7 +599,13 @@ def test_the_status_bar_covers_every_series_and_the_instrument(published_site):
     bar = site.status_bar(_context(paths, [poor]))
     open_weights = re.search(r'data-series="open_weights">(.*?)</div>', bar, re.S).group(1)
     assert "Latest run 2026-12-02 (smollm2-135m): 1 measurement, 0 on the curve, 1 off it — why: not measurable: " \
-           "too few readable answers (1). In all: 2 measurements, 1 on the curve." in open_weights
+           "too few readable answers. In all: 2 measurements, 1 on the curve." in open_weights
+    # with more than one off the curve, each reason says how many of them it covers
+    second = dict(poor, run_id="ow-poor-2", protocol_id="base_rate_neglect__wording__v0")
+    bar = site.status_bar(_context(paths, [poor, second]))
+    open_weights = re.search(r'data-series="open_weights">(.*?)</div>', bar, re.S).group(1)
+    assert "2 measurements, 0 on the curve, 2 off it — why: not measurable: too few readable answers (2 of 2)" \
+        in open_weights
 
 
 def test_known_answer_points_are_labelled_with_their_interval_on_results_and_in_their_drawer(published_site):
