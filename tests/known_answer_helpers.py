@@ -1,5 +1,8 @@
 """Known-answer comparison points for the publication tests, filed the way the intake files any outside run.
 
+:func:`published_panel` is the open panel file as publication writes it, for the tests that run the
+outsider's route on it (the reader server, lm-eval).
+
 :func:`file_known_answer_points` takes each of :mod:`panels.readers`'
 known-answer readers (an invariant reader, a framing-sensitive reader, a
 reader that ignores the question), writes its complete run of an open
@@ -13,14 +16,30 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
+
 from llmarchive.comparison import intake as comparison
 from llmarchive.protocols import registry
 from llmarchive.archive.paths import ArchivePaths
 from measure.schema import VERSIONS
 from panels import readers
+from publish.panels import file_name, files
+from tests.instrument_helpers import admitted_archive
 
 PROTOCOL_ID = "risky_choice_framing__wording__v0"
 SUBMITTER = "the archive's known-answer check"
+
+
+def published_panel(root: Path, protocol_id: str = PROTOCOL_ID) -> tuple[Path, Path]:
+    """An admitted archive under ``root/archive`` and its open panel file exactly as publication writes it,
+    under ``root/public``: (the archive's home, the panel file)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LLMARCHIVE_HOME", str(root / "archive"))
+        paths = admitted_archive(mp)
+        panel = root / "public" / file_name(protocol_id)
+        panel.parent.mkdir(parents=True, exist_ok=True)
+        panel.write_bytes(files(paths, registry.list_protocols(paths))[file_name(protocol_id)])
+    return root / "archive", panel
 
 
 def submission_lines(paths: ArchivePaths, name: str, protocol_id: str, run_date: str) -> list[str]:

@@ -53,7 +53,7 @@ from measure.schema import VERSIONS
 from panels import readers
 from publish.errors import PublishError
 from publish.lmeval_task import published_problems, task_files, task_name
-from tests.instrument_helpers import admitted_archive
+from tests.known_answer_helpers import published_panel
 
 pytestmark = pytest.mark.slow    # four real lm_eval runs (a dev dependency: never skipped)
 
@@ -103,19 +103,10 @@ class RecordingProxy:
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
     """(the admitted archive's home, the panels folder: the panel file as published and its lm-eval task beside it)."""
-    root = tmp_path_factory.mktemp("lmeval-route")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("LLMARCHIVE_HOME", str(root / "archive"))
-        paths = admitted_archive(mp)
-        from publish.panels import file_name, files
-
-        folder = root / "public" / "panels"
-        folder.mkdir(parents=True)
-        panel = root / "public" / file_name(OPEN)
-        panel.write_bytes(files(paths, registry.list_protocols(paths))[file_name(OPEN)])
-        for name, text in task_files(load_panel_file(panel)).items():
-            (folder / name).write_text(text, encoding="utf-8")
-    return root / "archive", panel
+    home, panel = published_panel(tmp_path_factory.mktemp("lmeval-route"), OPEN)
+    for name, text in task_files(load_panel_file(panel)).items():
+        (panel.parent / name).write_text(text, encoding="utf-8")
+    return home, panel
 
 
 def _lm_eval(folder: Path, url: str, model: str, out: Path, temperature_flag: bool) -> subprocess.Popen:

@@ -18,14 +18,13 @@ import httpx
 import pytest
 
 from llmarchive.archive import record_logs as records
-from llmarchive.protocols import registry
 from llmarchive.cli import main
 from llmarchive.comparison.run import load_panel
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.comparison.reader_server import ReaderServer, ReaderServerError
 from llmarchive.subjects import make_subject
 from panels import readers
-from tests.instrument_helpers import admitted_archive
+from tests.known_answer_helpers import published_panel
 
 OPEN = "risky_choice_framing__wording__v0"
 FRAMING = readers.simulated_model_id(readers.FRAMING_SENSITIVE)
@@ -34,16 +33,7 @@ FRAMING = readers.simulated_model_id(readers.FRAMING_SENSITIVE)
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
     """(the admitted archive's home, the open panel file exactly as publication writes it)."""
-    root = tmp_path_factory.mktemp("reader-server")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("LLMARCHIVE_HOME", str(root / "archive"))
-        paths = admitted_archive(mp)
-        from publish.panels import file_name, files
-
-        panel = root / "public" / file_name(OPEN)
-        panel.parent.mkdir(parents=True)
-        panel.write_bytes(files(paths, registry.list_protocols(paths))[file_name(OPEN)])
-    return root / "archive", panel
+    return published_panel(tmp_path_factory.mktemp("reader-server"), OPEN)
 
 
 @pytest.fixture

@@ -60,14 +60,14 @@ from typing import Any, Mapping, Optional
 
 from llmarchive.archive.run_ids import lm_eval_run_id
 from llmarchive.comparison.check import is_exact_model_id, model_id_problems, run_id_problems
-from llmarchive.comparison.log_submission import (ImportedRun, LogImportRefused, few, header, slot_name,
-                                                  slot_reasons, utc_date)
+from llmarchive.comparison.log_submission import (ImportedRun, LogImportRefused, chained, few, header, slot_name,
+                                                  slot_reasons, trial_record, utc_date)
 from llmarchive.protocols.open_panels import prompt_sha256
-from llmarchive.subjects.base import CallResult, classify
-from measure import chain, jsonl
+from llmarchive.subjects.base import CallResult
+from measure import jsonl
 from measure.canonical import canonical_json
 from measure.errors import ArchiveError
-from measure.schema import SCHEMA_VERSION, TRIAL_WRITTEN_FIELDS, VERSIONS, check_trial
+from measure.schema import VERSIONS
 
 KIND = "lm-eval"
 MODEL_TYPE = "local-chat-completions"
@@ -405,30 +405,15 @@ def _trial(answer: Answer, index: int, doc: Mapping, run_id: str, session: str) 
     result = CallResult(provider="openai", text=answer.text, stop_reason=None, returned_model_id=None,
                         input_tokens=None, output_tokens=None, latency_ms=0, attempts=1, explicitly_set={},
                         started_at="", finished_at="")
-    decided = classify(result, doc["options"], doc["grammar_version"])
-    values = {
-        "record_type": "trial", "schema_version": SCHEMA_VERSION, "run_id": run_id,
-        "protocol_id": doc["protocol_id"], "item_id": answer.item_id, "n_items": doc["n_items"],
-        "version": answer.version, "replicate_index": answer.replicate_index, "trial_index": index,
-        "prompt_sha256": doc["prompt_sha256"][answer.item_id][answer.version],
-        "outcome": decided.outcome, "token": decided.token, "reason": decided.reason,
-        "response_text": answer.text, "stop_reason": None, "returned_model_id": None,
-        "input_tokens": None, "output_tokens": None, "answered": True, "session": session,
-    }
-    trial = {name: values[name] for name in TRIAL_WRITTEN_FIELDS if name in values}
-    check_trial(trial, f"run {run_id}, slot {slot_name(answer.item_id, answer.version, answer.replicate_index)}",
-                needs=list(trial), closed=True)
-    return trial
+    return trial_record(doc, run_id, session, index, (answer.item_id, answer.version, answer.replicate_index),
+                        result, {"stop_reason": None, "returned_model_id": None, "input_tokens": None,
+                                 "output_tokens": None})
 
 
 def trials_of(answers: list[Answer], doc: Mapping, run_id: str, session: str) -> list[dict]:
     """The run's trial log: one chained trial per repeat, in the log's order (lm-eval does not log call order)."""
-    trials, prev = [], chain.GENESIS
-    for index, answer in enumerate(sorted(answers, key=lambda a: a.order)):
-        linked = chain.link(_trial(answer, index, doc, run_id, session), prev)
-        prev = linked["record_sha256"]
-        trials.append(linked)
-    return trials
+    return chained(_trial(answer, index, doc, run_id, session)
+                   for index, answer in enumerate(sorted(answers, key=lambda a: a.order)))
 
 
 def submission_from_lm_eval(log_path: Path, panel_doc: Mapping, *, submitted_by: Optional[str] = None,

@@ -140,43 +140,57 @@ def utc_date(value: Any) -> Optional[str]:
     return stamp[:10] if stamp else None
 
 
+def trial_record(doc: Mapping, run_id: str, session: str, index: int, slot: tuple[str, str, int],
+                 result: CallResult, logged: Mapping) -> dict:
+    """One trial exactly as the runner writes it: the slot, the outcome the archive's outcome table gives
+    ``result`` (:func:`llmarchive.subjects.base.classify`), and the fields the harness's log holds
+    (``logged``: stop reason, model id, tokens, timings… — a field the log does not hold is left out, not
+    invented).  Every harness importer makes its trials here."""
+    item_id, version, replicate_index = slot
+    decided = classify(result, doc["options"], doc["grammar_version"])
+    values = {
+        "record_type": "trial", "schema_version": SCHEMA_VERSION, "run_id": run_id,
+        "protocol_id": doc["protocol_id"], "item_id": item_id, "n_items": doc["n_items"],
+        "version": version, "replicate_index": replicate_index, "trial_index": index,
+        "prompt_sha256": doc["prompt_sha256"][item_id][version],
+        "outcome": decided.outcome, "token": decided.token, "reason": decided.reason,
+        "response_text": result.text, "answered": True, "session": session, **logged,
+    }
+    # The schema's trial, in its order (a field this schema does not have yet is left out).
+    trial = {name: values[name] for name in TRIAL_WRITTEN_FIELDS if name in values}
+    check_trial(trial, f"run {run_id}, slot {slot_name(item_id, version, replicate_index)}",
+                needs=list(trial), closed=True)
+    return trial
+
+
+def chained(trials: Iterable[dict]) -> list[dict]:
+    """The trials as one hash chain from the genesis, in the order given."""
+    out, prev = [], chain.GENESIS
+    for trial in trials:
+        linked = chain.link(trial, prev)
+        prev = linked["record_sha256"]
+        out.append(linked)
+    return out
+
+
 def _trial(call: Call, index: int, doc: Mapping, run_id: str, session: str) -> dict:
-    """One trial exactly as the runner writes it, its outcome from the archive's outcome table."""
     result = CallResult(provider=call.provider, text=call.text, stop_reason=call.stop_reason,
                         returned_model_id=call.returned_model_id, input_tokens=call.input_tokens,
                         output_tokens=call.output_tokens, latency_ms=call.latency_ms, attempts=call.attempts,
                         explicitly_set={}, started_at=call.started_at, finished_at=call.finished_at,
                         blocked=call.blocked, refused=call.refused, non_text=call.non_text)
-    decided = classify(result, doc["options"], doc["grammar_version"])
-    values = {
-        "record_type": "trial", "schema_version": SCHEMA_VERSION, "run_id": run_id,
-        "protocol_id": doc["protocol_id"], "item_id": call.item_id, "n_items": doc["n_items"],
-        "version": call.version, "replicate_index": call.replicate_index, "trial_index": index,
-        "prompt_sha256": doc["prompt_sha256"][call.item_id][call.version],
-        "outcome": decided.outcome, "token": decided.token, "reason": decided.reason,
-        "response_text": call.text, "stop_reason": call.recorded_stop_reason,
-        "returned_model_id": call.returned_model_id, "input_tokens": call.input_tokens,
-        "output_tokens": call.output_tokens, "latency_ms": call.latency_ms, "attempts": call.attempts,
-        "retry_causes": list(call.retry_causes), "unknown_attempts": len(call.retry_causes), "answered": True,
-        "session": session, "started_at": call.started_at, "finished_at": call.finished_at,
-        "system_fingerprint": call.system_fingerprint,
-    }
-    # The schema's trial, in its order (a field this schema does not have yet is left out).
-    trial = {name: values[name] for name in TRIAL_WRITTEN_FIELDS if name in values}
-    check_trial(trial, f"run {run_id}, slot {slot_name(call.item_id, call.version, call.replicate_index)}",
-                needs=[n for n in TRIAL_WRITTEN_FIELDS if n in values], closed=True)
-    return trial
+    return trial_record(doc, run_id, session, index, (call.item_id, call.version, call.replicate_index), result, {
+        "stop_reason": call.recorded_stop_reason, "returned_model_id": call.returned_model_id,
+        "input_tokens": call.input_tokens, "output_tokens": call.output_tokens, "latency_ms": call.latency_ms,
+        "attempts": call.attempts, "retry_causes": list(call.retry_causes),
+        "unknown_attempts": len(call.retry_causes), "started_at": call.started_at,
+        "finished_at": call.finished_at, "system_fingerprint": call.system_fingerprint})
 
 
 def trials_from_calls(calls: Iterable[Call], doc: Mapping, run_id: str, session: str) -> list[dict]:
     """The run's trial log: one chained trial per call, in the order the calls were made."""
     ordered = sorted(calls, key=lambda c: (c.order, c.item_id, c.version, c.replicate_index))
-    trials, prev = [], chain.GENESIS
-    for index, call in enumerate(ordered):
-        linked = chain.link(_trial(call, index, doc, run_id, session), prev)
-        prev = linked["record_sha256"]
-        trials.append(linked)
-    return trials
+    return chained(_trial(call, index, doc, run_id, session) for index, call in enumerate(ordered))
 
 
 def header(doc: Mapping, model_id: str, run_date: str, explicitly_set: Mapping, *,
