@@ -47,6 +47,18 @@ def cli(home: Path, *args: str) -> subprocess.CompletedProcess:
     return done
 
 
+def published_and_downloaded(tmp_path: Path) -> tuple:
+    """The fixture archive published with the CLI, and the open panel of a copy of its ``public/`` folder as an
+    outsider downloads it: (the archive, the downloaded panel file, its contents)."""
+    archive = template_archive(tmp_path / "archive")
+    cli(archive.home, "publish", "--build-time", f"{DAY}T00:00:00Z")
+    download = tmp_path / "download" / "public"
+    shutil.copytree(archive.public, download)
+    panel = download / "panels" / f"{OPEN}.json"
+    assert panel.is_file(), f"the publication has no {panel.relative_to(download)}"
+    return archive, panel, json.loads(panel.read_text(encoding="utf-8"))
+
+
 def test_llama_cpp_server_answers_a_chat_completion_through_the_openai_subject(llama_server):
     base_url, model_id = llama_server
     subject = OpenAICompatSubject(model_id, 16, base_url=base_url)
@@ -61,13 +73,7 @@ def test_llama_cpp_server_answers_a_chat_completion_through_the_openai_subject(l
 def test_an_outsider_runs_a_published_open_panel_on_llama_cpp_server_and_the_archive_recomputes_it(
         llama_server, tmp_path):
     base_url, model_id = llama_server
-    archive = template_archive(tmp_path / "archive")
-    cli(archive.home, "publish", "--build-time", f"{DAY}T00:00:00Z")
-    download = tmp_path / "download" / "public"
-    shutil.copytree(archive.public, download)
-    panel = download / "panels" / f"{OPEN}.json"
-    assert panel.is_file(), f"the publication has no {panel.relative_to(download)}"
-    doc = json.loads(panel.read_text(encoding="utf-8"))
+    archive, panel, doc = published_and_downloaded(tmp_path)
 
     outsider = tmp_path / "outsider"          # an empty home: nothing but the downloaded panel file
     outsider.mkdir()
@@ -117,14 +123,9 @@ def test_an_outsider_runs_the_published_inspect_task_on_llama_cpp_server_imports
     from inspect_ai.log import read_eval_log
 
     base_url, model_id = llama_server
-    archive = template_archive(tmp_path / "archive")
-    cli(archive.home, "publish", "--build-time", f"{DAY}T00:00:00Z")
-    download = tmp_path / "download" / "public"
-    shutil.copytree(archive.public, download)
-    folder = download / "panels"
-    panel = folder / f"{OPEN}.json"
+    archive, panel, doc = published_and_downloaded(tmp_path)
+    folder = panel.parent
     assert (folder / f"{OPEN}.py").is_file(), "the publication has no Inspect task beside the panel"
-    doc = json.loads(panel.read_text(encoding="utf-8"))
 
     # 1. Inspect's own command, the task file as downloaded, llama.cpp's server as an openai-api service
     done, seconds = inspect_eval(folder, OPEN, [model_id], tmp_path / "logs", base_url, service="llamacpp",
