@@ -10,7 +10,7 @@ policy: the first line that cannot be read stops the reading).
 """
 from typing import Iterable, Mapping, Optional
 
-from measure.canonical import canonical_json, canonical_sha256
+from measure.canonical import canonical_json, canonical_sha256, sha256_hex
 from measure.errors import ArchiveError
 
 GENESIS = "0" * 64
@@ -26,7 +26,8 @@ class ChainError(ArchiveError, ValueError):
 
 def record_hash(record: Mapping) -> str:
     """The ``record_sha256`` a record must carry."""
-    body = {key: value for key, value in record.items() if key != "record_sha256"}
+    body = dict(record)
+    body.pop("record_sha256", None)
     return canonical_sha256(body)
 
 
@@ -43,6 +44,30 @@ def link(record: Mapping, prev_sha256: str) -> dict:
 def to_line(record: Mapping) -> str:
     """One JSONL line (canonical JSON plus a newline)."""
     return canonical_json(record) + "\n"
+
+
+def linked_line(record: Mapping, prev_sha256: str) -> tuple[dict, str]:
+    """``link(record, prev_sha256)`` and its :func:`to_line`, with the record serialised once, not twice.
+
+    Canonical JSON of an object is its members in key order, so the line is
+    the hashed body with the ``record_sha256`` member put in its place: the
+    body is written as the members whose keys sort before that key and those
+    after it.  Every writer of a chained log appends through this (the
+    runner's trials, the spend ledger's entries).
+    """
+    if "record_sha256" in record or "prev_sha256" in record:
+        raise ValueError("a record to be chained must not carry prev_sha256 or record_sha256 yet")
+    out = dict(record)
+    out["prev_sha256"] = prev_sha256
+    if not all(isinstance(key, str) for key in out):     # keys JSON converts: sorted after conversion
+        out["record_sha256"] = record_hash(out)
+        return out, to_line(out)
+    before = canonical_json({k: v for k, v in out.items() if k < "record_sha256"})[1:-1]
+    after = canonical_json({k: v for k, v in out.items() if k > "record_sha256"})[1:-1]
+    digest = sha256_hex(("{" + ",".join(p for p in (before, after) if p) + "}").encode("utf-8"))
+    out["record_sha256"] = digest
+    member = f'"record_sha256":"{digest}"'
+    return out, "{" + ",".join(p for p in (before, member, after) if p) + "}\n"
 
 
 def verify(records: Iterable[Mapping]) -> int:

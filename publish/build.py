@@ -32,7 +32,7 @@ import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from llmarchive.archive.dates import DateError, parse_timestamp
 from llmarchive.archive.jsonio import fsync_dir
@@ -137,7 +137,8 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
     with _stage("gather"):
         inputs = sources.gather(paths, reads)
     del reads
-    files, coverage_rows, panel_files = _data_files(paths, inputs, build_time)
+    with _stage("panels"):
+        panel_files = panels.files(paths, inputs.headers)
     with _stage("guards (build)"):
         guard, boundary = leak_guard(inputs), publication_guard(paths, inputs, panel_files)
 
@@ -150,8 +151,7 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="publish-write")
     try:
         with leak.TreeScan(guard, also=boundary) as scan:
-            for name, data in files.items():
-                scan.data(name, data)
+            files, coverage_rows = _data_files(inputs, panel_files, build_time, scan.data)
             writes = [writer.submit(_write_all, staging, dict(files))]
             with _stage("database"):
                 database.build(staging / DB_FILE, inputs)
@@ -177,24 +177,32 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
     return manifest
 
 
-def _data_files(paths: ArchivePaths, inputs: sources.Inputs, build_time: str) -> tuple[dict, list, dict]:
-    """The data files (CSVs, the open lane, the panels, Croissant) as bytes; the coverage rows; the panels."""
-    files: dict[str, bytes] = {}
-    with _stage("csvs"):
-        files[csvs.STABILITY_FILE] = csvs.stability_csv(inputs.measurements)
-        files[csvs.OUTCOMES_FILE] = csvs.outcomes_csv(inputs.measurements)
-        coverage_rows = csvs.coverage_rows(inputs.by_kind("coverage"))
-        files[csvs.COVERAGE_FILE] = csvs.coverage_csv(coverage_rows)
-        files[csvs.CHANGES_FILE] = csvs.changes_csv(changes.change_rows(inputs.measurements, inputs.cells))
+def _data_files(inputs: sources.Inputs, panel_files: dict[str, bytes], build_time: str,
+                made: Callable[[str, bytes], None]) -> tuple[dict, list]:
+    """The data files (CSVs, the open lane, the panels, Croissant) as bytes, and the coverage rows.
+
+    Each file is handed to ``made`` as soon as it exists, the largest (the
+    open lane) first, so the guards search it while the rest is rendered.
+    """
     with _stage("open lane"):
-        files.update(open_lane.files(inputs.open_runs))
-    with _stage("panels"):
-        panel_files = panels.files(paths, inputs.headers)
-        files.update(panel_files)
+        lane = open_lane.files(inputs.open_runs)
+    for name, data in {**lane, **panel_files}.items():
+        made(name, data)
+    tables: dict[str, bytes] = {}
+    with _stage("csvs"):
+        tables[csvs.STABILITY_FILE] = csvs.stability_csv(inputs.measurements)
+        tables[csvs.OUTCOMES_FILE] = csvs.outcomes_csv(inputs.measurements)
+        coverage_rows = csvs.coverage_rows(inputs.by_kind("coverage"))
+        tables[csvs.COVERAGE_FILE] = csvs.coverage_csv(coverage_rows)
+        tables[csvs.CHANGES_FILE] = csvs.changes_csv(changes.change_rows(inputs.measurements, inputs.cells))
+    for name, data in tables.items():
+        made(name, data)
+    files = {**tables, **lane, **panel_files}
     with _stage("croissant"):
         latest = max((m["run_date"] for m in inputs.measurements), default=None)
         files["croissant.json"] = _pretty(croissant.build(files, inputs.open_runs, latest, build_time[:10]))
-    return files, coverage_rows, panel_files
+    made("croissant.json", files["croissant.json"])
+    return files, coverage_rows
 
 
 def _site_files(inputs: sources.Inputs, coverage_rows: list, build_time: str,

@@ -34,7 +34,6 @@ name from a different build is the change this archive exists to catch,
 whether or not the figures moved.
 """
 import math
-from collections import Counter
 from pathlib import Path
 from typing import Iterable, Mapping, Optional
 
@@ -157,14 +156,18 @@ def modal_cells(trials: Iterable[Mapping]) -> dict[Cell, Optional[tuple[str, ...
     decision (``None``): it is not compared, because what it lost is the
     drop bound's business, not a decision that moved.
     """
-    votes: dict[Cell, Counter] = {}
+    votes: dict[Cell, dict[str, int]] = {}
     for trial in trials:
         if trial.get("record_type", "trial") != "trial":
             continue
         cell = (str(trial.get("item_id")), str(trial.get("version")))
-        tally = votes.setdefault(cell, Counter())
-        if trial.get("outcome") == "valid" and trial.get("token") is not None:
-            tally[str(trial["token"])] += 1
+        tally = votes.get(cell)
+        if tally is None:
+            tally = votes[cell] = {}
+        token = trial.get("token")
+        if token is not None and trial.get("outcome") == "valid":
+            token = str(token)
+            tally[token] = tally.get(token, 0) + 1     # a plain dict: this runs for every trial of ten years
     out: dict[Cell, Optional[tuple[str, ...]]] = {}
     for cell, tally in votes.items():
         if not tally:

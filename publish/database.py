@@ -357,7 +357,7 @@ def trial_rows(inputs: Inputs):
         for line in run.lines:
             trial = json.loads(line)
             transport = {k: v for k, v in trial.items() if k not in skip}
-            yield tuple(trial.get(k) for k in names) + (canonical_json(transport) if transport else None,)
+            yield (*map(trial.get, names), canonical_json(transport) if transport else None)
 
 
 def _record_detail(record: dict, named: set) -> Optional[dict]:

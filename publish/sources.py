@@ -127,11 +127,16 @@ def open_run_read(lines: list[jsonl.Line]) -> OpenRunRead:
     every log anyway, call this too, so a build reads each log once: :func:`publish.checks.chain_problems`)."""
     kept, trials = [], []
     types: dict[str, dict[type, object]] = {}
+    shapes: set[tuple] = set()     # a trial whose keys and value types were all met before adds nothing
     for line in lines:
         record = line.record
         if record.get("record_type") == "trial":
             kept.append(line.raw)
             trials.append(record)
+            shape = (*record, *map(type, record.values()))
+            if shape in shapes:
+                continue
+            shapes.add(shape)
             for key, value in record.items():
                 seen = types.setdefault(key, {})
                 if value is not None and type(value) not in seen:

@@ -1,7 +1,10 @@
 """The append-only hash chain and the durable log built on it."""
+import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from llmarchive.archive.jsonio import ChainedLog, read_jsonl
 from measure import chain
@@ -88,3 +91,35 @@ def test_records_appended_by_several_processes_at_once_keep_one_valid_chain(tmp_
     written = records.read(ArchivePaths(tmp_path), "skip")
     assert len(written) == 120
     chain.verify(written)
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8)
+# keys on both sides of "record_sha256" and "prev_sha256", equal to their prefixes, and any text
+_KEYS = st.sampled_from(["a", "prev", "prev_sha", "r", "record", "record_sha", "record_sha256x", "record_t",
+                         "response_text", "z", "é", ""]) | st.text(max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_KEYS.filter(lambda k: k not in ("record_sha256", "prev_sha256")), _JSON_VALUES,
+                       max_size=8), st.sampled_from([chain.GENESIS, "f" * 64]))
+def test_a_record_serialised_once_is_the_linked_record_and_its_canonical_line(record, prev):
+    entry, line = chain.linked_line(record, prev)
+    assert entry == chain.link(record, prev)
+    assert line == chain.to_line(chain.link(record, prev))
+    if prev == chain.GENESIS:
+        assert chain.verify([json.loads(line)]) == 1
+
+
+def test_a_record_with_a_key_that_is_not_text_is_refused_as_the_two_step_link_refuses_it():
+    with pytest.raises(TypeError):
+        chain.link({1: "one"}, chain.GENESIS)
+    with pytest.raises(TypeError):
+        chain.linked_line({1: "one"}, chain.GENESIS)
+
+
+def test_a_record_already_chained_is_refused_by_the_one_pass_link():
+    with pytest.raises(ValueError, match="must not carry"):
+        chain.linked_line({"record_sha256": "x"}, chain.GENESIS)

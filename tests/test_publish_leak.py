@@ -4,7 +4,7 @@ import json
 import sqlite3
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from panels.instruction import INSTRUCTION
@@ -227,3 +227,94 @@ def test_the_ascii_road_to_words_gives_the_words_the_pattern_gives(text):
 def test_words_split_on_every_non_word_ascii_character_and_fold_capitals():
     assert words("Hold\x1fTHE_line;\x00Option-B's 42nd\tSTEP") == ["hold", "the_line", "option", "b", "s", "42nd",
                                                                     "step"]
+
+
+_CELLS = st.one_of(st.none(), st.integers(min_value=-2**63, max_value=2**63 - 1), st.floats(allow_nan=False),
+                   st.text(max_size=12), st.sampled_from(["", " ", "a\x00b", "€1.20", "é ü"]),
+                   st.binary(max_size=6))
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.tuples(_CELLS, _CELLS, _CELLS), min_size=1, max_size=12))
+def test_a_database_row_is_searched_as_its_text_cells_joined_whatever_the_cells_hold(tmp_path_factory, rows):
+    from publish.leak import _sqlite_parts, _sqlite_texts
+
+    path = tmp_path_factory.mktemp("db") / "t.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute('create table "t" ("a" text, "b q" integer, "c" blob)')
+        connection.executemany('insert into "t" values (?, ?, ?)', rows)
+        stored = connection.execute('select * from "t" order by rowid').fetchall()   # after the columns' affinity
+    connection.close()
+    # what a reader sees: every text cell, blobs as UTF-8 (bad bytes replaced), numbers and nulls left out
+    expected = [" ".join(v.decode("utf-8", errors="replace") if isinstance(v, bytes) else v
+                         for v in row if isinstance(v, (str, bytes))) for row in stored]
+    found = [text for part in _sqlite_parts(path)[1:] for _, text in _sqlite_texts(path, "t.db", part)]
+    assert found == expected
+
+
+_GUARDED = ("the ferry leaves at noon and the captain counts every passenger twice before the ramp "
+            "is raised over the grey harbour water")
+_TEXTS = [
+    "a clean answer about apples and pears", "",
+    "DECISION: A because the ferry leaves at noon and the captain counts every passenger twice before",  # 13
+    "the ferry leaves at noon and the captain counts every passenger",                                    # 11
+    "it costs €0.16 per call", "about euro zones, no amount", "stored under /srv/llmarchive-home/private",
+    "the key is sekret-value-123", "Ünïcode Ferry LEAVES at noon and the captain counts every passenger twice",
+    "twice before the ramp is raised over the grey harbour water tonight", "€1.20 left in the general pool",
+    "€1.20 and the ferry leaves at noon and the captain counts every passenger twice before the ramp",
+]
+
+
+def _one_by_one(texts, guard, also):
+    """The rule the batched search must keep: each text in order, the leak guard first, then the other."""
+    for where, text in texts:
+        leak = guard.scan_text(text, where)
+        if leak:
+            return leak.message(), True
+        message = also.scan_text(text, where)
+        if message:
+            return message, False
+    return None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(range(len(_TEXTS))), max_size=700),
+       st.lists(st.integers(min_value=0, max_value=699), max_size=3))
+def test_texts_searched_in_batches_are_refused_exactly_as_one_by_one(indexes, noise_positions):
+    from publish.guard import PublicationGuard
+    from publish.leak import _first_refusal
+
+    guard = LeakGuard([ProtocolText("guarded_p", "s01", "B", _GUARDED)], [INSTRUCTION])
+    also = PublicationGuard(paths=[("the archive home", "/srv/llmarchive-home")],
+                            secrets=[("SOME_API_KEY", "sekret-value-123")])
+    also.allow("it costs €0.16 per call")          # this wording's amount is exempt, in these words only
+    clean = ["filler words number %d about nothing in particular" % i for i in range(700)]
+    texts = [(f"f, line {n}", clean[n] if n in noise_positions or not indexes else _TEXTS[indexes[n % len(indexes)]])
+             for n in range(len(indexes) or 5)]
+    assert guard.separator is not None
+    assert _first_refusal(iter(texts), guard, also) == _one_by_one(texts, guard, also)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(range(len(_TEXTS))), st.sampled_from(range(len(_TEXTS))),
+                          st.one_of(st.none(), st.integers(min_value=-9, max_value=9), st.binary(max_size=4),
+                                    st.just("€9.99 in a blob".encode()))),
+                max_size=700))
+@example([(0, 0, "€9.99 in a blob".encode())] * 3)          # a refusal only a blob holds
+@example([(0, 1, None)] * 300 + [(0, 0, "€9.99 in a blob".encode())])
+def test_a_database_searched_in_batches_is_refused_exactly_as_row_by_row(tmp_path_factory, rows):
+    from publish.guard import PublicationGuard
+    from publish.leak import _check_task, _sqlite_parts, _sqlite_texts
+
+    guard = LeakGuard([ProtocolText("guarded_p", "s01", "B", _GUARDED)], [INSTRUCTION])
+    also = PublicationGuard(paths=[("the archive home", "/srv/llmarchive-home")],
+                            secrets=[("SOME_API_KEY", "sekret-value-123")])
+    also.allow("it costs €0.16 per call")
+    path = tmp_path_factory.mktemp("db") / "archive.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute('create table "t" ("a" text, "b" text, "c")')
+        connection.executemany('insert into "t" values (?, ?, ?)', [(_TEXTS[a], _TEXTS[b], c) for a, b, c in rows])
+    connection.close()
+    for part in _sqlite_parts(path):
+        expected = _one_by_one(list(_sqlite_texts(path, "archive.db", part)), guard, also)
+        assert _check_task((str(path), "archive.db", part), guard, also) == expected

@@ -294,16 +294,23 @@ def append_records(path: Path, records: Iterable[Mapping]) -> list[dict]:
         with open(path, "a+b", buffering=0) as fh:
             size = _cut_torn_tail(fh)
             prev = _verified_tail(path, fh, size)
-            linked: list[dict] = []
-            for record in records:
-                entry = chain.link(record, prev)
-                prev = entry["record_sha256"]
-                linked.append(entry)
-            data = "".join(chain.to_line(e) for e in linked).encode("utf-8")
+            linked, data = _chained(records, prev)
             if linked:
                 _write_all(fh, data, size)
-            _remember(path, fh, size + len(data), prev)
+            _remember(path, fh, size + len(data), chain.last_hash(linked) if linked else prev)
     return linked
+
+
+def _chained(records: Iterable[Mapping], prev: str) -> tuple[list[dict], bytes]:
+    """``records`` chained after ``prev``, and the bytes of their lines (each serialised once)."""
+    linked: list[dict] = []
+    lines: list[str] = []
+    for record in records:
+        entry, line = chain.linked_line(record, prev)
+        prev = entry["record_sha256"]
+        linked.append(entry)
+        lines.append(line)
+    return linked, "".join(lines).encode("utf-8")
 
 
 def verify_log(path: Path) -> int:
@@ -353,18 +360,13 @@ class ChainedLog:
         mid-write leaves a torn last line, which the next open or append cuts
         off.
         """
-        linked: list[dict] = []
-        prev = self.last_hash
-        for record in records:
-            entry = chain.link(record, prev)
-            prev = entry["record_sha256"]
-            linked.append(entry)
+        linked, data = _chained(records, self.last_hash)
         if not linked:
             return linked
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a+b", buffering=0) as fh:
             size = _cut_torn_tail(fh)
-            _write_all(fh, "".join(chain.to_line(entry) for entry in linked).encode("utf-8"), size)
+            _write_all(fh, data, size)
         self.records.extend(linked)
         return linked
 
