@@ -135,6 +135,8 @@ class _Run(CallLoop):
         self.settings, self.progress = settings, progress
         self.header = protocol_header(protocol)
         self.prompts = {item["item_id"]: item["versions"] for item in protocol["panel"]}
+        self.prompt_sha256 = {(item_id, version): hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+                              for item_id, versions in self.prompts.items() for version, prompt in versions.items()}
         self.plan = schedule(protocol)
         self.previous = self._previous_run()
         self.run_date = self._run_date()
@@ -226,7 +228,6 @@ class _Run(CallLoop):
 
     def _trial(self, planned: PlannedTrial, result: CallResult) -> dict:
         decided = classify(result, self.protocol["options"], self.protocol["grammar_version"])
-        prompt = self.prompts[planned.item_id][planned.version]
         trial = {
             "record_type": "trial",
             "schema_version": SCHEMA_VERSION,
@@ -237,7 +238,7 @@ class _Run(CallLoop):
             "version": planned.version,
             "replicate_index": planned.replicate_index,
             "trial_index": planned.trial_index,
-            "prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
+            "prompt_sha256": self.prompt_sha256[planned.item_id, planned.version],
             "outcome": decided.outcome,
             "token": decided.token,
             "reason": decided.reason,
