@@ -23,10 +23,11 @@ asset reports each as an asset check, so both read the same verdict.
   verifying against its own hashes and the registry's
   (:func:`publish.panels.published_problems`).
 """
+import contextlib
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from llmarchive.archive import record_logs as records
 from llmarchive.archive import store
@@ -119,26 +120,40 @@ def chain_problems(paths: ArchivePaths, reads: Optional[dict[str, CheckedRead]] 
     log is put in it by run id, read by the same pass
     (:func:`publish.sources.gather` takes it instead of reading the logs again).
     """
+    with _verifying_logs(paths, reads) as problems:
+        return problems()
+
+
+@contextlib.contextmanager
+def _verifying_logs(paths: ArchivePaths, reads: Optional[dict[str, CheckedRead]]) -> Iterator[Callable[[], list[str]]]:
+    """:func:`chain_problems` started: the workers verify the trial logs while the caller does other work in
+    the body, then calls what this yields for the problems (the record logs are verified in this process
+    meanwhile)."""
     folders = [str(folder) for folder in _run_folders(paths)]
     open_ids = frozenset(h["protocol_id"] for h in list_headers(paths) if h.get("lane") == "open") \
         if reads is not None else frozenset()
     task = partial(_check_log, open_ids=open_ids) if reads is not None else _log_problem
+
+    def collect(found: Iterable) -> list[str]:
+        record_problems = []
+        for kind in records.KINDS:
+            log = paths.record_log(kind)
+            try:
+                chain.verify(read_jsonl(log))
+            except (chain.ChainError, RecordFileError) as exc:
+                record_problems.append(f"{log}: {exc}")
+        found = list(found)
+        if reads is not None:
+            reads.update((Path(folder).name, read) for folder, (_, read) in zip(folders, found) if read is not None)
+            found = [problem for problem, _ in found]
+        return [p for p in found if p] + record_problems
+
     if len(folders) < 64:
-        found = [task(folder) for folder in folders]
-    else:
-        with pool(2) as workers:
-            found = list(workers.map(task, folders, chunksize=16))
-    if reads is not None:
-        reads.update((Path(folder).name, read) for folder, (_, read) in zip(folders, found) if read is not None)
-        found = [problem for problem, _ in found]
-    problems = [p for p in found if p]
-    for kind in records.KINDS:
-        log = paths.record_log(kind)
-        try:
-            chain.verify(read_jsonl(log))
-        except (chain.ChainError, RecordFileError) as exc:
-            problems.append(f"{log}: {exc}")
-    return problems
+        yield lambda: collect(task(folder) for folder in folders)
+        return
+    with pool(2) as workers:
+        pending = workers.map(task, folders, chunksize=16)    # every log handed out now; results come in order
+        yield lambda: collect(pending)
 
 
 def flagged_on_curve(paths: ArchivePaths) -> list[str]:
@@ -217,9 +232,10 @@ def blocking_problems(paths: ArchivePaths, build_time: Optional[str] = None,
     with the publication guard, runs inside the build on the staging folder.
     ``build_time`` is the instant coverage is judged at (default: now).  ``reads``: see :func:`chain_problems`.
     """
-    found = {"trial_log_chains": chain_problems(paths, reads),
-             "no_flagged_measurement_on_curve": flagged_on_curve(paths),
-             "coverage_gaps_have_causes": unexplained_gaps(paths) + unexplained_periods(paths, build_time)}
+    with _verifying_logs(paths, reads) as chains:       # the logs are verified by workers meanwhile
+        found = {"no_flagged_measurement_on_curve": flagged_on_curve(paths),
+                 "coverage_gaps_have_causes": unexplained_gaps(paths) + unexplained_periods(paths, build_time)}
+        found = {"trial_log_chains": chains(), **found}
     return {name: problems for name, problems in found.items() if problems}
 
 

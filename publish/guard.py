@@ -5,7 +5,7 @@ wording out of ``public/``; this guard keeps out what belongs to the owner
 and the machine.  It runs beside it, on the staged build before the swap
 (the same reading of every file: JSON and JSONL by their strings, CSV by
 row, HTML as written and with its markup removed, the SQLite database by
-every text cell and its schema — see :func:`publish.leak.file_texts`), and
+every text cell and its schema — see :func:`publish.published_texts.file_texts`), and
 refuses the first of these it meets, in one line naming the file and the
 match:
 

@@ -237,7 +237,7 @@ _CELLS = st.one_of(st.none(), st.integers(min_value=-2**63, max_value=2**63 - 1)
 @settings(max_examples=120, deadline=None)
 @given(st.lists(st.tuples(_CELLS, _CELLS, _CELLS), min_size=1, max_size=12))
 def test_a_database_row_is_searched_as_its_text_cells_joined_whatever_the_cells_hold(tmp_path_factory, rows):
-    from publish.leak import _sqlite_parts, _sqlite_texts
+    from publish.published_texts import sqlite_parts, sqlite_texts
 
     path = tmp_path_factory.mktemp("db") / "t.db"
     with sqlite3.connect(path) as connection:
@@ -248,7 +248,7 @@ def test_a_database_row_is_searched_as_its_text_cells_joined_whatever_the_cells_
     # what a reader sees: every text cell, blobs as UTF-8 (bad bytes replaced), numbers and nulls left out
     expected = [" ".join(v.decode("utf-8", errors="replace") if isinstance(v, bytes) else v
                          for v in row if isinstance(v, (str, bytes))) for row in stored]
-    found = [text for part in _sqlite_parts(path)[1:] for _, text in _sqlite_texts(path, "t.db", part)]
+    found = [text for part in sqlite_parts(path)[1:] for _, text in sqlite_texts(path, "t.db", part)]
     assert found == expected
 
 
@@ -304,7 +304,8 @@ def test_texts_searched_in_batches_are_refused_exactly_as_one_by_one(indexes, no
 @example([(0, 1, None)] * 300 + [(0, 0, "€9.99 in a blob".encode())])
 def test_a_database_searched_in_batches_is_refused_exactly_as_row_by_row(tmp_path_factory, rows):
     from publish.guard import PublicationGuard
-    from publish.leak import _check_task, _sqlite_parts, _sqlite_texts
+    from publish.leak import _check_task
+    from publish.published_texts import sqlite_parts, sqlite_texts
 
     guard = LeakGuard([ProtocolText("guarded_p", "s01", "B", _GUARDED)], [INSTRUCTION])
     also = PublicationGuard(paths=[("the archive home", "/srv/llmarchive-home")],
@@ -315,6 +316,6 @@ def test_a_database_searched_in_batches_is_refused_exactly_as_row_by_row(tmp_pat
         connection.execute('create table "t" ("a" text, "b" text, "c")')
         connection.executemany('insert into "t" values (?, ?, ?)', [(_TEXTS[a], _TEXTS[b], c) for a, b, c in rows])
     connection.close()
-    for part in _sqlite_parts(path):
-        expected = _one_by_one(list(_sqlite_texts(path, "archive.db", part)), guard, also)
+    for part in sqlite_parts(path):
+        expected = _one_by_one(list(sqlite_texts(path, "archive.db", part)), guard, also)
         assert _check_task((str(path), "archive.db", part), guard, also) == expected
