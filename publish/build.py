@@ -12,8 +12,8 @@ Where a ten-year build's time goes (``bench/publish_bench.py`` prints the
 split, :data:`STAGE_SECONDS`): each run's trial log is read and verified
 once, by the blocking check, which hands what publication keeps of it to
 :func:`publish.sources.gather`; the guards search every file's bytes in
-worker processes while the database and the site are still being built
-(:class:`publish.leak.TreeScan`), and one thread writes and fsyncs the files
+worker processes while the CSVs, the database and the site are still
+being built (:class:`publish.leak.TreeScan`), and one thread writes and fsyncs the files
 meanwhile, so no stage waits on another that does not need its result.
 
 What it writes into ``public/``::

@@ -98,7 +98,8 @@ _JSON_VALUES = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
     max_leaves=8)
 # keys on both sides of "record_sha256" and "prev_sha256", equal to their prefixes, and any text
-_KEYS = st.sampled_from(["a", "prev", "prev_sha", "r", "record", "record_sha", "record_sha256x", "record_t",
+_KEYS = st.sampled_from(["a", "prev", "prev_sha", "r", "record", "record_sha", "record_sha2", "record_sha25",
+                         "record_sha256x", "record_sha257", "record_t",
                          "response_text", "z", "é", ""]) | st.text(max_size=6)
 
 

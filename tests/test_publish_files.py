@@ -568,3 +568,20 @@ def test_the_public_reader_takes_stability_csv_with_or_without_its_reading_colum
     rewrite(["remarks"] + header[2:], [["x"] + r[2:] for r in rows])
     with pytest.raises(PublishError, match="header is not the measurement schema's fields"):
         public_inputs(folder, run_id)
+
+
+def test_the_open_lane_type_labels_see_a_type_first_met_on_a_later_trial():
+    from measure.jsonl import Line
+    from publish.sources import open_run_read
+
+    trials = [{"record_type": "trial", "item_id": "s01", "version": "A", "outcome": "valid", "latency_ms": 10, "token": None},
+              {"record_type": "trial", "item_id": "s01", "version": "A", "outcome": "valid", "latency_ms": 10, "token": None},
+              {"record_type": "trial", "item_id": "s01", "version": "A", "outcome": "valid", "latency_ms": 10.5, "token": "A"},
+              {"record_type": "trial", "item_id": "s01", "version": "A", "outcome": "valid", "latency_ms": 11, "token": "B",
+               "system_fingerprint": "b1"}]
+    lines = [Line(n, t, (json.dumps(t) + "\n").encode()) for n, t in enumerate(trials, start=1)]
+    kept, labels, cells = open_run_read(lines)
+    assert len(kept) == 4
+    assert labels["latency_ms"] == {"int", "number"}
+    assert labels["token"] == {"text"} and labels["system_fingerprint"] == {"text"}
+    assert cells == {("s01", "A"): ("A", "B")}
