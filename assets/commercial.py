@@ -14,7 +14,7 @@ from llmarchive.archive.dates import parse_month
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.queries import last_skip, sweep_run_folder
 from llmarchive.archive.store import load_run
-from llmarchive.budget import Budget, BudgetHalted, protocol_calls
+from llmarchive.budget import Budget, BudgetHalted, RunBusy, protocol_calls
 from llmarchive.protocols import registry
 from llmarchive.run.progress import LogLines
 from llmarchive.schedule.no_backfill import NotThisMonth, partition_day
@@ -87,6 +87,10 @@ def commercial_trials(context: AssetExecutionContext, archive: ArchiveResource, 
         raise refusal("budget_refused", f"{exc}. Nothing more was spent.", spent_eur=None,
                       protocol_id=protocol_id, month=month,
                       what_to_do="see `llmarchive budget show`; the next month's pools open on the 1st") from None
+    except RunBusy as exc:
+        raise refusal("run_busy", str(exc), protocol_id=protocol_id, month=month,
+                      what_to_do="nothing: the launch already working on this partition goes on; look at that run"
+                      ) from None
     metadata = {
         "month": month,
         "protocol_id": protocol_id,

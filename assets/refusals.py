@@ -29,6 +29,7 @@ KINDS = {
     "not_started": "the period has not started yet",
     "no_manifest": "no pre-registration manifest has this key",
     "no_guard_protocol": "no admitted guard protocol to rotate through",
+    "run_busy": "the same run is being worked on by another launch (a double launch); that launch goes on",
 }
 
 

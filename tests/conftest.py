@@ -61,6 +61,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
     home = tempfile.mkdtemp(prefix="llmarchive-session-home-")
     os.environ["LLMARCHIVE_HOME"] = home
+    # An owner's own webhook must never be paged by the tests: each test that posts sets its own receiver.
+    for name in ("LLMARCHIVE_WEBHOOK_URL", "LLMARCHIVE_WATCH_WEBHOOK"):
+        os.environ.pop(name, None)
     config.stash[_session_home] = home
     instant = os.environ.get(CLOCK_ENV)
     if not instant:

@@ -32,6 +32,8 @@ One module per concern, each importing only those above it in this list:
   their pools, the errors;
 * :mod:`~llmarchive.budget.ledger` — reading the ledger: charges,
   reservations, a month's spend;
+* :mod:`~llmarchive.budget.earmarks` — what running runs keep back of a
+  pool until they end (method §9.4);
 * :mod:`~llmarchive.budget.ladder` — the ladder: the month's plan, one
   run's permission, the protocol selection rule;
 * :mod:`~llmarchive.budget.degradation` — method §9's order of cuts;
@@ -50,10 +52,11 @@ from llmarchive.budget.degradation import (CUT_KIND, FINGERPRINT_CALLS_PER_MONTH
                                            MIN_MEASURED_CALLS, QUARTER_START_MONTHS, Level, budget_cuts,
                                            current_level, kept_protocols, measured_rate, projected_month_eur,
                                            review_degradation, sweep_due)
+from llmarchive.budget.earmarks import Earmark, RunBusy, busy_protocols
 from llmarchive.budget.ladder import (TYPE_ORDER, Authorization, LadderState, Plan, allowed_protocols,
-                                      authorize_run, judged_month, ladder_state, pool_shortfall, protocol_calls,
-                                      record_plan_skips, refusal_facts, rung_selection, select_protocols,
-                                      unbudgeted)
+                                      authorize_run, earmark_run, judged_month, ladder_state, pool_shortfall,
+                                      protocol_calls, record_plan_skips, refusal_facts, rung_selection,
+                                      select_protocols, unbudgeted)
 from llmarchive.budget.ledger import (CHARGE, RESERVATION, MonthTotals, current_month, ledger, ledger_entries,
                                       month_totals, open_reservations)
 from llmarchive.budget.meter import SpendMeter
@@ -66,8 +69,11 @@ __all__ = [
     # ledger
     "CHARGE", "RESERVATION", "MonthTotals", "current_month", "ledger", "ledger_entries", "month_totals",
     "open_reservations",
+    # earmarks
+    "Earmark", "RunBusy", "busy_protocols",
     # ladder
-    "TYPE_ORDER", "Authorization", "LadderState", "Plan", "allowed_protocols", "authorize_run", "judged_month",
+    "TYPE_ORDER", "Authorization", "LadderState", "Plan", "allowed_protocols", "authorize_run", "earmark_run",
+    "judged_month",
     "ladder_state", "pool_shortfall", "protocol_calls", "record_plan_skips", "refusal_facts", "rung_selection",
     "select_protocols", "unbudgeted",
     # degradation

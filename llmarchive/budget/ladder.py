@@ -26,9 +26,11 @@ from typing import Iterable, Mapping, Optional, Sequence
 from llmarchive.archive import jobs as job_table
 from llmarchive.budget.config import (EPSILON_EUR, JOBS, POOL_NAMES, Budget, BudgetError, BudgetHalted, Rung,
                                       job_name, load_budget)
-from llmarchive.budget.ledger import current_month, month_totals
+from llmarchive.budget import earmarks
+from llmarchive.budget.ledger import current_month, ledger_entries, month_totals
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.locks import file_lock
+from llmarchive.archive.record_logs import utc_now, utc_today
 from llmarchive.archive.skips import record_skip
 
 TYPE_ORDER = ("wording", "anchoring", "order", "default")
@@ -50,6 +52,7 @@ class LadderState:
     charged_eur: Mapping[str, float] = field(default_factory=dict)
     worst_case_eur: Mapping[str, float] = field(default_factory=dict)
     priced: bool = False
+    earmarked_eur: Mapping[str, float] = field(default_factory=dict)   # what running neighbours still earmark (earmarks.py)
 
     @property
     def general_left_eur(self) -> float:
@@ -80,11 +83,20 @@ def judged_month(month: Optional[str] = None, date: Optional[str] = None) -> str
 
 
 def ladder_state(paths: ArchivePaths, budget: Budget, month: Optional[str] = None,
-                 date: Optional[str] = None) -> LadderState:
-    """Where ``month`` stands (else the month of ``date``, else the clock's: :func:`judged_month`)."""
+                 date: Optional[str] = None, exclude_run: Optional[str] = None) -> LadderState:
+    """Where ``month`` stands (else the month of ``date``, else the clock's: :func:`judged_month`).
+
+    Spent is charged + open worst case + what the live earmarks of running
+    neighbours still keep back (:mod:`llmarchive.budget.earmarks`; not
+    ``exclude_run``'s own), so a decision taken while another run is calling
+    is the one it would be once that run had finished.
+    """
     month = judged_month(month, date)
-    totals = month_totals(paths, month)
-    spent = totals.spent_eur
+    entries = ledger_entries(paths)
+    totals = month_totals(paths, month, entries)
+    live = earmarks.live(paths)
+    kept = earmarks.earmarked_eur(live, earmarks.commitments(entries), month, exclude_run) if live else {}
+    spent = {pool: eur + kept.get(pool, 0.0) for pool, eur in totals.spent_eur.items()}
     used = 100.0 * spent["general"] / budget.general_pool_eur
     rung = None
     for candidate in budget.ladder:
@@ -92,7 +104,7 @@ def ladder_state(paths: ArchivePaths, budget: Budget, month: Optional[str] = Non
             rung = candidate
     return LadderState(month, budget.general_pool_eur, spent, used, rung,
                        budget.bridge_reserve_eur - spent["bridge"], budget.heartbeat_reserve_eur - spent["heartbeat"],
-                       dict(totals.charged_eur), dict(totals.worst_case_eur), budget.priced)
+                       dict(totals.charged_eur), dict(totals.worst_case_eur), budget.priced, kept)
 
 
 
@@ -300,32 +312,57 @@ def authorize_run(paths: ArchivePaths, budget: Budget, header: Mapping, job: str
     A refusal is recorded as a ``skip`` with cause ``budget_halted`` before
     it is raised.  ``all_protocols`` (headers of every protocol the sweep
     knows) lets the ladder's selection rule be applied exactly as the sweep
-    would; without it the protocol is judged on its own.
+    would; without it the protocol is judged on its own.  Nothing is earmarked:
+    a run that calls should be authorised by :func:`earmark_run`.
+    """
+    return earmark_run(paths, budget, header, job, calls, all_protocols, month, date)[0]
+
+
+def earmark_run(paths: ArchivePaths, budget: Budget, header: Mapping, job: str, calls: int,
+             all_protocols: Optional[Sequence[Mapping]] = None, month: Optional[str] = None,
+             date: Optional[str] = None, *,
+             run_id: Optional[str] = None) -> tuple[Authorization, Optional[earmarks.Earmark]]:
+    """:func:`authorize_run`, and for ``run_id`` an earmark of the whole remaining cost for as long as the run lives.
+
+    Decided under the ledger's lock, so two runs authorised at the same
+    moment are judged one after the other, each seeing what the other earmarks
+    (method §9.4).  A run whose earmark is live in another process is refused
+    (:class:`~llmarchive.budget.earmarks.RunBusy`) before anything is recorded.
+    The caller releases the earmark when the run ends, however it ends.
     """
     job = job_name(job)
     category, pool = JOBS[job]
     if job == "subject_fingerprint":
-        return Authorization(job, category, pool, budget.rate(category))
+        return Authorization(job, category, pool, budget.rate(category)), None
     protocol_id = header["protocol_id"]
     series = header.get("series")
     pool_list = [p for p in all_protocols or [] if series is None or p.get("series") == series]
     if not any(p.get("protocol_id") == protocol_id for p in pool_list):
         pool_list.append(header)
-    state = ladder_state(paths, budget, month, date)
-    reason = None
-    by_rung = False
-    if job == "bridge":
-        left = state.bridge_left_eur
-    else:
-        left = state.general_left_eur
-        kept, why_rung = rung_selection(state, pool_list)
-        if protocol_id not in kept:
-            reason, by_rung = why_rung, True
-    if reason is None:
-        reason = pool_shortfall(calls, budget.rate(category), left, job, state.month)
-    if reason:
-        day = date or utc_today()
-        record_skip(paths, day, job, protocol_id, REFUSED, reason, refusal_facts(state, job, by_rung))
-        raise BudgetHalted(f"{protocol_id} may not run ({job}): {reason}")
-    return Authorization(job, category, pool, budget.rate(category))
-
+    with file_lock(paths.spend_ledger):
+        if run_id is not None and any(h.run_id == run_id for h in earmarks.live(paths)):
+            raise earmarks.RunBusy(f"run {run_id} is being worked on by another process: a second launch of it "
+                                     "is refused. Nothing was spent.")
+        state = ladder_state(paths, budget, month, date)
+        reason = None
+        by_rung = False
+        if job == "bridge":
+            left = state.bridge_left_eur
+        else:
+            left = state.general_left_eur
+            kept, why_rung = rung_selection(state, pool_list)
+            if protocol_id not in kept:
+                reason, by_rung = why_rung, True
+        if reason is None:
+            reason = pool_shortfall(calls, budget.rate(category), left, job, state.month)
+        if reason:
+            day = date or utc_today()
+            record_skip(paths, day, job, protocol_id, REFUSED, reason, refusal_facts(state, job, by_rung))
+            raise BudgetHalted(f"{protocol_id} may not run ({job}): {reason}")
+        authorization = Authorization(job, category, pool, budget.rate(category))
+        if run_id is None or calls <= 0:
+            return authorization, None
+        base = earmarks.commitments(ledger_entries(paths))(run_id, state.month, pool)
+        record = earmarks.EarmarkRecord(run_id, protocol_id, job, pool, state.month, calls,
+                                       calls * budget.rate(category), base, utc_now())
+        return authorization, earmarks.take(paths, record)

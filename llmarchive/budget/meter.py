@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 from llmarchive.archive import record_logs as records
+from llmarchive.budget import earmarks
 from llmarchive.budget.config import EPSILON_EUR, PROMPT_FRAMING_TOKENS, Budget, BudgetHalted
 from llmarchive.budget.ladder import Authorization
 from llmarchive.budget.ledger import CHARGE, RESERVATION, open_reservations
@@ -80,8 +81,12 @@ class SpendMeter:
         self._size = _size(self.paths.spend_ledger)
         # Running totals of the whole ledger, so a reservation's ceiling check does not re-read years of entries.
         self._charged: dict[tuple, float] = {}
-        self._open: dict[str, tuple] = {}
+        self._open: dict[str, tuple] = {}        # reservation_id -> ((month, pool), worst case, run_id)
+        self._by_run: dict[tuple, float] = {}    # (run_id, month, pool) -> charged + open worst case
         self._tally(self.log.records)
+
+    def _count(self, run_id: Any, key: tuple, amount: float) -> None:
+        self._by_run[(run_id, *key)] = self._by_run.get((run_id, *key), 0.0) + amount
 
     def _tally(self, entries: Iterable[Mapping]) -> None:
         for e in entries:
@@ -89,10 +94,26 @@ class SpendMeter:
             if e.get("record_type", CHARGE) == CHARGE:
                 if isinstance(e.get("cost_eur"), (int, float)):
                     self._charged[key] = self._charged.get(key, 0.0) + e["cost_eur"]
+                    self._count(e.get("run_id"), key, e["cost_eur"])
                 for rid in e.get("settles") or ():
-                    self._open.pop(rid, None)
+                    self._untally(rid)
             elif e.get("record_type") == RESERVATION and isinstance(e.get("worst_case_eur"), (int, float)):
-                self._open[e["reservation_id"]] = (key, e["worst_case_eur"])
+                self._open[e["reservation_id"]] = (key, e["worst_case_eur"], e.get("run_id"))
+                self._count(e.get("run_id"), key, e["worst_case_eur"])
+
+    def _untally(self, reservation_id: str) -> None:
+        opened = self._open.pop(reservation_id, None)
+        if opened is not None:
+            key, worst, run_id = opened
+            self._count(run_id, key, -worst)
+
+    def earmarked_by_others(self, month: str) -> dict[str, float]:
+        """Per pool, what the live earmarks of other runs still keep back in ``month`` (:mod:`~llmarchive.budget.earmarks`)."""
+        live = earmarks.live(self.paths)
+        if not live:
+            return {}
+        return earmarks.earmarked_eur(live, lambda run, m, pool: self._by_run.get((run, m, pool), 0.0), month,
+                                   exclude_run=self.run_id)
 
     def committed(self, month: str, pool: str, pending: Sequence[Mapping] = (), settling: Sequence[str] = ()) -> float:
         """Charged + open worst case of ``pool`` in ``month`` (with ``pending`` entries not yet written).
@@ -102,7 +123,7 @@ class SpendMeter:
         """
         settled = set(settling) | {rid for e in pending for rid in e.get("settles") or ()}
         total = self._charged.get((month, pool), 0.0)
-        total += sum(worst for rid, (key, worst) in self._open.items() if key == (month, pool) and rid not in settled)
+        total += sum(worst for rid, (key, worst, _) in self._open.items() if key == (month, pool) and rid not in settled)
         return total + sum(e.get("cost_eur") or 0.0 for e in pending
                            if e.get("month") == month and e.get("pool", "general") == pool)
 
@@ -139,7 +160,8 @@ class SpendMeter:
         now = records.utc_now()
         with file_lock(self.paths.spend_ledger):
             self._fresh()
-            entry = self._reservation(now, now[:7], call_key, session, attempt, prompt_bytes, max_tokens)
+            entry = self._reservation(now, now[:7], call_key, session, attempt, prompt_bytes, max_tokens,
+                                      self.earmarked_by_others(now[:7]))
             written = self._append([entry])[0]
             self.reserved[entry["reservation_id"]] = written
             return written
@@ -158,11 +180,13 @@ class SpendMeter:
         month = now[:7]
         with file_lock(self.paths.spend_ledger):
             self._fresh()
+            held = self.earmarked_by_others(month)
             out: list[Union[dict, BudgetHalted]] = []
             entries: list[dict] = []
             for call_key, session, attempt, prompt_bytes, max_tokens in requests:
                 try:
-                    entry = self._reservation(now, month, call_key, session, attempt, prompt_bytes, max_tokens)
+                    entry = self._reservation(now, month, call_key, session, attempt, prompt_bytes, max_tokens,
+                                              held)
                 except BudgetHalted as exc:
                     out.append(exc)
                     continue
@@ -173,24 +197,28 @@ class SpendMeter:
                 written = self._append(entries) if entries else []
             except BaseException:
                 for entry in entries:
-                    self._open.pop(entry["reservation_id"], None)
+                    self._untally(entry["reservation_id"])
                 raise
             by_id = {entry["reservation_id"]: entry for entry in written}
             self.reserved.update(by_id)
             return [item if isinstance(item, BudgetHalted) else by_id[item["reservation_id"]] for item in out]
 
     def _reservation(self, now: str, month: str, call_key: str, session: str, attempt: int, prompt_bytes: int,
-                     max_tokens: int) -> dict:
-        """One reservation entry, exactly as :meth:`SpendMeter.reserve` writes it (lock held by the caller)."""
+                     max_tokens: int, held: Optional[Mapping[str, float]] = None) -> dict:
+        """One reservation entry, exactly as :meth:`SpendMeter.reserve` writes it (lock held by the caller).
+
+        ``held`` is what other running runs still earmark per pool: money this
+        attempt may not take from them.
+        """
         worst = self.attempt_worst_case(prompt_bytes, max_tokens)
-        pool = self._pool_for(worst or 0.0, month, ())
+        pool = self._pool_for(worst or 0.0, month, (), held=held)
         cap = self._pool_cap(pool)
         if cap is not None and worst is not None:
-            committed = self.committed(month, pool)
+            committed = self.committed(month, pool) + (held or {}).get(pool, 0.0)
             if committed + worst > cap + EPSILON_EUR:
-                raise BudgetHalted(f"the {pool} pool for {month} holds €{cap:.4f}; €{committed:.4f} is "
-                                   f"charged or reserved and the next call may cost €{worst:.4f}: "
-                                   "stopping before it is sent")
+                raise BudgetHalted(f"the {pool} pool for {month} earmarks €{cap:.4f}; €{committed:.4f} is "
+                                   f"charged, reserved or held by a running neighbour and the next call may cost "
+                                   f"€{worst:.4f}: stopping before it is sent")
         return {
             "record_type": RESERVATION, "schema_version": SCHEMA_VERSION, "recorded_at": now, "month": month,
             "job": self.auth.job, "category": self.auth.category, "pool": pool, "run_id": self.run_id,
@@ -246,10 +274,11 @@ class SpendMeter:
             "cost_eur": cost,
         }
 
-    def _pool_for(self, cost: float, month: str, pending: Sequence[Mapping], settling: Sequence[str] = ()) -> str:
+    def _pool_for(self, cost: float, month: str, pending: Sequence[Mapping], settling: Sequence[str] = (),
+                  held: Optional[Mapping[str, float]] = None) -> str:
         if self.auth.job != "subject_fingerprint" or self.budget is None:
             return self.auth.pool
-        spent = self.committed(month, "general", pending, settling)
+        spent = self.committed(month, "general", pending, settling) + (held or {}).get("general", 0.0)
         return "general" if spent + cost <= self.budget.general_pool_eur + EPSILON_EUR else "heartbeat"
 
     def charge(self, calls: Iterable[tuple[str, Mapping]]) -> list[dict]:

@@ -23,7 +23,13 @@ paid call — what may not run and why, recording each decision:
 6. the budget ladder (:func:`llmarchive.budget.allowed_protocols`) → the
    protocols it leaves out are recorded by the budget module (``budget_halted``);
 7. a protocol the sweep already measured this month is not run again (a
-   manual or exploratory run of it is not the sweep's, :func:`llmarchive.archive.store.is_sweep_run`).
+   manual or exploratory run of it is not the sweep's, :func:`llmarchive.archive.store.is_sweep_run`),
+   and one whose run another process is calling now (its money earmarked,
+   :mod:`llmarchive.budget.earmarks`) is left to that process: it is ranked
+   like a run already done, so the ladder judges the rest exactly as the
+   sequential sweep would once that run had finished.  A pass asked to run
+   that very protocol (one Dagster partition launched twice) is refused
+   (:class:`llmarchive.budget.RunBusy`) before anything is recorded.
 
 Everything allowed then starts through :func:`llmarchive.schedule.paid_run.start_paid_run`,
 the one path of every paid run (resumable: a sweep killed mid-way continues
@@ -71,6 +77,7 @@ class SweepOutcome:
     # what a caller reads back, instead of making the id again.
     runs: dict[str, str] = field(default_factory=dict)
     protocols: dict[str, dict] = field(default_factory=dict)   # every protocol the pass loaded, by id (loaded once)
+    busy: list[str] = field(default_factory=list)   # protocols whose run another process is calling now
 
 
 @dataclass
@@ -84,6 +91,7 @@ class _Pass:
     headers: list[dict]
     done: dict[str, str]                 # protocol_id → run_id of the month's complete sweep runs
     only: Optional[Collection[str]]
+    busy: Collection[str] = ()           # protocols whose run another process is calling (an earmark is live)
 
     def mine(self, pid: str) -> bool:
         """Is ``pid`` this pass's to run and to record skips for (``only``: one Dagster partition)?"""
@@ -135,7 +143,7 @@ def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
             raise budget_mod.BudgetError(f"{paths.budget_file} does not exist: the sweep is paid work "
                                          "(`llmarchive budget init …`)")
         candidates = _preregistered(p)
-        done_headers = [h for h in p.headers if h["protocol_id"] in p.done]
+        done_headers = [h for h in p.headers if h["protocol_id"] in p.done or h["protocol_id"] in p.busy]
         candidates = _apply_degradation(paths, budget, day, candidates, p.out, p.mine, done_headers)
         _run_allowed(p, _ladder(p, budget, candidates), budget, subject_factory, concurrency, progress)
     _note_runs(p)
@@ -152,7 +160,12 @@ def _open_pass(paths: ArchivePaths, day: str, config: SubjectModels, subject_fac
     out = SweepOutcome(day, model, protocols=dict(protocols or {}))
     headers = registry.sweep_protocols(paths, config.protocol_series)
     # Only the sweep's own runs are the month's sweep (a manual or exploratory run of a protocol is not).
-    return _Pass(paths, day, config, out, headers, month_sweep_runs(paths, day[:7], model), only)
+    done = month_sweep_runs(paths, day[:7], model)
+    busy = budget_mod.busy_protocols(paths, day[:7], job_table.FULL_SWEEP) - set(done)
+    if only is not None and busy & set(only):
+        raise budget_mod.RunBusy(f"the {day[:7]} sweep run of {', '.join(sorted(busy & set(only)))} is being worked "
+                                 "on by another process: a second launch of it is refused. Nothing was spent.")
+    return _Pass(paths, day, config, out, headers, done, only, busy)
 
 
 def _month_preempted(p: _Pass, provider_check: Optional[Callable[[], None]]) -> bool:
@@ -188,6 +201,9 @@ def _preregistered(p: _Pass) -> list[dict]:
         if pid in p.done:
             if p.mine(pid):
                 p.out.already.append(pid)
+            continue
+        if pid in p.busy:
+            p.out.busy.append(pid)
             continue
         try:
             preregistration_guard(p.paths, p.protocol(pid), job_table.FULL_SWEEP, p.day, record=p.mine(pid))
