@@ -91,3 +91,55 @@ def test_the_cli_exits_1_records_and_posts_an_alert(paths, capsys):
     assert "DEAD-MAN ALERT" in out
     assert records.read(paths, "lease")[0]["state"] == "deadman"
     assert received and received[0]["kind"] == "lease" and received[0]["state"] == "deadman"
+
+
+def test_the_webhook_is_told_on_a_change_again_once_a_day_and_on_recovery_never_hourly(paths):
+    from datetime import timedelta
+
+    from llmarchive.schedule.lease import deliver
+
+    beat(paths, "2026-11-27T23:00:00Z")        # dead from 2026-11-29 11:00
+    run_on(paths, "2026-11-02")
+    with webhook_server() as (url, received):
+        def at(hours: float):
+            return deliver(paths, check(paths, NOW + timedelta(hours=hours)), url)
+
+        assert at(0)[0]["event"] == "alert"
+        assert [at(h) for h in (1, 2, 23.9)] == [None, None, None]           # still dead: not every hour
+        assert at(24)[0]["event"] == "reminder" and at(25) is None         # once a day while it lasts
+        beat(paths, "2026-11-30T13:00:00Z")
+        assert at(26)[0]["event"] == "recovered" and at(27) is None         # alive: said once, then quiet
+        assert at(200)[0]["state"] == "deadman"                            # a new absence is a new alert
+    assert [(r["event"], r["state"]) for r in received] == [
+        ("alert", "deadman"), ("reminder", "deadman"), ("recovered", "alive"), ("alert", "deadman")]
+    assert received[1]["since"] == received[0]["since"] == "2026-11-29T12:00:00Z"
+
+
+def test_the_webhook_comes_from_the_environment_when_no_flag_names_one(paths, monkeypatch, capsys):
+    with webhook_server() as (url, received):
+        monkeypatch.setenv("LLMARCHIVE_WEBHOOK_URL", url)
+        assert main(["lease"]) == 1
+    assert [(r["event"], r["state"]) for r in received] == [("alert", "deadman")]
+    assert "alert (deadman) posted to the webhook: sent (HTTP 204)" in capsys.readouterr().err
+
+
+def test_a_webhook_that_is_no_url_is_refused_in_one_line_that_does_not_repeat_it_and_writes_nothing(paths, capsys):
+    assert main(["lease", "--webhook", "hooks.example.invalid/T0KEN-SECRET"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "not a usable http(s) URL" in err and "T0KEN" not in err
+    assert records.read(paths, "lease") == []
+
+
+def test_a_dead_daemon_during_a_vacation_is_paged_at_once_not_at_the_next_daily_reminder(paths):
+    from datetime import timedelta
+
+    from llmarchive.schedule.lease import deliver
+
+    beat(paths, "2026-11-29T06:00:00Z")
+    run_on(paths, "2026-09-10")                # 80 days: vacation, the daily cycle alive
+    with webhook_server() as (url, received):
+        assert deliver(paths, check(paths, NOW), url)[0]["state"] == "vacation"
+        assert deliver(paths, check(paths, NOW + timedelta(hours=12)), url) is None
+        paged = deliver(paths, check(paths, NOW + timedelta(hours=43)), url)    # 49 h since the last cycle
+    assert paged[0]["event"] == "alert" and paged[0]["deadman"] and "DEAD-MAN ALERT" in paged[0]["text"]
+    assert [r["deadman"] for r in received] == [False, True]

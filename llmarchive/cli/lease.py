@@ -1,13 +1,21 @@
-"""``llmarchive lease``: the lease on life — dead-man alert, vacation, dormancy."""
+"""``llmarchive lease``: the lease on life — dead-man alert, vacation, dormancy.
+
+It is also the dead-man check that runs *outside* Dagster (``deploy/``: a
+systemd timer or a crontab line, hourly), so it must say what it found in a
+way a timer shows: the exit status (0 alive, 1 anything else or an alert
+that could not be delivered) and, with ``--quiet``, one line only when a
+person should know something (see the option's help).
+"""
 import argparse
+import os
 import sys
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_json, print_json
-from llmarchive.schedule.lease import check, record_state
-from llmarchive.schedule.watch import post_webhook
+from llmarchive.schedule.lease import check, check_webhook, deliver, record_state
 
 ORDER = 58
+WEBHOOK_ENV = "LLMARCHIVE_WEBHOOK_URL"
 
 
 def register(subparsers) -> None:
@@ -16,29 +24,49 @@ def register(subparsers) -> None:
         help="is the archive alive? dead-man alert after 36 h without a daily cycle, dormant after 180 d without a run",
         description=(
             "Read the daily cycle's heartbeat (the runtime fingerprint) and the latest run, and report the "
-            "lease state from cadence.yaml's lease keys. Any state but alive is recorded (once a day), posted "
-            "to --webhook when given, and exits 1."
+            "lease state from cadence.yaml's lease keys. Any state but alive is recorded (once a day) and exits 1. "
+            "With a webhook, a person is told of a change: when a state other than alive begins, again once a "
+            "day while it lasts, and when the archive is alive again (recovered); an alert the webhook did not "
+            "take is said in one line, exits 1 and is tried again at the next check. Run it hourly from a "
+            "systemd timer or cron (deploy/), so a dead Dagster daemon is noticed too."
         ),
     )
-    p.add_argument("--webhook", help="POST a JSON alert here when the state is not alive")
+    p.add_argument("--webhook", help=f"POST the lease alerts as JSON here (default: ${WEBHOOK_ENV} when set)")
+    p.add_argument("--quiet", action="store_true",
+                   help="print one line, and only when a person should know: an alert was posted or could not be "
+                        "delivered, or, with no webhook, the state is not alive (for cron, which mails what a job "
+                        "prints)")
     add_json(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    webhook = args.webhook or os.environ.get(WEBHOOK_ENV) or None
+    if webhook:
+        check_webhook(webhook)              # a bad setting writes nothing
     paths = archive(args).ensure()
     state = check(paths)
-    record = record_state(paths, state)
+    record_state(paths, state)
+    posted = deliver(paths, state, webhook) if webhook else None
+    delivered = posted is None or posted[1].startswith("sent")
     alive = state.state == "alive" and not state.source_degraded
     if args.json:
-        print_json(state.__dict__ | {"coverage_cause": state.coverage_cause})
+        alert = None if posted is None else {"event": posted[0]["event"], "delivery": posted[1]}
+        print_json(state.__dict__ | {"coverage_cause": state.coverage_cause, "alert": alert})
+    elif args.quiet:
+        if not alive and not webhook:
+            print(f"lease {state.now}: {state.label}: {state.reason}", file=sys.stderr)
     else:
         print(f"lease {state.now}: {state.state}"
               + (f" (gaps from here: {state.coverage_cause})" if state.coverage_cause else ""))
         print(f"  last daily cycle: {state.last_cycle_at or 'never'}; last run: {state.last_run_date or 'never'}")
         for reason in state.reasons:
             print(f"  {reason}")
-    if not alive and args.webhook and record is not None:
-        print(f"  webhook: {post_webhook(args.webhook, {'text': state.reason, 'kind': 'lease', 'state': state.state})}",
-              file=sys.stderr)
-    return 0 if alive else 1
+    if posted is not None:
+        payload, outcome = posted
+        line = (f"lease {state.now}: {payload['event']} ({payload['state']}) posted to the webhook: {outcome}"
+                if delivered else
+                f"lease {state.now}: the {payload['event']} ({payload['state']}) could not be delivered to the "
+                f"webhook ({outcome.removeprefix('failed: ')}); it is tried again at the next check: {state.reason}")
+        print(line, file=sys.stderr)
+    return 0 if alive and delivered else 1

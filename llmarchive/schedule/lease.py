@@ -19,21 +19,48 @@ A third, softer signal: no successful contact with the provider (a
 :func:`check` returns the state; ``llmarchive lease`` records any state but
 ``alive`` as a ``lease`` record (once per day and state), posts it to an
 optional webhook, and exits non-zero so a scheduler shows it.
+
+**Who checks.**  The dead-man alert exists to notice a dead scheduler, so it
+must not be raised only by that scheduler: ``deploy/`` runs ``llmarchive
+lease`` from a systemd timer or cron, beside the Dagster sensor, and either
+may find the archive dead.
+
+**When the webhook is told** (:func:`alert_due`, :func:`deliver`): a person is
+paged on a *change* of state, not on every check — when a state other than
+``alive`` begins (or gives way to another, or the dead-man alert starts or
+stops beside a run-clock state), once more every
+:data:`REMIND_EVERY` while it lasts, and once when the archive is ``alive``
+again (``recovered``).  The last *delivered* alert is kept in
+``private/lease_alert.json``, apart from the ``lease`` records: those say what
+the archive was, this says what a person was told.  An alarm never clears
+itself — only a check that finds the archive alive posts the recovery — and
+an alert the webhook did not take is not marked delivered, so the next check
+tries again.  Every checker (the timer, cron, the sensor) goes through
+:func:`deliver`, under one lock, so two of them do not page twice.
 """
 from dataclasses import dataclass, field
 from datetime import date as Date, datetime, timedelta, timezone
-from typing import Optional
+from pathlib import Path
+from typing import Callable, Optional
+from urllib.parse import urlsplit
 
+from measure.errors import ArchiveError
 from llmarchive.archive import record_logs as records
 from llmarchive.archive.cadence import Cadence, load_cadence
+from llmarchive.archive.jsonio import read_json, write_json
+from llmarchive.archive.locks import file_lock
 from llmarchive.archive.skips import CONDITIONS
 from llmarchive.archive.store import complete_runs
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.queries import times_recorded
+from llmarchive.schedule.watch import post_webhook
 
 # Run-clock states, from the longest absence down.
 RUN_STATES = (("concluded", "concluded_after"), ("succession_offer", "succession_offer"),
               ("dormant", "dormant_after"), ("vacation", "vacation_after"))
+
+# While a state other than alive lasts, the webhook is reminded this often (its first post is at once).
+REMIND_EVERY = timedelta(hours=24)
 
 
 @dataclass
@@ -65,6 +92,11 @@ class LeaseState:
     @property
     def reason(self) -> str:
         return "; ".join(self.reasons) or "alive: the daily cycle and the runs are current"
+
+    @property
+    def label(self) -> str:
+        """The name a person is told: the state, or ``source_degraded`` when that is all that is wrong."""
+        return "source_degraded" if self.state == "alive" and self.source_degraded else self.state
 
 
 def check(paths: ArchivePaths, now: Optional[datetime] = None, cadence: Optional[Cadence] = None) -> LeaseState:
@@ -107,10 +139,87 @@ def record_state(paths: ArchivePaths, state: LeaseState) -> Optional[dict]:
     if state.state == "alive" and not state.source_degraded:
         return None
     day = state.now[:10]
-    label = state.state if state.state != "alive" else "source_degraded"
     for r in records.read(paths, "lease"):
-        if r.get("date") == day and r.get("state") == label:
+        if r.get("date") == day and r.get("state") == state.label:
             return None
-    return records.append(paths, "lease", {"date": day, "state": label, "hours_since_cycle": state.hours_since_cycle,
+    return records.append(paths, "lease", {"date": day, "state": state.label,
+                                           "hours_since_cycle": state.hours_since_cycle,
                                            "days_since_run": state.days_since_run, "reason": state.reason,
                                            "deadman": state.deadman, "coverage_cause": state.coverage_cause})
+
+
+class WebhookError(ArchiveError, ValueError):
+    """A webhook setting that cannot be a URL to POST to (it is never repeated: it may carry a token)."""
+
+
+def alert_file(paths: ArchivePaths) -> Path:
+    """Where the last alert a webhook took is kept (private: a person's pager, not the archive's record)."""
+    return paths.private / "lease_alert.json"
+
+
+def last_alert(paths: ArchivePaths) -> Optional[dict]:
+    """The last alert a webhook took (``state``, ``deadman``, ``since``, ``posted_at``), or None when none ever was."""
+    path = alert_file(paths)
+    return read_json(path) if path.exists() else None
+
+
+def alert_due(state: LeaseState, last: Optional[dict]) -> Optional[dict]:
+    """The webhook payload this check owes, or None (see the module docstring: on a change, daily while it lasts)."""
+    now = records.parse_time(state.now)
+    previous = last["state"] if last else "alive"
+    # A dead daemon during a vacation is news too: the dead-man flag is part of what a person was told.
+    if (state.label, state.deadman) == (previous, bool(last and last.get("deadman"))):
+        posted = records.parse_time(last.get("posted_at")) if last else None
+        if state.label == "alive" or (posted is not None and now is not None and now - posted < REMIND_EVERY):
+            return None
+        event, since = "reminder", last.get("since") or state.now
+        text = f"llmarchive lease: still {state.label} (since {since}): {state.reason}"
+    elif state.label == "alive":
+        event, since = "recovered", state.now
+        text = (f"llmarchive lease: recovered, alive again at {state.now} "
+                f"({previous} since {(last or {}).get('since')}): {state.reason}")
+    else:
+        event, since = "alert", state.now
+        text = f"llmarchive lease: {state.label}: {state.reason}"
+    return {"kind": "lease", "event": event, "state": state.label, "since": since, "at": state.now,
+            "deadman": state.deadman, "text": text}
+
+
+def check_webhook(url: str) -> str:
+    """``url`` when it is an http(s) URL with a host; else a one-line refusal that does not repeat it."""
+    import httpx    # here, not above: only a check with a webhook pays for loading httpx
+
+    try:
+        parts = urlsplit(url)
+        parts.port                  # noqa: B018 (a port that is not a number raises here)
+        httpx.URL(url)              # the parser that will send it
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname) and url.isprintable() and " " not in url
+    except (ValueError, httpx.InvalidURL):
+        usable = False
+    if not usable:
+        raise WebhookError("the lease webhook (--webhook or LLMARCHIVE_WEBHOOK_URL) is not a usable http(s) URL; "
+                           "nothing was checked or posted")
+    return url
+
+
+def deliver(paths: ArchivePaths, state: LeaseState, webhook: str,
+            post: Callable[[str, dict], str] = post_webhook) -> Optional[tuple[dict, str]]:
+    """Post the alert this check owes, if any; return ``(payload, outcome)``, None when nothing was due.
+
+    ``outcome`` is :func:`post_webhook`'s one line (``sent (HTTP 204)`` or
+    ``failed: …``); only a sent alert is remembered, so a failed one is due
+    again at the next check.  Held under a lock: the timer and the sensor
+    may check at the same moment.
+    """
+    check_webhook(webhook)
+    path = alert_file(paths)
+    with file_lock(path):
+        last = last_alert(paths)
+        payload = alert_due(state, last)
+        if payload is None:
+            return None
+        outcome = post(webhook, payload)
+        if outcome.startswith("sent"):
+            write_json(path, {"state": payload["state"], "deadman": state.deadman, "since": payload["since"],
+                              "posted_at": state.now, "event": payload["event"]})
+        return payload, outcome
