@@ -596,3 +596,62 @@ def test_a_subject_fingerprint_day_that_spent_money_but_left_nothing_is_an_unexp
                                                   "returned_model_id": "claude-sonnet-5", "correct": 24,
                                                   "total": 24, "items": []})
     assert record_coverage(paths, "2026-11-04", facts=facts(), jobs=("subject_fingerprint",), now=NOW).unexplained == []
+
+
+# --------------------------------------------------------------------------
+# issue 35: the month just ended is judged on the 1st, by one rule
+# --------------------------------------------------------------------------
+
+def _untended_november(paths) -> None:
+    """The daily cycle ran every day through 2026-11-30; nobody started a paid job in November."""
+    beat_days(paths, "2026-10-25", "2026-11-30")
+    complete_run(paths, "oct", "2026-10-26")
+
+
+def test_a_month_judged_on_the_next_day_is_over_its_last_day_and_its_monthly_rows_included(paths):
+    _untended_november(paths)
+    facts = lambda: gather(paths, protocols=PROTOCOLS[:1])  # noqa: E731
+    jobs = ("full_sweep", "subject_fingerprint")
+    on_the_last_day = compute(paths, "2026-11-30", facts=facts(), jobs=jobs, now=NOW)
+    assert {("full_sweep", "2026-11", P_OPEN), ("subject_fingerprint", "2026-11-30", None)} \
+        <= set(on_the_last_day.pending), "on its last day the month is still running"
+    on_the_first = compute(paths, "2026-11-30", facts=facts(), jobs=jobs, now=NOW, today="2026-12-01")
+    assert on_the_first.pending == [] and on_the_first.unexplained == []
+    assert rows_by(on_the_first, "full_sweep")[("2026-11", P_OPEN)]["cause"] == "human_absent"
+    assert rows_by(on_the_first, "subject_fingerprint")[("2026-11-30", None)]["cause"] == "human_absent"
+
+
+def test_the_coverage_partition_of_the_month_just_ended_writes_on_the_1st_what_the_cli_writes(paths, tmp_path):
+    import shutil
+
+    from llmarchive.archive.paths import ArchivePaths
+    from llmarchive.schedule.coverage import record_month
+
+    _untended_november(paths)
+    twin = ArchivePaths(tmp_path / "twin")
+    shutil.copytree(paths.home, twin.home)
+    result, unexplained = record_month(paths, "2026-11", date(2026, 12, 1),
+                                       facts=gather(paths, protocols=PROTOCOLS), now=NOW)
+    assert unexplained is None and result.pending == [] and result.through == "2026-11-30"
+    record_coverage(twin, "2026-12-01", facts=gather(twin, protocols=PROTOCOLS), now=NOW)   # what the CLI does
+
+    def said(home):
+        return sorted((r["period"], r["job"], str(r["protocol_id"]), r["status"], str(r["cause"]), r["detail"])
+                      for r in records.read(home, "coverage"))
+    assert said(paths) == said(twin)
+    assert {r["period"] for r in records.read(paths, "coverage") if r["job"] == "full_sweep"} >= {"2026-11"}
+
+
+def test_the_running_month_is_judged_through_today_and_a_month_not_started_is_refused(paths):
+    from llmarchive.schedule.coverage import record_month
+    from measure.errors import ArchiveError
+
+    _untended_november(paths)
+    result, _ = record_month(paths, "2026-11", date(2026, 11, 20), facts=gather(paths, protocols=PROTOCOLS),
+                             now=NOW)
+    assert result.through == "2026-11-20" and ("full_sweep", "2026-11", P_OPEN) in result.pending
+    assert ("subject_fingerprint", "2026-11-20", None) in result.pending
+    with pytest.raises(ArchiveError, match="2026-12 has not started yet"):
+        record_month(paths, "2026-12", date(2026, 11, 30))
+    with pytest.raises(ValueError, match="cannot be judged on 2026-11-29"):
+        compute(paths, "2026-11-30", today="2026-11-29")

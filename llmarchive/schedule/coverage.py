@@ -116,6 +116,14 @@ ended with neither is **unexplained**, and :func:`record_coverage` raises
 nothing already known is lost).  A period still running (today, this month)
 with no output and no condition is pending and gets no row yet.
 
+**When a period is over.**  Coverage is judged on a day, and a period is
+over once its last day is before that day (:func:`period_ended`, the one
+rule).  ``llmarchive coverage --date D`` lists and judges on D; the
+coverage asset lists a month's periods and judges them on the day it runs
+(:func:`record_month`), so the partition of the month just ended,
+materialised on the 1st, writes that month's last day and its monthly rows
+as ran or one cause the same day the CLI would — not a month later.
+
 The job table, the facts and the observation of each condition are in
 :mod:`llmarchive.schedule.coverage_conditions`; the runs come from the store
 (:mod:`llmarchive.archive.store`), which lists a run folder it cannot read instead
@@ -132,7 +140,7 @@ from llmarchive.archive import store
 from llmarchive.archive.cadence import Cadence, load_cadence
 from llmarchive.schedule.coverage_conditions import (  # noqa: F401  (the job table and conditions, named here too)
     AFTER_THE_FACT, GAP_RECORD_TYPE, INSTRUMENT_LOGS, JOB_NAMES, JOBS, LOG_KINDS, Facts, Job, _day, _days, _months,
-    _Observer, month_bounds, period_kind, sweep_runs_between)
+    _Observer, month_bounds, period_ended, period_kind, sweep_runs_between)
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.store import UNREADABLE_CONDITION, Unreadable, complete_runs, is_sweep_run  # noqa: F401
 from llmarchive.archive.skips import PRECEDENCE, UnexplainedGap, cause_for
@@ -141,6 +149,7 @@ from llmarchive.instrument.rotation import rotation_order, scheduled_protocol
 from llmarchive.protocols.registry import sweep_protocols
 from llmarchive.succession import review
 from llmarchive.succession.subject_models import SubjectModelsError, load_subject_models
+from measure.errors import ArchiveError
 
 
 def declared_models(paths: ArchivePaths, config=None) -> Optional[set]:
@@ -227,17 +236,35 @@ def _output(facts: Facts, job: Job, first: Date, last: Date, protocol_id: Option
     return None, f"{len(found)} measurement(s) recomputed: {', '.join(statuses)}"
 
 
+def judgement_day(through: str, today: Optional[str]) -> Date:
+    """The day the periods through ``through`` are judged on: ``today``, else ``through`` itself.
+
+    A caller that computes "through today" (the CLI, publication, status)
+    judges on that day: it and its month are not over.  The coverage asset
+    lists a past month's periods and judges them on the day it runs
+    (:func:`record_month`).  Judging on a day before the last one listed
+    would judge periods that have not started: refused.
+    """
+    day = _day(today) if today else _day(through)
+    if day < _day(through):
+        raise ValueError(f"coverage through {through} cannot be judged on {day}, an earlier day")
+    return day
+
+
 def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, facts: Optional[Facts] = None,
             jobs: Sequence[str] = JOB_NAMES, periods: Optional[Sequence[str]] = None,
-            now: Optional[datetime] = None) -> Coverage:
+            now: Optional[datetime] = None, today: Optional[str] = None) -> Coverage:
     """Coverage rows for every scheduled job and period from the archive's start through ``through``.
 
     ``since`` (YYYY-MM-DD) reaches back before the archive's start (those
     periods are ``before_archive_start``); ``periods`` limits the rows to
-    those period labels (a day or a month).
+    those period labels (a day or a month).  ``today`` is the day of the
+    judgement (:func:`judgement_day`): a period is over, and so ran or has
+    one cause, when :func:`period_ended` says so on that day.
     """
     facts = facts or gather(paths)
     end = _day(through)
+    judged_on = judgement_day(through, today)
     now = now or datetime.now(timezone.utc)
     start = archive_start(facts)
     rows: list[dict] = []
@@ -246,7 +273,7 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
     if start is None:
         return Coverage(rows, unexplained, pending, None, through)
     begin = min(start, _day(since)) if since else start
-    observer = _Observer(facts, start, end, now)
+    observer = _Observer(facts, start, judged_on, now)
     by_date = {kind: facts.by_date(kind) for kind in ("subject_fingerprint", "runtime_fingerprint",
                                                      "guard_rotation", "revalidation")}
     first_run = observer.run_dates[0] if observer.run_dates else None
@@ -259,7 +286,7 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
         for label, first, last in slots:
             if periods is not None and label not in periods:
                 continue
-            ended = last < end
+            ended = period_ended(last, judged_on)
             targets: list[Optional[str]]
             if job.per_protocol:
                 targets = [p["protocol_id"] for p in facts.protocols
@@ -337,22 +364,63 @@ def write_rows(paths: ArchivePaths, rows: Iterable[dict]) -> list[dict]:
     return records.append_many(paths, "coverage", changed) if changed else []
 
 
-def record_coverage(paths: ArchivePaths, through: str, since: Optional[str] = None, **kwargs) -> Coverage:
-    """Compute, write the explained rows, then raise :class:`UnexplainedGap` if any period has no cause."""
-    result = compute(paths, through, since, **kwargs)
-    write_rows(paths, result.rows)
-    if result.unreadable and "periods" not in kwargs and "jobs" not in kwargs:
+def unexplained_gap(result: Coverage, whole: bool = True) -> Optional[UnexplainedGap]:
+    """What leaves ``result`` with a hole, as one line naming each job and period (or run folder); None if nothing.
+
+    ``whole`` is False for a computation limited to some jobs or periods:
+    then a run folder no period claims may belong to one left out, and is
+    not counted against it.
+    """
+    if result.unreadable and whole:
         # A run folder no period could claim is still never skipped: a person has to repair or remove it.
         shown = "; ".join(f"{bad.run_id} ({bad.problem})" for bad in result.unreadable[:20])
-        raise UnexplainedGap(f"{len(result.unreadable)} run folder(s) cannot be read and belong to no scheduled "
-                             f"period by their run id: {shown}. Repair or remove them; nothing is skipped.",
-                             [(UNREADABLE_CONDITION, bad.run_id, None) for bad in result.unreadable])
+        return UnexplainedGap(f"{len(result.unreadable)} run folder(s) cannot be read and belong to no scheduled "
+                              f"period by their run id: {shown}. Repair or remove them; nothing is skipped.",
+                              [(UNREADABLE_CONDITION, bad.run_id, None) for bad in result.unreadable])
     if result.unexplained:
         shown = "; ".join(f"{job} {period}{' ' + pid if pid else ''}" for job, period, pid in result.unexplained[:20])
         more = len(result.unexplained) - 20
-        raise UnexplainedGap(
+        return UnexplainedGap(
             f"{len(result.unexplained)} scheduled period(s) have no output and no observed condition: {shown}"
             + (f" and {more} more" if more > 0 else "")
             + ". Every gap needs exactly one cause; find why the job neither ran nor recorded a skip.",
             result.unexplained)
+    return None
+
+
+def record_coverage(paths: ArchivePaths, through: str, since: Optional[str] = None, **kwargs) -> Coverage:
+    """Compute, write the explained rows, then raise :class:`UnexplainedGap` if any period has no cause.
+
+    The explained rows are written first, whatever else is wrong: what is
+    known is never lost, and a period with no cause gets no row (no cause
+    is ever made up for it).
+    """
+    result = compute(paths, through, since, **kwargs)
+    write_rows(paths, result.rows)
+    problem = unexplained_gap(result, whole="periods" not in kwargs and "jobs" not in kwargs)
+    if problem is not None:
+        raise problem
     return result
+
+
+def record_month(paths: ArchivePaths, month: str, today: Date,
+                 **kwargs) -> tuple[Coverage, Optional[UnexplainedGap]]:
+    """The coverage of ``month`` as judged on ``today``: rows written, and what is unexplained (None if nothing).
+
+    Every period from the archive's start through the month's last day
+    (through today, for the month that is running) is listed and judged on
+    ``today`` by :func:`period_ended`, the rule ``llmarchive coverage``
+    judges by: on the 1st, the month just ended — its last day and its
+    monthly rows — is ran or one cause.  The explained rows are written as
+    :func:`record_coverage` writes them; an unexplained period is returned,
+    not raised, so the caller (the coverage asset) can report it as a
+    failing check on the month beside the rows it wrote.  A month that has
+    not started yet is an :class:`ArchiveError`.  ``kwargs`` go to :func:`compute` (``facts``, ``now``).
+    """
+    first, last = month_bounds(month)
+    if first > today:
+        raise ArchiveError(f"{month} has not started yet (today is {today})")
+    result = compute(paths, min(last, today).isoformat(), since=first.isoformat(), today=today.isoformat(),
+                     **kwargs)
+    write_rows(paths, result.rows)
+    return result, unexplained_gap(result, whole="periods" not in kwargs and "jobs" not in kwargs)

@@ -121,6 +121,19 @@ def month_bounds(month: str) -> tuple[Date, Date]:
     return first, nxt - timedelta(days=1)
 
 
+def period_ended(last: Date, today: Date) -> bool:
+    """Whether a period whose last day is ``last`` is over on ``today`` (method §10.4): then it is judged.
+
+    The one rule for every caller — the CLI and publication judging on
+    the day they run, the coverage asset judging a month's partition on
+    the day it runs.  On the 1st the whole month just ended is over: its
+    last day and its monthly rows are ran or one cause that day, not a
+    month later.  A period that is not over with nothing but conditions
+    only known afterwards is pending.
+    """
+    return last < today
+
+
 # --------------------------------------------------------------------------
 # what the archive observed
 # --------------------------------------------------------------------------
@@ -183,10 +196,10 @@ def sweep_runs_between(index: dict, protocol_id: Optional[str], lo: str, hi: str
 class _Observer:
     """Conditions observed for one job and period (each with its reason)."""
 
-    def __init__(self, facts: Facts, start: Date, through: Date, now: datetime) -> None:
+    def __init__(self, facts: Facts, start: Date, today: Date, now: datetime) -> None:
         self.facts = facts
         self.start = start
-        self.through = through
+        self.today = today      # the day of the judgement (:func:`period_ended`)
         self.now = now
         self.deadman = facts.cadence.every("deadman_alert")
         self.dormant_after = facts.cadence.every("dormant_after")
@@ -368,7 +381,7 @@ class _Observer:
         if last < self.start:
             found["period_before_archive_start"] = f"the archive began on {self.start}"
             return found
-        reason = self.dormant(min(last, self.through))
+        reason = self.dormant(min(last, self.today))
         if reason:
             found["archive_dormant"] = reason
         if job.commercial:
@@ -404,7 +417,7 @@ class _Observer:
                 # The skip's reason is the owner's (amounts, errors): the public words come from its fields.
                 found.setdefault(condition, skip_words(skip, condition)
                                  + ("" if mine or provider_wide else "; the sweep stopped there"))
-        days = _days(first, min(last, self.through))
+        days = _days(first, min(last, self.today))
         if kind == "day":
             absent = [r for r in (self.no_cycle_on(d) for d in days) if r]
         else:
@@ -415,7 +428,7 @@ class _Observer:
                 found["instrument_unavailable"] = reason
         if absent:
             found["no_daily_cycle"] = absent[0]
-        elif (kind == "day" and not job.commercial and last < self.through
+        elif (kind == "day" and not job.commercial and period_ended(last, self.today)
               and "instrument_unavailable" not in found):
             found["cycle_step_missing"] = (f"the daily cycle ran on {first} but {job.name} recorded nothing: its "
                                            "step failed or was not run, and nobody re-ran it that day")
