@@ -4,7 +4,8 @@ from typing import Any, Mapping, Optional
 
 from dagster import Definitions
 
-from assets import commercial, coverage, instrument, open_weights, protocols, publication
+from assets import commercial, coverage, health, instrument, open_weights, protocols, publication
+from assets.alerts import ALERT_SENSORS
 from assets.jobs import JOBS
 from assets.resources import ArchiveResource, BudgetResource, ReferenceModelResource, SubjectResource
 from assets.schedules import SCHEDULES
@@ -23,6 +24,7 @@ ASSETS = [
     instrument.revalidation,
     coverage.coverage,
     publication.public_archive,
+    health.archive_health,
 ]
 CHECKS = [publication.publication_checks]   # the protocol gates are check specs of the protocols asset itself
 
@@ -51,5 +53,5 @@ def build_definitions(resources: Optional[Mapping[str, Any]] = None) -> Definiti
     """The project's ``Definitions``; ``resources`` override the environment's."""
     merged = default_resources()
     merged.update(resources or {})
-    return Definitions(assets=ASSETS, asset_checks=CHECKS, jobs=JOBS, schedules=SCHEDULES, sensors=SENSORS,
-                       resources=merged)
+    return Definitions(assets=ASSETS, asset_checks=CHECKS, jobs=JOBS, schedules=SCHEDULES,
+                       sensors=SENSORS + ALERT_SENSORS, resources=merged)

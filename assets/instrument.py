@@ -1,7 +1,18 @@
-"""The instrument's daily checks, one partition per day (method §7), and revalidation."""
+"""The instrument's daily checks, one partition per day (method §7), and revalidation.
 
-from dagster import (AllPartitionMapping, AssetDep, AssetExecutionContext, Config, Failure, MaterializeResult,
-                     MetadataValue, OpExecutionContext, Output, asset, job, op)
+The day's alarm is red on the day's partition: the runtime fingerprint and
+the guard rotation each carry the check :data:`ALARM_CHECK` (ERROR), failing
+with the alarm's reason when that day's check raised an
+``instrument_alarm``.  The step itself still succeeds — the instrument
+looked and recorded what it saw; the cycle goes on (method §7.4).  The
+latch that follows is ``archive_health``'s check (:mod:`assets.health`).
+"""
+import warnings
+from typing import Optional
+
+from dagster import (AllPartitionMapping, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetDep,
+                     AssetExecutionContext, Config, Failure, MaterializeResult, MetadataValue, OpExecutionContext,
+                     Output, asset, job, op)
 
 from assets.partitions import days
 from assets.protocols import protocols
@@ -23,6 +34,33 @@ from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.record_logs import utc_today
 
 
+ALARM_CHECK = "no_instrument_alarm"
+ALARM_CHECK_DESCRIPTIONS = {
+    "runtime_fingerprint": "The day's runtime fingerprint raised no instrument_alarm (a digest that differs from the "
+                           "expectation, a new runtime key, a fingerprint that could not run). Failing (ERROR) names "
+                           "the alarm; it latches until a human core_change (archive_health's no_latched_alarm).",
+    "guard_rotation": "The day's guard rotation raised no instrument_alarm (a slot decided differently, improved, "
+                      "regressed, unmeasurable, unavailable). Failing (ERROR) names the alarm; it latches until a "
+                      "human core_change (archive_health's no_latched_alarm).",
+}
+
+
+def _alarm_spec(asset_name: str) -> AssetCheckSpec:
+    # Dagster calls checks evaluated per partition a preview; the alarm is the day's, so that is what we use.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*partitions_def on an AssetCheckSpec.*")
+        return AssetCheckSpec(ALARM_CHECK, asset=asset_name, description=ALARM_CHECK_DESCRIPTIONS[asset_name],
+                              partitions_def=days)
+
+
+def _alarm_result(asset_name: str, alarm_reason: Optional[str], clear: str) -> AssetCheckResult:
+    """The day's alarm check: failing with the alarm's reason on one line, or passing with what was seen."""
+    return AssetCheckResult(asset_key=asset_name, check_name=ALARM_CHECK, passed=alarm_reason is None,
+                            severity=AssetCheckSeverity.ERROR,
+                            description=(" ".join(f"instrument_alarm: {alarm_reason}".split()) if alarm_reason
+                                         else clear))
+
+
 def _today_only(day: str) -> str:
     parse_date(day, "the day partition")
     today = utc_today()
@@ -40,7 +78,7 @@ def _progress(context: AssetExecutionContext, every: int):
     return bar, progress_bar.both(progress_bar.LogLines(context.log.info, every), bar if bar.active else None)
 
 
-@asset(partitions_def=days, group_name="instrument",
+@asset(partitions_def=days, group_name="instrument", check_specs=[_alarm_spec("runtime_fingerprint")],
        description="Twelve fixed prompts on the reference model, greedy, top-5 logprobs per token hashed and "
                    "compared with the stored expectation for exact equality.")
 def runtime_fingerprint(context: AssetExecutionContext, archive: ArchiveResource,
@@ -77,7 +115,10 @@ def runtime_fingerprint(context: AssetExecutionContext, archive: ArchiveResource
                             f"new measurements are instrument_suspect until acknowledge_instrument_job records a "
                             f"core_change")
     metadata["pending_suspect_marks"] = _pending_marks(context, paths)
-    return MaterializeResult(metadata=metadata)
+    alarm = (outcome.alarm.get("reason") or "no reason recorded") if outcome.alarm is not None else None
+    return MaterializeResult(metadata=metadata, check_results=[_alarm_result(
+        "runtime_fingerprint", alarm, f"no instrument alarm from the runtime fingerprint of {day} "
+                                      f"(status {record['status']})")])
 
 
 def _pending_marks(context: AssetExecutionContext, paths: ArchivePaths) -> MetadataValue:
@@ -96,7 +137,7 @@ class RotationConfig(Config):
     max_tokens: int = 0
 
 
-@asset(partitions_def=days, group_name="instrument",
+@asset(partitions_def=days, group_name="instrument", check_specs=[_alarm_spec("guard_rotation")],
        # The day's guard protocol is any of them (a fixed cycle): every protocol partition, not one.
        deps=[AssetDep(protocols, partition_mapping=AllPartitionMapping()), runtime_fingerprint],
        description="The day's guard protocol on the reference model (a fixed cycle through every guard "
@@ -118,9 +159,13 @@ def guard_rotation(context: AssetExecutionContext, config: RotationConfig, archi
         record = rotate(paths, day, subject, max_tokens=max_tokens, progress=report)
     context.log.info(f"guard rotation of {record.get('protocol_id')}: {record.get('verdict')} "
                      f"({record.get('reason') or '-'})")
-    if record.get("verdict") in ALARM_VERDICTS:
+    alarmed = record.get("verdict") in ALARM_VERDICTS
+    if alarmed:
         context.log.error(f"instrument_alarm from the guard rotation: {record.get('reason')}")
-    return MaterializeResult(metadata={
+    check = _alarm_result("guard_rotation", (record.get("reason") or record.get("verdict")) if alarmed else None,
+                          f"no instrument alarm from the guard rotation of {record.get('protocol_id')} on {day} "
+                          f"(verdict {record.get('verdict')})")
+    return MaterializeResult(check_results=[check], metadata={
         "protocol_id": record.get("protocol_id"),
         "verdict": record.get("verdict"),
         "run_id": record.get("run_id") or "-",
@@ -193,7 +238,9 @@ def acknowledge_instrument_alarm(context: OpExecutionContext, config: Acknowledg
         return Output(False, metadata={"recorded": False})
     record, latch = outcome.record, outcome.latch
     context.log.info(f"core_change recorded by {record['reviewer']}: the alarm latched since {latch['since']} "
-                     f"({latch['alarm_count']} alarm(s)) is acknowledged")
+                     f"({latch['alarm_count']} alarm(s)) is acknowledged; archive_health's no_latched_alarm turns "
+                     f"green at lease_on_life's next tick (within the hour), or at once when archive_health is "
+                     f"materialised")
     return Output(True, metadata={
         "recorded": True,
         "latched_since": latch["since"],

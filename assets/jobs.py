@@ -49,9 +49,13 @@ commercial_job = _asset_job("commercial_job", ("commercial_trials", "commercial_
 coverage_job = _asset_job("coverage_job", ("coverage",), (library.COVERAGE_PUBLISH,), "The month's coverage rows.")
 publication_job = _asset_job("publication_job", ("public_archive",), (),
                              "Regenerate everything under public/ (with its checks).")
+archive_health_job = _asset_job("archive_health_job", ("archive_health",), (),
+                                "Evaluate what needs the owner now (a latched alarm, a pending bridge or "
+                                "needs_review, the dead-man alert) as archive_health's ERROR checks; free, launched "
+                                "by lease_on_life and model_watch when the state changed.")
 
 JOBS = [panels_job, manifest_job, open_weights_job, daily_instrument_job, subject_fingerprint_job, commercial_job,
-        coverage_job, publication_job]
+        coverage_job, publication_job, archive_health_job]
 
 # An op job with config (the human's core_change), not an asset selection.
 JOBS.append(acknowledge_instrument_job)

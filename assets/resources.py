@@ -15,6 +15,7 @@ from dagster import ConfigurableResource
 from llmarchive import budget as budget_mod
 from llmarchive.archive.jsonio import read_json
 from llmarchive.archive.paths import ArchivePaths
+from llmarchive.instrument import scripted
 from llmarchive.succession.subject_models import SubjectModels, load_subject_models
 from llmarchive.subjects import list_models, make_subject
 
@@ -34,6 +35,13 @@ class ReferenceModelResource(ConfigurableResource):
     ``model`` names a pinned configuration (``smollm2-135m``, the embedded
     default, or ``qwen2.5-1.5b``); ``model_path`` and ``model_sha256`` point at
     a file of your own.  The sha256 is checked before every load.
+
+    ``model: scripted:<module>:<attribute>`` selects a scripted engine instead
+    of llama.cpp (:mod:`llmarchive.instrument.scripted`) — what ``make drill``
+    configures, so two simulated years of daily checks run in minutes and the
+    fingerprint changes on the day its script says.  It is never silent: the
+    runtime fingerprint's record names it (``scripted``), and so does the
+    runtime every guard-rotation record and run folder keeps.
     """
 
     model: str = "smollm2-135m"
@@ -47,6 +55,8 @@ class ReferenceModelResource(ConfigurableResource):
 
     def subject(self, max_tokens: int) -> Any:
         """A loaded reference subject for one ``max_tokens`` value (load once, call many)."""
+        if scripted.is_scripted(self.model):
+            return scripted.subject(self.model, max_tokens)
         return make_subject("reference", max_tokens=max_tokens, model=self.model, model_path=self.model_path,
                             model_sha256=self.model_sha256, n_threads=self.n_threads, n_batch=self.n_batch,
                             workers=self.workers)

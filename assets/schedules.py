@@ -5,13 +5,26 @@ the paid schedules (the subject fingerprint and the monthly sweep) start
 STOPPED whether or not a key is configured, and their descriptions say how
 to start one in the UI.  A key in the environment only makes a started
 schedule able to run; it never starts one.
+
+**A tick that fails is told.**  A schedule whose own code fails (the sweep
+reading a malformed ``subject_models.yaml``) launches nothing, and the
+daemon does not evaluate that tick again (Dagster retries a failed tick
+only when ``max_tick_retries`` is set).  So every schedule runs its body
+through :func:`_told`: the failure is POSTed to the webhook
+(``LLMARCHIVE_WEBHOOK_URL``) and raised again as one line
+(:class:`ScheduleTickFailed`), which Dagster shows as the schedule's failed
+tick in the UI.  A person who reads only the webhook learns of it; one who
+reads only the UI sees it red.
 """
 from datetime import timedelta
+from typing import Callable, Union
 
-from dagster import DefaultScheduleStatus, MultiPartitionKey, RunRequest, schedule
+from dagster import DefaultScheduleStatus, MultiPartitionKey, RunRequest, ScheduleEvaluationContext, schedule
 
 from assets.jobs import commercial_job, coverage_job, daily_instrument_job, publication_job, subject_fingerprint_job
-from llmarchive.succession.subject_models import load_subject_models
+from assets.resources import SubjectResource
+from llmarchive.schedule.watch import post_webhook
+from measure.errors import ArchiveError
 from panels.build import all_protocol_ids
 
 PAID_KEY = "ANTHROPIC_API_KEY"
@@ -24,52 +37,81 @@ PAID_NOTE = (f"Paid, so it is created STOPPED (key or no key) and runs only once
              f"(`llmarchive budget init`).")
 
 
+class ScheduleTickFailed(ArchiveError, RuntimeError):
+    """A schedule's tick that launched nothing: which schedule, which tick, why, and whether the webhook was told."""
+
+
+Requests = Union[RunRequest, list[RunRequest]]
+
+
+def _told(context: ScheduleEvaluationContext, subject: SubjectResource, name: str,
+          requests: Callable[[], Requests]) -> Requests:
+    """``requests()``, or — when it fails — a POST to the webhook and a one-line :class:`ScheduleTickFailed`."""
+    try:
+        return requests()
+    except Exception as exc:   # noqa: BLE001 — whatever broke, the tick launched nothing and someone must hear
+        when = context.scheduled_execution_time
+        line = " ".join(f"{name}: the tick of {when:%Y-%m-%d %H:%M} UTC launched nothing: "
+                        f"{type(exc).__name__}: {exc}".split())
+        told = (post_webhook(subject.webhook_url, {"text": f"FAILED SCHEDULE TICK {line}", "kind": "schedule_tick",
+                                                   "schedule": name, "tick": when.isoformat(),
+                                                   "error": f"{type(exc).__name__}: {exc}"})
+                if subject.webhook_url else "no webhook configured")
+        # A mistake a person made (a malformed file) is its one line; anything else keeps its traceback.
+        raise ScheduleTickFailed(f"{line} (webhook: {told})") from (None if isinstance(exc, ArchiveError) else exc)
+
+
 @schedule(job=daily_instrument_job, cron_schedule="0 4 * * *", execution_timezone="UTC",
           default_status=DefaultScheduleStatus.RUNNING,
           description="Every day at 04:00 UTC: runtime fingerprint, guard rotation, revalidation (free).")
-def daily_instrument_schedule(context):
+def daily_instrument_schedule(context: ScheduleEvaluationContext, subject: SubjectResource):
     day = context.scheduled_execution_time.strftime("%Y-%m-%d")
-    return RunRequest(run_key=f"instrument-{day}", partition_key=day)
+    return _told(context, subject, "daily_instrument_schedule",
+                 lambda: RunRequest(run_key=f"instrument-{day}", partition_key=day))
 
 
 @schedule(job=subject_fingerprint_job, cron_schedule="30 4 * * *", execution_timezone="UTC",
           default_status=PAID_STATUS,
           description="Every day at 04:30 UTC: the subject fingerprint. " + PAID_NOTE)
-def daily_subject_fingerprint_schedule(context):
+def daily_subject_fingerprint_schedule(context: ScheduleEvaluationContext, subject: SubjectResource):
     day = context.scheduled_execution_time.strftime("%Y-%m-%d")
-    return RunRequest(run_key=f"subject-fingerprint-{day}", partition_key=day)
+    return _told(context, subject, "daily_subject_fingerprint_schedule",
+                 lambda: RunRequest(run_key=f"subject-fingerprint-{day}", partition_key=day))
 
 
-def sweep_series() -> str:
-    return load_subject_models().protocol_series
+def sweep_requests(month: str, series: str) -> list[RunRequest]:
+    """One run per protocol of ``series`` for ``month`` (``YYYY-MM-01``)."""
+    return [RunRequest(run_key=f"sweep-{month}-{pid}", partition_key=MultiPartitionKey({"month": month,
+                                                                                       "protocol": pid}))
+            for pid in all_protocol_ids() if pid.endswith(f"__{series}")]
 
 
 @schedule(job=commercial_job, cron_schedule="0 6 2 * *", execution_timezone="UTC", default_status=PAID_STATUS,
           description="The 2nd of every month at 06:00 UTC: one run per protocol of the sweep's series — the "
                       "paid path, gated by pre-registration and the budget ladder. " + PAID_NOTE)
-def monthly_sweep_schedule(context):
+def monthly_sweep_schedule(context: ScheduleEvaluationContext, subject: SubjectResource):
     month = context.scheduled_execution_time.strftime("%Y-%m-01")
-    series = sweep_series()
-    for pid in all_protocol_ids():
-        if pid.endswith(f"__{series}"):
-            yield RunRequest(run_key=f"sweep-{month}-{pid}",
-                             partition_key=MultiPartitionKey({"month": month, "protocol": pid}))
+    # The subject_models.yaml the assets read (LLMARCHIVE_SUBJECT_MODELS, else the repository's).
+    return _told(context, subject, "monthly_sweep_schedule",
+                 lambda: sweep_requests(month, subject.models_config().protocol_series))
 
 
 @schedule(job=coverage_job, cron_schedule="0 8 1 * *", execution_timezone="UTC",
           default_status=DefaultScheduleStatus.RUNNING,
           description="The 1st of every month at 08:00 UTC: coverage of the month that just ended (free).")
-def monthly_coverage_schedule(context):
+def monthly_coverage_schedule(context: ScheduleEvaluationContext, subject: SubjectResource):
     first = context.scheduled_execution_time.date().replace(day=1)
     previous = (first - timedelta(days=1)).replace(day=1)
-    return RunRequest(run_key=f"coverage-{previous:%Y-%m}", partition_key=previous.strftime("%Y-%m-%d"))
+    return _told(context, subject, "monthly_coverage_schedule",
+                 lambda: RunRequest(run_key=f"coverage-{previous:%Y-%m}", partition_key=f"{previous:%Y-%m-%d}"))
 
 
 @schedule(job=publication_job, cron_schedule="0 9 1 * *", execution_timezone="UTC",
           default_status=DefaultScheduleStatus.RUNNING,
           description="The 1st of every month at 09:00 UTC: regenerate the public archive (free).")
-def monthly_publication_schedule(context):
-    return RunRequest(run_key=f"publication-{context.scheduled_execution_time:%Y-%m}")
+def monthly_publication_schedule(context: ScheduleEvaluationContext, subject: SubjectResource):
+    return _told(context, subject, "monthly_publication_schedule",
+                 lambda: RunRequest(run_key=f"publication-{context.scheduled_execution_time:%Y-%m}"))
 
 
 SCHEDULES = [daily_instrument_schedule, daily_subject_fingerprint_schedule, monthly_sweep_schedule,

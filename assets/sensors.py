@@ -1,15 +1,17 @@
-"""Sensors: the model watch and the lease on life.
+"""Sensors: the model watch, the lease on life and the manifests (the webhook sensors are in :mod:`assets.alerts`).
 
 ``model_watch`` polls the provider's models list through the subject
 resource, records every listed id (``model_observed``), adds a generation
 partition for every model of the tracked family it has not seen, and
-raises the bridge alarm for a new id in the family — in the sensor's
-evaluation message in the UI, in the record logs, and as a POST to the
-configured webhook.  It never launches a paid run: the bridge is started
-by hand (``llmarchive bridge run``).  It talks to the paid provider with the
-owner's key, so like every paid job it is created STOPPED, key or no key.
-A provider that cannot be reached is a recorded ``provider_outage``, not a
-crash.
+raises the bridge alarm for a new id in the family — in the record logs, as
+a POST to the configured webhook, and in the UI as the failing checks of
+``archive_health`` (a pending bridge, a pending ``needs_review``): when
+what it found is not what those checks show, it requests the free
+``archive_health_job`` run that turns them red (:func:`assets.health.health_request`).
+It never launches a paid run: the bridge is started by hand (``llmarchive
+bridge run``).  It talks to the paid provider with the owner's key, so like
+every paid job it is created STOPPED, key or no key.  A provider that
+cannot be reached is a recorded ``provider_outage``, not a crash.
 
 ``preregistration_manifests`` records every pre-registration manifest in the
 UI, free: every ten minutes it adds a partition for each manifest on disk
@@ -20,13 +22,19 @@ command line shows up beside what the UI wrote.
 
 ``lease_on_life`` checks, every hour, that a daily cycle completed within
 36 hours and that the archive is not dormant; it must not depend on the
-daily cycle it watches.
+daily cycle it watches.  It records the state (:func:`llmarchive.schedule.lease.record_state`),
+pages the webhook through :func:`llmarchive.schedule.lease.deliver` — the
+same memory the outside timer (``deploy/``) uses, so the two never page
+twice — and requests an ``archive_health_job`` run when any of
+``archive_health``'s checks no longer shows the archive's state (an
+acknowledgement, a resolved review, a dead-man that began or ended).
 """
 import json
 
 from dagster import DefaultSensorStatus, RunRequest, SensorEvaluationContext, SensorResult, sensor
 
-from assets.jobs import manifest_job
+from assets.health import SUCCESSION, health_request
+from assets.jobs import archive_health_job, manifest_job
 from assets.partitions import GENERATIONS, MANIFESTS, generations, manifests
 from assets.resources import ArchiveResource, SubjectResource
 from llmarchive.schedule import lease
@@ -34,15 +42,18 @@ from llmarchive.protocols import prereg
 from llmarchive.schedule import watch as model_watch_lib
 from llmarchive.succession.subject_models import active_model
 from llmarchive.archive.record_logs import utc_today
+from measure.errors import ArchiveError
 
 PAID_KEY = "ANTHROPIC_API_KEY"
 
 
-@sensor(minimum_interval_seconds=6 * 3600, default_status=DefaultSensorStatus.STOPPED,
-        description="Reads the provider's models list every 6 h. New id in the family → generation partition + "
-                    "bridge alarm; never launches a paid run. It uses the paid provider's key, so it is created "
-                    "STOPPED (key or no key): start it in the Dagster UI on the Automation page by turning on "
-                    f"model_watch's toggle; it needs {PAID_KEY} where the daemon runs.")
+@sensor(job=archive_health_job, minimum_interval_seconds=6 * 3600, default_status=DefaultSensorStatus.STOPPED,
+        description="Reads the provider's models list every 6 h. New id in the family → generation partition, "
+                    "bridge alarm (webhook) and the archive_health_job run that turns archive_health's "
+                    "no_pending_bridge and no_pending_review checks red; never launches a paid run. It uses the "
+                    "paid provider's key, so it is created STOPPED (key or no key): start it in the Dagster UI on "
+                    f"the Automation page by turning on model_watch's toggle; it needs {PAID_KEY} where the daemon "
+                    "runs.")
 def model_watch(context: SensorEvaluationContext, archive: ArchiveResource, subject: SubjectResource):
     paths = archive.paths()
     config = subject.models_config()
@@ -55,28 +66,45 @@ def model_watch(context: SensorEvaluationContext, archive: ArchiveResource, subj
     to_add = sorted(set(wanted) - known)
     for alarm in outcome.alarms:
         context.log.warning(f"BRIDGE ALARM: {alarm}")
+    request = health_request(context.instance, paths, SUCCESSION)
     if outcome.outage:
         message = f"provider_outage recorded: {outcome.outage}"
-    elif outcome.alarms:
-        message = "BRIDGE ALARM: " + " | ".join(outcome.alarms)
     else:
-        message = f"{len(outcome.listed)} models listed, {len(outcome.new_ids)} new, no alarm"
+        message = f"{len(outcome.listed)} models listed, {len(outcome.new_ids)} new"
+    if outcome.alarms:
+        message += f"; {len(outcome.alarms)} generation bridge(s) pending, red on archive_health"
+    elif not outcome.outage:
+        message += ", no alarm"
     return SensorResult(
-        skip_reason=message,
+        run_requests=[request] if request else [],
+        skip_reason=None if request else message,
         dynamic_partitions_requests=[generations.build_add_request(to_add)] if to_add else [],
         cursor=day,
     )
 
 
-@sensor(minimum_interval_seconds=3600, default_status=DefaultSensorStatus.RUNNING,
-        description="Dead-man alert when no daily cycle completed for 36 h; dormant after 180 days without a run.")
-def lease_on_life(context: SensorEvaluationContext, archive: ArchiveResource):
+@sensor(job=archive_health_job, minimum_interval_seconds=3600, default_status=DefaultSensorStatus.RUNNING,
+        description="Every hour: the dead-man alert when no daily cycle completed for 36 h (paged to the webhook, "
+                    "LLMARCHIVE_WEBHOOK_URL, once per change and daily while it lasts; the outside timer in "
+                    "deploy/ pages through the same memory), dormant after 180 days without a run; and the "
+                    "archive_health_job run whenever archive_health's checks no longer show the archive's state.")
+def lease_on_life(context: SensorEvaluationContext, archive: ArchiveResource, subject: SubjectResource):
     paths = archive.paths()
     state = lease.check(paths)
     lease.record_state(paths, state)
-    if state.deadman or state.state != "alive":
-        context.log.warning(f"lease: {state.state}: {state.reason}")
-    return SensorResult(skip_reason=f"{state.state}: {state.reason}")
+    said = f"{state.state}: {state.reason}"
+    if subject.webhook_url:
+        try:
+            delivered = lease.deliver(paths, state, subject.webhook_url)
+        except ArchiveError as exc:     # an unusable URL must not stop the checks below
+            context.log.error(f"lease webhook: {exc}")
+            said += f" (webhook: {exc})"
+        else:
+            if delivered is not None:
+                said += f" (webhook: {delivered[0]['event']} {delivered[1]})"
+    context.log.info(f"lease: {said}")
+    request = health_request(context.instance, paths, lease_state=state)
+    return SensorResult(run_requests=[request] if request else [], skip_reason=None if request else said)
 
 
 @sensor(job=manifest_job, minimum_interval_seconds=600, default_status=DefaultSensorStatus.RUNNING,

@@ -11,8 +11,11 @@ from llmarchive import subjects
 from llmarchive.schedule import lease
 from llmarchive.archive import record_logs as records
 from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.record_logs import utc_today
+from llmarchive.instrument.fingerprint import runtime_fingerprint
 from tests.fake_provider import Fault, FakeProvider
 from tests.instrument_helpers import webhook_server
+from tests.test_instrument import PromptEngine
 
 BASELINE = ["claude-haiku-5", "claude-sonnet-4-5", "claude-sonnet-5"]
 
@@ -49,7 +52,10 @@ def test_a_new_id_in_the_family_adds_its_partition_and_raises_the_bridge_alarm(i
         fake.set_models(BASELINE + ["claude-sonnet-5-1"])
         result = evaluate(instance, paths, fake.base_url, hook)
     assert sorted(instance.get_dynamic_partitions(GENERATIONS)) == ["claude-sonnet-5", "claude-sonnet-5-1"]
-    assert result.skip_reason.skip_message.startswith("BRIDGE ALARM") and "claude-sonnet-5-1" in result.skip_reason.skip_message
+    # Not a skip reason on a grey tick: the free run that turns archive_health's succession checks red.
+    [request] = result.run_requests
+    assert result.skip_reason is None and model_watch.job_name == "archive_health_job"
+    assert request.tags["llmarchive/changed_checks"] == "no_pending_bridge,no_pending_review"
     [bridge] = records.read(paths, "generation_bridge")
     assert (bridge["old_model_id"], bridge["new_model_id"]) == ("claude-sonnet-5", "claude-sonnet-5-1")
     assert any("claude-sonnet-5-1" in str(body) for body in posted)
@@ -80,7 +86,13 @@ def test_an_unreachable_provider_is_a_recorded_outage_not_a_crash(instance, path
 
 
 def test_the_lease_sensor_reports_the_archive_state_without_the_daily_cycle(instance, paths):
-    context = build_sensor_context(instance=instance, resources={"archive": ArchiveResource(home=str(paths.home))})
-    result = lease_on_life(context)
+    resources = {"archive": ArchiveResource(home=str(paths.home)), "subject": SubjectResource()}
+    result = lease_on_life(build_sensor_context(instance=instance, resources=resources))
     state = lease.check(paths)
-    assert result.skip_reason.skip_message == f"{state.state}: {state.reason}"
+    assert state.deadman, "no daily cycle has ever run on this archive"
+    [request] = result.run_requests     # the dead-man, red on archive_health (tests/test_dagster_alerts.py)
+    assert request.tags["llmarchive/changed_checks"] == "no_deadman_alert"
+    runtime_fingerprint(paths, utc_today(), PromptEngine)     # a daily cycle: the heartbeat is its record
+    again = lease_on_life(build_sensor_context(instance=instance, resources=resources))
+    state = lease.check(paths)
+    assert again.run_requests == [] and again.skip_reason.skip_message == f"{state.state}: {state.reason}"

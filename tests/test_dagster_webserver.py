@@ -53,7 +53,8 @@ def test_the_webserver_serves_every_asset_and_paid_schedules_start_stopped_even_
         assets = {"/".join(node["assetKey"]["path"]) for node in answer["data"]["assetNodes"]}
         assert assets == {"protocols", "preregistration_manifest", "commercial_trials", "commercial_measurements",
                           "open_weights_trials", "open_weights_measurements", "runtime_fingerprint",
-                          "guard_rotation", "subject_fingerprint", "revalidation", "coverage", "public_archive"}
+                          "guard_rotation", "subject_fingerprint", "revalidation", "coverage", "public_archive",
+                          "archive_health"}
         [repo] = answer["data"]["repositoriesOrError"]["nodes"]
         schedules = {s["name"]: s["scheduleState"]["status"] for s in repo["schedules"]}
         sensors = {s["name"]: s["sensorState"]["status"] for s in repo["sensors"]}
@@ -61,7 +62,8 @@ def test_the_webserver_serves_every_asset_and_paid_schedules_start_stopped_even_
         assert schedules == {"daily_instrument_schedule": "RUNNING", "daily_subject_fingerprint_schedule": paid,
                              "monthly_sweep_schedule": paid, "monthly_coverage_schedule": "RUNNING",
                              "monthly_publication_schedule": "RUNNING"}
-        assert sensors == {"model_watch": paid, "lease_on_life": "RUNNING", "preregistration_manifests": "RUNNING"}
+        assert sensors == {"model_watch": paid, "lease_on_life": "RUNNING", "preregistration_manifests": "RUNNING",
+                           "failed_check_webhook": "RUNNING", "failed_run_webhook": "RUNNING"}
         assert {"commercial_job", "open_weights_job", "daily_instrument_job", "panels_job", "manifest_job",
                 "write_manifest_job"} <= {j["name"] for j in repo["jobs"]}
     finally:

@@ -45,6 +45,7 @@ from llmarchive.instrument.engine import Generated, LogprobEngine
 from llmarchive.instrument.model_pin import expectations_dir, pin_options, refuse_changed
 from llmarchive.instrument.prompts import (FINGERPRINT_MAX_TOKENS, FINGERPRINT_PROMPTS, PROMPTS_SHA256,
                                            TOP_LOGPROBS)
+from llmarchive.instrument import scripted
 from llmarchive.instrument.verdict import raise_alarm
 from llmarchive.archive.jsonio import RecordFileError, read_json, write_json
 from llmarchive.archive.paths import ArchivePaths
@@ -197,6 +198,10 @@ class ReferenceEngineFactory:
 def default_engine_factory(model: str = "smollm2-135m", model_path: Optional[str] = None,
                            model_sha256: Optional[str] = None, n_threads: int = 1,
                            n_batch: int = 512) -> EngineFactory:
+    """The engine of the reference model named ``model``; a ``scripted:`` name is a drill's scripted engine
+    (:mod:`llmarchive.instrument.scripted`), which the day's record then names."""
+    if scripted.is_scripted(model):
+        return scripted.engine_factory(model)
     return ReferenceEngineFactory(model, model_path, model_sha256, n_threads, n_batch)
 
 
@@ -230,6 +235,8 @@ def _record(paths: ArchivePaths, date: str, status: str, digest: Optional[str], 
         "prompts_sha256": PROMPTS_SHA256,
         "runtime_key_sha256": canonical_sha256(runtime_key(runtime)) if runtime else None,
     }
+    if runtime.get("scripted"):
+        fields["scripted"] = runtime["scripted"]     # never a silent stand-in for the reference model
     fields.update(extra)
     return records.append(paths, "runtime_fingerprint", fields)
 
