@@ -15,11 +15,23 @@ through :func:`_told`: the failure is POSTed to the webhook
 (:class:`ScheduleTickFailed`), which Dagster shows as the schedule's failed
 tick in the UI.  A person who reads only the webhook learns of it; one who
 reads only the UI sees it red.
-"""
-from datetime import timedelta
-from typing import Callable, Union
 
-from dagster import DefaultScheduleStatus, MultiPartitionKey, RunRequest, ScheduleEvaluationContext, schedule
+**A late tick of an ended period is skipped, with its reason.**  Dagster
+does not catch up: when the daemon was down it launches only each
+schedule's latest missed tick, late, under that tick's time (method §8).
+The instrument observes the day it runs and a month is measured in that
+month, so a daily tick that arrives on a later day, or the sweep's tick in a
+later month, could only launch runs that refuse; it is skipped instead,
+saying why, and the period it missed is a coverage gap with its cause
+(``human_absent``: nobody kept the machine running).  A late tick of a
+period still running goes ahead; coverage and publication only read, so
+they go ahead whenever they come.
+"""
+from datetime import datetime, timedelta, timezone
+from typing import Callable, Optional, Union
+
+from dagster import (DefaultScheduleStatus, MultiPartitionKey, RunRequest, ScheduleEvaluationContext, SkipReason,
+                     schedule)
 
 from assets.jobs import commercial_job, coverage_job, daily_instrument_job, publication_job, subject_fingerprint_job
 from assets.resources import SubjectResource
@@ -41,7 +53,18 @@ class ScheduleTickFailed(ArchiveError, RuntimeError):
     """A schedule's tick that launched nothing: which schedule, which tick, why, and whether the webhook was told."""
 
 
-Requests = Union[RunRequest, list[RunRequest]]
+Requests = Union[RunRequest, list[RunRequest], SkipReason]
+
+
+def _late(context: ScheduleEvaluationContext, period: str, rule: str) -> Optional[SkipReason]:
+    """A skip for a tick evaluated after its ``period`` (``%Y-%m-%d`` or ``%Y-%m``) has ended, else None."""
+    now = datetime.now(timezone.utc)
+    due = context.scheduled_execution_time
+    if now.strftime(period) == due.strftime(period):
+        return None
+    return SkipReason(f"the tick of {due:%Y-%m-%d %H:%M} UTC came late, on {now:%Y-%m-%d %H:%M} UTC (the daemon was "
+                      f"not running): {rule}, so nothing is launched and {due.strftime(period)} is a coverage gap "
+                      "(human_absent) — method §8")
 
 
 def _told(context: ScheduleEvaluationContext, subject: SubjectResource, name: str,
@@ -67,7 +90,8 @@ def _told(context: ScheduleEvaluationContext, subject: SubjectResource, name: st
 def daily_instrument_schedule(context: ScheduleEvaluationContext, subject: SubjectResource):
     day = context.scheduled_execution_time.strftime("%Y-%m-%d")
     return _told(context, subject, "daily_instrument_schedule",
-                 lambda: RunRequest(run_key=f"instrument-{day}", partition_key=day))
+                 lambda: _late(context, "%Y-%m-%d", "the instrument observes the day it runs")
+                 or RunRequest(run_key=f"instrument-{day}", partition_key=day))
 
 
 @schedule(job=subject_fingerprint_job, cron_schedule="30 4 * * *", execution_timezone="UTC",
@@ -76,7 +100,8 @@ def daily_instrument_schedule(context: ScheduleEvaluationContext, subject: Subje
 def daily_subject_fingerprint_schedule(context: ScheduleEvaluationContext, subject: SubjectResource):
     day = context.scheduled_execution_time.strftime("%Y-%m-%d")
     return _told(context, subject, "daily_subject_fingerprint_schedule",
-                 lambda: RunRequest(run_key=f"subject-fingerprint-{day}", partition_key=day))
+                 lambda: _late(context, "%Y-%m-%d", "the subject fingerprint observes the day it runs")
+                 or RunRequest(run_key=f"subject-fingerprint-{day}", partition_key=day))
 
 
 def sweep_requests(month: str, series: str) -> list[RunRequest]:
@@ -93,7 +118,8 @@ def monthly_sweep_schedule(context: ScheduleEvaluationContext, subject: SubjectR
     month = context.scheduled_execution_time.strftime("%Y-%m-01")
     # The subject_models.yaml the assets read (LLMARCHIVE_SUBJECT_MODELS, else the repository's).
     return _told(context, subject, "monthly_sweep_schedule",
-                 lambda: sweep_requests(month, subject.models_config().protocol_series))
+                 lambda: _late(context, "%Y-%m", "a month is measured in that month, never backfilled")
+                 or sweep_requests(month, subject.models_config().protocol_series))
 
 
 @schedule(job=coverage_job, cron_schedule="0 8 1 * *", execution_timezone="UTC",

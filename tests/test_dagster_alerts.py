@@ -13,6 +13,7 @@ import datetime as dt
 import logging
 
 import pytest
+import time_machine
 from dagster import AssetCheckSeverity, build_schedule_context, build_sensor_context, instance_for_test
 
 from assets.alerts import EXPECTED_REFUSALS, PAGING_REFUSALS, failed_check_webhook, failed_run_webhook
@@ -323,7 +324,8 @@ def test_a_schedule_tick_that_fails_posts_to_the_webhook_and_is_a_failed_tick_in
             schedule = repo.get_schedule("monthly_sweep_schedule")
             instance.start_schedule(schedule)          # paid, created STOPPED: the owner turned it on
             due = next_sweep_tick(dt.datetime.now(dt.timezone.utc))
-            list(launch_scheduled_runs(context, logging.getLogger("test"), due + dt.timedelta(minutes=1), {}))
+            with time_machine.travel(due + dt.timedelta(minutes=1), tick=False):   # the tick is evaluated on time
+                list(launch_scheduled_runs(context, logging.getLogger("test"), due + dt.timedelta(minutes=1), {}))
             ticks = instance.get_ticks(schedule.get_remote_origin_id(), schedule.selector_id)
             runs = instance.get_runs()
     [tick] = ticks
@@ -338,6 +340,7 @@ def test_a_schedule_tick_that_fails_posts_to_the_webhook_and_is_a_failed_tick_in
     assert "SubjectModelsError" in post["text"]
 
 
+@pytest.mark.time_machine("2026-12-02T06:00:30Z")
 def test_a_schedule_tick_that_works_posts_nothing(admitted, instance):
     with webhook_server() as (hook, posted):
         context = build_schedule_context(instance=instance, resources={"subject": SubjectResource(webhook_url=hook)},
