@@ -22,15 +22,14 @@ from dagster import AssetCheckSeverity, build_schedule_context
 from assets.definitions_builder import build_definitions
 from assets.schedules import monthly_coverage_schedule
 from llmarchive.archive import record_logs as records
-from llmarchive.archive.jsonio import write_json
 from llmarchive.cli import main
 from llmarchive.protocols.registry import sweep_protocols
 from tests import publish_helpers as ph
 from tests.dagster_helpers import materialization_metadata, resources, run
 from tests.test_coverage import beat_days
+from tests.test_publication_refuses import GUARD, _unexplained_november
 
 TICK = datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc)   # monthly_coverage_schedule: "0 8 1 * *" UTC
-GUARD = "risky_choice_framing__anchoring__v0"
 CHECK = "no_unexplained_gap"   # the coverage asset's check (assets/coverage.py)
 
 
@@ -87,17 +86,6 @@ def test_on_the_first_the_schedules_partition_judges_the_month_just_ended_as_the
     cli_home = ph.fresh_archive(october, tmp_path / "cli")
     assert main(["--home", str(cli_home.home), "coverage"]) == 0, capsys.readouterr().err
     assert written(cli_home) == written(dagster_home), "the CLI and the schedule write the same rows on the 1st"
-
-
-def _unexplained_november(paths) -> None:
-    """The daily cycle ran every day of November; the guard protocol's sweep run says complete but left no
-    measurement, and nothing says why: that period has no output and no cause."""
-    beat_days(paths, "2026-11-01", "2026-11-30")
-    run_id = f"sweep_2026-11_{GUARD}_claude-sonnet-5"
-    write_json(paths.run_dir(run_id) / "run.json", {
-        "run_id": run_id, "run_date": "2026-11-02", "protocol_id": GUARD, "series": "commercial",
-        "model_family": "claude-sonnet", "subject_model_id": "claude-sonnet-5", "job": "full_sweep",
-        "status": "complete", "n_trials_recorded": 120, "n_trials_planned": 120})
 
 
 def test_an_unexplained_period_fails_the_partitions_error_check_by_name_and_a_clean_month_passes_it(
