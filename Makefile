@@ -59,3 +59,11 @@ serve: $(STAMP)
 
 clean-var:
 	rm -rf var
+
+# The two-year drill (scripts/drill.py): Dagster's own scheduler and sensor code drives a fresh archive through
+# 24 months on a moved clock — every schedule and sensor on, the fake provider over real HTTP on 127.0.0.1, a
+# scripted reference engine — through the events of scripts/drill_script.py, then prints the month-by-month table
+# and its verdicts (exit 1 when one fails). Its home and Dagster instance go to a new folder under /dev/shm.
+.PHONY: drill
+drill: $(STAMP)
+	$(PY) -m scripts.drill

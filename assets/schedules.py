@@ -27,13 +27,14 @@ saying why, and the period it missed is a coverage gap with its cause
 period still running goes ahead; coverage and publication only read, so
 they go ahead whenever they come.
 """
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Callable, Optional, Union
 
 from dagster import (DefaultScheduleStatus, MultiPartitionKey, RunRequest, ScheduleEvaluationContext, SkipReason,
                      schedule)
 
 from assets.jobs import commercial_job, coverage_job, daily_instrument_job, publication_job, subject_fingerprint_job
+from assets.partitions import MONTH_START
 from assets.resources import SubjectResource
 from llmarchive.schedule.watch import post_webhook
 from measure.errors import ArchiveError
@@ -65,6 +66,14 @@ def _late(context: ScheduleEvaluationContext, period: str, rule: str) -> Optiona
     return SkipReason(f"the tick of {due:%Y-%m-%d %H:%M} UTC came late, on {now:%Y-%m-%d %H:%M} UTC (the daemon was "
                       f"not running): {rule}, so nothing is launched and {due.strftime(period)} is a coverage gap "
                       "(human_absent) — method §8")
+
+
+def _before_start(month: date) -> Optional[SkipReason]:
+    """A skip for a month before this archive's first one: it has no partition and nothing to judge."""
+    if f"{month:%Y-%m-%d}" >= MONTH_START:
+        return None
+    return SkipReason(f"{month:%Y-%m} is before this archive's first month ({MONTH_START[:7]}): there is no "
+                      "coverage to judge")
 
 
 def _told(context: ScheduleEvaluationContext, subject: SubjectResource, name: str,
@@ -129,7 +138,8 @@ def monthly_coverage_schedule(context: ScheduleEvaluationContext, subject: Subje
     first = context.scheduled_execution_time.date().replace(day=1)
     previous = (first - timedelta(days=1)).replace(day=1)
     return _told(context, subject, "monthly_coverage_schedule",
-                 lambda: RunRequest(run_key=f"coverage-{previous:%Y-%m}", partition_key=f"{previous:%Y-%m-%d}"))
+                 lambda: _before_start(previous)
+                 or RunRequest(run_key=f"coverage-{previous:%Y-%m}", partition_key=f"{previous:%Y-%m-%d}"))
 
 
 @schedule(job=publication_job, cron_schedule="0 9 1 * *", execution_timezone="UTC",

@@ -11,6 +11,7 @@ publication, go ahead.
 import datetime as dt
 
 import pytest
+import time_machine
 from dagster import build_schedule_context
 
 from assets.definitions_builder import build_definitions
@@ -51,3 +52,17 @@ def test_a_tick_whose_period_ended_while_the_daemon_was_down_is_skipped_with_its
 def test_a_late_tick_of_a_period_still_running_or_of_a_job_that_only_reads_goes_ahead(paths, schedule, due, runs):
     data = tick(schedule, paths, at(due))
     assert len(data.run_requests) == runs and not data.skip_message
+
+
+def test_the_coverage_tick_of_the_archives_first_month_skips_the_month_before_it_which_has_no_partition(paths):
+    """On the archive's first 1st the tick would ask for a month before the partitions begin (an unknown
+    partition, a daemon error every such tick); it is skipped, saying why."""
+    from assets.partitions import MONTH_START
+
+    first = at(MONTH_START + "T08:00")
+    with time_machine.travel(first + dt.timedelta(minutes=1), tick=False):
+        data = tick(monthly_coverage_schedule, paths, first)
+        later = tick(monthly_coverage_schedule, paths, first.replace(month=first.month % 12 + 1,
+                                                                     year=first.year + first.month // 12))
+    assert not data.run_requests and "before this archive's first month" in data.skip_message
+    assert [r.partition_key for r in later.run_requests] == [MONTH_START]

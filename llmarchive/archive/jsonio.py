@@ -337,6 +337,36 @@ class ChainedLog:
         chain.verify(self.records)
         self._repair_torn_tail()
 
+    def catch_up(self, offset: int) -> Optional[list[dict]]:
+        """The records another writer appended after byte ``offset`` (where this copy of the log ended),
+        checked to chain onto it, and added to it; None when the file did not simply grow by whole chained
+        records (shorter, a torn or unreadable tail, a broken link) — the caller then opens the log afresh,
+        which repairs or refuses it.
+
+        Why: a ledger several writers append to (overlapping paid runs) would otherwise be read and verified
+        whole before each of their calls — a cost that grows with every entry the archive ever made.
+        """
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(offset)
+                tail = fh.read()
+        except OSError:
+            return None
+        if len(tail) == 0 or not tail.endswith(b"\n"):
+            return [] if len(tail) == 0 else None
+        reader = jsonl.JsonlReader(jsonl.STRICT, str(self.path), torn_tail=jsonl.READ)
+        try:
+            new = reader.read(io.BytesIO(tail))
+        except jsonl.JsonlError:
+            return None
+        prev = self.last_hash
+        for record in new:
+            if record.get("prev_sha256") != prev or record.get("record_sha256") != chain.record_hash(record):
+                return None
+            prev = record["record_sha256"]
+        self.records.extend(new)
+        return new
+
     def _repair_torn_tail(self) -> None:
         if not self.path.exists():
             return

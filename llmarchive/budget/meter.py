@@ -72,18 +72,29 @@ class SpendMeter:
 
     def _reload(self) -> None:
         self.log = ChainedLog(self.paths.spend_ledger)
-        mine = [e for e in self.log.records if e.get("run_id") == self.run_id]
-        charges = [e for e in mine if e.get("record_type", CHARGE) == CHARGE]
-        # a charge without the "trial" field predates reservations: it was a recorded trial's
-        self.keys = {e.get("call_key") for e in charges if e.get("trial", True)}
-        self.charge_ids = {e.get("charge_id") for e in charges if e.get("charge_id")}
-        self.reserved = {e["reservation_id"]: e for e in mine if e.get("record_type") == RESERVATION}
+        self.keys: set = set()
+        self.charge_ids: set = set()
+        self.reserved: dict[str, Mapping] = {}
         self._size = _size(self.paths.spend_ledger)
         # Running totals of the whole ledger, so a reservation's ceiling check does not re-read years of entries.
         self._charged: dict[tuple, float] = {}
         self._open: dict[str, tuple] = {}        # reservation_id -> ((month, pool), worst case, run_id)
         self._by_run: dict[tuple, float] = {}    # (run_id, month, pool) -> charged + open worst case
+        self._note_mine(self.log.records)
         self._tally(self.log.records)
+
+    def _note_mine(self, entries: Iterable[Mapping]) -> None:
+        for e in entries:
+            if e.get("run_id") != self.run_id:
+                continue
+            if e.get("record_type", CHARGE) == CHARGE:
+                # a charge without the "trial" field predates reservations: it was a recorded trial's
+                if e.get("trial", True):
+                    self.keys.add(e.get("call_key"))
+                if e.get("charge_id"):
+                    self.charge_ids.add(e.get("charge_id"))
+            elif e.get("record_type") == RESERVATION:
+                self.reserved[e["reservation_id"]] = e
 
     def _count(self, run_id: Any, key: tuple, amount: float) -> None:
         self._by_run[(run_id, *key)] = self._by_run.get((run_id, *key), 0.0) + amount
@@ -128,8 +139,21 @@ class SpendMeter:
                            if e.get("month") == month and e.get("pool", "general") == pool)
 
     def _fresh(self) -> None:
-        if _size(self.paths.spend_ledger) != self._size:
-            self._reload()  # another process appended: re-read before chaining on
+        """Take in what other runs appended since this meter last wrote, before chaining on (under the lock).
+
+        Only the appended entries are read and checked onto the chain; the whole ledger is read again only
+        when the file did not simply grow (:meth:`ChainedLog.catch_up`).
+        """
+        size = _size(self.paths.spend_ledger)
+        if size == self._size:
+            return
+        appended = self.log.catch_up(self._size) if size > self._size else None
+        if appended is None:
+            self._reload()
+            return
+        self._size = size
+        self._note_mine(appended)
+        self._tally(appended)
 
     def _append(self, entries: Sequence[Mapping]) -> list[dict]:
         written = self.log.extend(entries)   # one write and fsync for the batch

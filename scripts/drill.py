@@ -1,0 +1,133 @@
+"""``make drill``: two years of the archive under Dagster's own scheduler and sensors, on a moved clock.
+
+A fresh home (:mod:`scripts.drill_home`) on a Dagster instance of its own
+(:mod:`scripts.drill_dagster`), against the fake Anthropic provider over
+real HTTP and a scripted reference engine, is driven through the script of
+:mod:`scripts.drill_script`: every schedule and sensor on, paid ones
+included, as an owner runs them; the clock stepped to every schedule tick
+and to every sensor's evaluation (no finer than ``--sensor-every``, see
+below); the script's events applied on their instants — the provider's
+models list, its outages, the daemon's downtime, a full disk, the owner's
+budget and what a person does in the UI.  At every month's publication and
+at the end the checks of :mod:`scripts.drill_checks` run; the output is the
+month-by-month table of :mod:`scripts.drill_report` and the verdicts, and
+the exit status is 1 when a verdict fails.
+
+``--sensor-every``.  Four of the sensors ask to be evaluated every ten
+minutes or every hour, and Dagster evaluates a sensor at a daemon pass once
+its interval has elapsed.  Visiting each of those instants would be 144
+passes a simulated day (about 50 s at a third of a second a pass); the
+drill steps the clock every ``--sensor-every`` instead (default twelve
+hours) and at every schedule tick, and each pass evaluates every sensor
+that is due, so each sensor runs about four times a simulated day.  Nothing
+the archive does depends on a finer pace: the lease's dead-man waits 36 h,
+the alerts are posted on the day they are raised.  ``--sensor-every 600``
+visits every instant they would see.  The schedules' ticks are always
+visited, each one.
+
+Usage: ``python -m scripts.drill [--script full|short] [--root DIR] [--sensor-every SECONDS] [--profile FILE]``.
+"""
+import argparse
+import contextlib
+import cProfile
+import datetime as dt
+import pstats
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import time_machine
+
+from scripts.drill_script import SCRIPTS, Script
+
+
+@dataclass
+class Outcome:
+    """What a drill leaves: the verdicts, the table, the timings."""
+
+    verdicts: list = field(default_factory=list)        # (name, passed, detail)
+    table: str = ""
+    seconds: float = 0.0
+    month_seconds: dict = field(default_factory=dict)
+    passes: int = 0
+    notes: list = field(default_factory=list)
+    parts: dict = field(default_factory=dict)          # wall seconds by part of the loop
+
+    @property
+    def passed(self) -> bool:
+        return all(ok for _, ok, _ in self.verdicts)
+
+
+def run(script: Script, root: Path, sensor_every: dt.timedelta, months: Optional[int] = None,
+        profile: Optional[str] = None) -> Outcome:
+    """Drive ``script`` (its first ``months`` months when given) under ``root``; the outcome.
+
+    ``profile``: a file for the cProfile of the loop and of every run's thread, merged.
+    """
+    from scripts.drill_loop import Loop
+
+    started = time.monotonic()
+    traveller = time_machine.travel(script.start, tick=True)
+    coordinates = traveller.start()
+    main_profile = cProfile.Profile() if profile else None
+    try:
+        with Loop(script, root, sensor_every, coordinates, months) as loop:
+            if main_profile is not None:
+                loop.state.launcher.profiling = True
+                main_profile.enable()
+            loop.drive()
+            outcome = loop.finish()
+            if main_profile is not None:
+                main_profile.disable()
+                stats = pstats.Stats(main_profile)
+                for thread_profile in loop.state.launcher.profiles:
+                    stats.add(thread_profile)
+                stats.dump_stats(profile)
+    finally:
+        traveller.stop()
+    outcome.seconds = time.monotonic() - started
+    return outcome
+
+
+def _arguments(argv: Optional[list[str]]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m scripts.drill", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--script", choices=sorted(SCRIPTS), default="full")
+    parser.add_argument("--months", type=int, help="stop after this many months of the script")
+    parser.add_argument("--root", help="where the drill's home and Dagster instance go (default: a new folder "
+                                       "under /dev/shm, else the system's temp folder)")
+    parser.add_argument("--sensor-every", type=int, default=12 * 3600,
+                        help="seconds between two sensor evaluations at most (default 43200; 600 = every tick)")
+    parser.add_argument("--profile", help="write a cProfile of the drill (the loop and every run's thread, merged) "
+                                          "to this file")
+    return parser.parse_args(argv)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = _arguments(argv)
+    shm = Path("/dev/shm")
+    root = Path(args.root) if args.root else Path(tempfile.mkdtemp(prefix="llmarchive-drill-",
+                                                                  dir=shm if shm.is_dir() else None))
+    root.mkdir(parents=True, exist_ok=True)
+    log = root / "drill.log"
+    print(f"drill {args.script}: home and Dagster instance under {root}; Dagster's own output in {log}", flush=True)
+    with open(log, "w", encoding="utf-8") as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        outcome = run(SCRIPTS[args.script], root, dt.timedelta(seconds=args.sensor_every), args.months,
+                      args.profile)
+    print(outcome.table)
+    for name, ok, detail in outcome.verdicts:
+        print(f"{'PASS' if ok else 'FAIL'}  {name}" + (f": {detail}" if detail else ""))
+    per_month = [s for s in outcome.month_seconds.values()]
+    print(f"\n{len(outcome.month_seconds)} months in {outcome.seconds / 60:.1f} min "
+          f"({outcome.passes} daemon passes; a month {min(per_month, default=0):.0f}–{max(per_month, default=0):.0f} s)")
+    for part, seconds in sorted(outcome.parts.items(), key=lambda kv: -kv[1]):
+        print(f"  {seconds / 60:6.1f} min  {part}")
+    for note in outcome.notes:
+        print(f"note: {note}")
+    return 0 if outcome.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

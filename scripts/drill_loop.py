@@ -1,0 +1,219 @@
+"""The drill's loop: step the clock, apply the script, let Dagster's daemon functions do the rest.
+
+:class:`Loop` opens the world (provider, webhook), the home, the Dagster
+instance and the code location, turns every schedule and sensor on, then
+walks the clock day by day through the instants of :func:`instants`.  At
+each instant it applies the script's events that are due
+(:mod:`scripts.drill_events`), runs one daemon pass when the daemon is up
+(:class:`scripts.drill_dagster.Daemon`) and waits for the runs that pass
+launched, then the outside dead-man check when the crontab's line is due.
+After a publication run it runs the month's checks.
+"""
+import contextlib
+import datetime as dt
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from dagster import DagsterRunStatus, RunsFilter
+from dagster._core.execution.backfill import BulkActionsFilter, BulkActionStatus
+
+from scripts import drill_checks, drill_dagster, drill_events, drill_report
+from scripts.drill_state import State
+from scripts.drill_script import Script, at
+from scripts.drill_world import FullDisk, Provider, Webhook, no_real_backoff
+
+OUTSIDE_CHECK_MINUTE = 17          # deploy/crontab: `17 * * * * … llmarchive lease --quiet --webhook …`
+# The crontab's line runs hourly; the drill runs it every six hours (a dead-man is paged at most six hours after
+# it falls due, on the same day for the script's outages) — 24 checks a simulated day would cost a quarter hour
+# over two years.
+OUTSIDE_CHECK_EVERY = dt.timedelta(hours=6)
+
+
+def instants(context: Any, after: dt.datetime, until: dt.datetime, sensor_every: dt.timedelta,
+              extra: list[dt.datetime]) -> list[tuple[dt.datetime, bool]]:
+    """The instants to visit in (after, until], each with whether the daemon makes a pass then.
+
+    A pass at every schedule tick, every sensor evaluation (no finer than
+    ``sensor_every``, on a grid from midnight) and every scripted instant;
+    the outside check at minute 17 every :data:`OUTSIDE_CHECK_EVERY`, without a pass.
+    """
+    passes = set(drill_dagster.next_instants(context, after, until, coarsest=sensor_every))
+    midnight = after.replace(hour=0, minute=0, second=0, microsecond=0)
+    passes.update(_grid(midnight, until, sensor_every))
+    outside = {t + dt.timedelta(minutes=OUTSIDE_CHECK_MINUTE) for t in _grid(midnight, until, OUTSIDE_CHECK_EVERY)}
+    passes.update(extra)
+    every = {t: True for t in passes if after < t <= until}
+    every.update({t: every.get(t, False) for t in outside if after < t <= until})
+    return sorted(every.items())
+
+
+def _grid(start: dt.datetime, until: dt.datetime, step: dt.timedelta) -> list[dt.datetime]:
+    out, moment = [], start
+    while moment <= until:
+        out.append(moment)
+        moment += step
+    return out
+
+
+class Loop:
+    """One drill (see the module docstring)."""
+
+    def __init__(self, script: Script, root: Path, sensor_every: dt.timedelta, coordinates: Any,
+                 months: Optional[int] = None) -> None:
+        self.script, self.root, self.sensor_every, self.coordinates = script, root, sensor_every, coordinates
+        wanted = script.months()[:months] if months else script.months()
+        last = at(f"{wanted[-1]}-01T00:00")
+        self.end = min(script.end, (last + dt.timedelta(days=32)).replace(day=1, hour=12))
+        self._stack = contextlib.ExitStack()
+        self.state: Optional[State] = None
+
+    def __enter__(self) -> "Loop":
+        from scripts import drill_home
+
+        stack = self._stack
+        provider = stack.enter_context(Provider(["claude-sonnet-5"]))
+        webhook = stack.enter_context(Webhook())
+        stack.callback(no_real_backoff(provider))
+        disk = FullDisk()
+        stack.callback(disk.install())
+        drill_home.set_environment(self.root, provider.fake.base_url, webhook.url)
+        from scripts.drill_engine import REFERENCE
+        REFERENCE.changes.clear()
+        paths, protocols, patch = drill_home.fresh_home(self.script.budget, self.script.start.date().isoformat())
+        stack.callback(patch.undo)
+        instance = drill_dagster.make_instance(self.root / "dagster", self.script.max_concurrent_runs)
+        stack.callback(instance.dispose)
+        stack.enter_context(drill_dagster.fresh_modules())
+        context = stack.enter_context(drill_dagster.workspace(instance))
+        started = drill_dagster.turn_everything_on(context)
+        self.state = State(self.script, paths, protocols, provider, webhook, disk, instance, context,
+                           drill_dagster.Daemon(context), turned_on=started)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.state is not None:
+            self.state.launcher.wait(60)
+        self._stack.close()
+
+    def drive(self) -> None:
+        """Day by day to the end: every instant of the day, in order."""
+        state = self.state
+        assert state is not None
+        cursor = self.script.start
+        pending = sorted(self.script.events, key=lambda e: e.when)
+        month_started, month = time.monotonic(), cursor.strftime("%Y-%m")
+        while cursor < self.end:
+            horizon = min(cursor + dt.timedelta(days=1), self.end)
+            for moment, daemon_pass in instants(state.context, cursor, horizon, self.sensor_every,
+                                                [e.when for e in pending]):
+                self._visit(moment, pending, daemon_pass)
+            cursor = horizon
+            if cursor.strftime("%Y-%m") != month:
+                self._close_month(month, month_started)
+                month_started, month = time.monotonic(), cursor.strftime("%Y-%m")
+        self._close_month(month, month_started)
+
+    def _close_month(self, month: str, started: float) -> None:
+        state = self.state
+        state.month_seconds[month] = state.month_seconds.get(month, 0.0) + time.monotonic() - started
+        billed = state.provider.billed_calls
+        state.billed_by_month[month] = state.billed_by_month.get(month, 0) + billed - state.billed_before
+        state.billed_before = billed
+        print(f"  {month} simulated in {state.month_seconds[month]:.0f} s", file=sys.__stdout__, flush=True)
+
+    def _visit(self, moment: dt.datetime, pending: list, daemon_pass: bool) -> None:
+        """The events due, then the daemon's pass, then the runs they launched; the outside check; the checks.
+
+        An event and a tick at the same instant meet in the same queue: a
+        launch by hand at the sweep's tick is dequeued beside the tick's
+        runs.  An event marked ``while_running`` waits until runs are in
+        flight (:meth:`_settle`).
+        """
+        state = self.state
+        assert state is not None
+        if moment > drill_events.now():
+            self.coordinates.move_to(moment)
+        with state.timed("events"):
+            while pending and pending[0].when <= moment:
+                event = pending.pop(0)
+                if event.args.get("while_running"):
+                    state.while_running.append(event)
+                else:
+                    drill_events.apply(state, event)
+        if daemon_pass and not state.down:
+            with state.timed("daemon passes"):
+                state.daemon.run_pass()
+        self.settle()
+        if moment.minute == OUTSIDE_CHECK_MINUTE:
+            with state.timed("outside dead-man check"):
+                drill_events.outside_check(state)
+        with state.timed("monthly checks"):
+            published = drill_checks.new_publications(state)
+            if published:
+                state.monthly.append(drill_checks.month_checks(state, published))
+
+    def settle(self, limit_s: float = 900.0) -> None:
+        """Wait for the runs in flight and let the queue and the backfills move until nothing is left to move."""
+        state = self.state
+        assert state is not None
+        with state.timed("runs (launched by the pass, executing)"):
+            self._settle(limit_s)
+
+    def _settle(self, limit_s: float) -> None:
+        """Poll as the queue daemon would: a slot that frees is filled at once; stop when nothing moves."""
+        state = self.state
+        deadline, stalled = time.monotonic() + limit_s, 0
+        while time.monotonic() < deadline and stalled < 20:
+            if not state.down:
+                state.daemon.backfills_and_queue()
+            flying = state.launcher.in_flight()
+            stalled = 0 if flying else stalled + 1
+            if flying and state.while_running:
+                for event in state.while_running:
+                    drill_events.apply(state, event)
+                state.while_running.clear()
+                continue
+            if not flying and (state.down or not self._waiting()):
+                self._note_runs()
+                return
+            state.launcher.wait_any(0.5 if flying else 0.05)
+        self._note_runs()
+        state.notes.append(f"{drill_events.now():%Y-%m-%d %H:%M}: queued runs or backfills did not move "
+                           f"(or still ran after {limit_s:.0f} s)")
+
+    def _note_runs(self) -> None:
+        """The month each new run was first seen in (the table counts runs by it)."""
+        state = self.state
+        month = drill_events.now().strftime("%Y-%m")
+        cursor = None
+        while True:                       # newest first, a page at a time, until a run already noted
+            page = state.instance.get_runs(limit=25, cursor=cursor)
+            for run in page:
+                if run.run_id in state.run_month:
+                    return
+                state.run_month[run.run_id] = month
+            if len(page) < 25:
+                return
+            cursor = page[-1].run_id
+
+    def _waiting(self) -> bool:
+        instance = self.state.instance
+        queued = instance.get_runs_count(RunsFilter(statuses=[DagsterRunStatus.QUEUED]))
+        backfills = instance.get_backfills(filters=BulkActionsFilter(statuses=[BulkActionStatus.REQUESTED]))
+        return bool(queued or backfills)
+
+    def finish(self) -> Any:
+        """The final checks, the table, the outcome."""
+        from scripts.drill import Outcome
+
+        state = self.state
+        assert state is not None
+        self.settle()
+        verdicts = drill_checks.final_checks(state)
+        table = drill_report.table(state)
+        parts = dict(state.seconds)
+        parts.update({f"  of which {job} runs (summed: runs overlap)": seconds for job, seconds in drill_report.run_seconds(state).items()})
+        return Outcome(verdicts=verdicts, table=table, month_seconds=dict(state.month_seconds),
+                       passes=state.daemon.passes, notes=list(state.notes), parts=parts)

@@ -1,0 +1,47 @@
+"""What one drill holds while it runs: its world, its home, its Dagster, and what it has seen."""
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from llmarchive.archive.paths import ArchivePaths
+from scripts.drill_script import Script
+
+
+@dataclass
+class State:
+    script: Script
+    paths: ArchivePaths
+    protocols: list[str]                      # the sweep's protocols, in the monthly tick's order
+    provider: Any                             # scripts.drill_world.Provider
+    webhook: Any                              # scripts.drill_world.Webhook
+    disk: Any                                 # scripts.drill_world.FullDisk
+    instance: Any                             # the drill's DagsterInstance
+    context: Any                              # its WorkspaceProcessContext
+    daemon: Any                               # scripts.drill_dagster.Daemon
+    turned_on: list = field(default_factory=list)
+    down: bool = False
+    applied: list = field(default_factory=list)         # (instant, event, what happened)
+    monthly: list = field(default_factory=list)         # scripts.drill_checks.MonthCheck, one per publication
+    month_seconds: dict = field(default_factory=dict)
+    checked_publications: set = field(default_factory=set)
+    notes: list = field(default_factory=list)
+    outside: list = field(default_factory=list)         # (instant, exit status, what the outside check said)
+    run_month: dict = field(default_factory=dict)       # run id → the month it was first seen in
+    billed_by_month: dict = field(default_factory=dict)
+    billed_before: int = 0
+    while_running: list = field(default_factory=list)  # events that wait for runs in flight (a launch beside them)
+    seconds: dict = field(default_factory=dict)         # where the wall time went, by part of the loop
+
+    @property
+    def launcher(self) -> Any:
+        return self.instance.run_launcher
+
+    @contextmanager
+    def timed(self, part: str) -> Iterator[None]:
+        """Add the wall time of the block to ``seconds[part]`` (nested blocks count in both)."""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.seconds[part] = self.seconds.get(part, 0.0) + time.monotonic() - started
