@@ -131,6 +131,37 @@ def test_every_reason_is_listed_at_once_and_the_command_exits_2(run, panel, tmp_
     assert not out.exists()
 
 
+@pytest.mark.parametrize("value", [float("nan"), float("inf")], ids=["NaN", "Infinity"])
+def test_a_generation_setting_that_is_not_a_finite_number_is_refused_in_one_line_naming_its_field(
+        run, panel, tmp_path, capsys, value):
+    """Issue 36, item 3: NaN in plan.config.temperature crashed the import in the canonical JSON encoder."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    as_json = tmp_path / "log.json"
+    write_eval_log(read_eval_log(str(run.logs[readers.FRAMING_SENSITIVE])), str(as_json), format="json")
+    document = json.loads(as_json.read_text(encoding="utf-8"))
+    document["plan"]["config"]["temperature"] = value
+    as_json.write_text(json.dumps(document), encoding="utf-8")     # NaN / Infinity, as Python's json writes them
+    out = tmp_path / "out.jsonl"
+    assert main(["comparison", "import", str(as_json), "--panel", str(panel), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: {as_json}: import refused, nothing written (1 reason):",
+        f"{as_json}: plan.config.temperature: a number that is not finite (NaN or infinity), which JSON cannot carry"]
+    assert not out.exists()
+
+
+def test_an_import_is_held_to_the_checks_of_a_submitted_header_and_writes_nothing_they_refuse(
+        run, panel, tmp_path, capsys):
+    """What `comparison submit` would refuse as malformed is refused at the import, not written for submit to refuse."""
+    log_file, out = run.logs[readers.INVARIANT], tmp_path / "out.jsonl"
+    assert main(["comparison", "import", str(log_file), "--panel", str(panel), "--out", str(out),
+                 "--submitted-by", "x" * 201]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: {log_file}: import refused, nothing written (1 reason):",
+        f"{log_file}: the header's submitted_by is 201 characters long; at most 200 are accepted"]
+    assert not out.exists()
+
+
 def test_the_import_says_what_to_install_when_inspect_is_missing(run, panel, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "inspect_ai.log", None)
     with pytest.raises(InspectLogError, match=r"needs Inspect AI, which is not installed: pip install inspect-ai$"):

@@ -341,3 +341,47 @@ def test_a_samples_log_without_the_results_file_beside_it_is_refused(published, 
     shutil.copy(runs[FRAMING][0], renamed)
     with pytest.raises(LmEvalLogError, match="samples_<task>_<date>.jsonl"):
         submission_from_lm_eval(renamed, load_panel_file(panel))
+
+
+def _nan_temperature(number: int, sample: dict) -> None:
+    sample["arguments"]["gen_args_0"]["arg_1"]["temperature"] = float("nan")    # as `--gen_kwargs temperature=nan`
+
+
+def _infinite_seed(results: dict) -> None:
+    args = results["config"]["model_args"]
+    if isinstance(args, str):
+        results["config"]["model_args"] = args + ",seed=inf"       # lm-eval reads "inf" as a float
+    else:
+        args["seed"] = float("inf")
+
+
+NOT_FINITE = ": a number that is not finite (NaN or infinity), which JSON cannot carry"
+
+
+def test_a_number_that_is_not_finite_in_the_log_is_refused_in_one_line_naming_its_field_and_nothing_is_written(
+        published, runs, tmp_path, capsys):
+    """Issue 36, item 3: a NaN temperature crashed the import in the canonical JSON encoder (exit 1, a traceback)."""
+    _, panel = published
+    copy = _tampered(runs[FRAMING][0], tmp_path / "log", _nan_temperature)
+    out = tmp_path / "submission.jsonl"
+    assert main(["comparison", "import", str(copy), "--panel", str(panel), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"error: {copy}: import refused, nothing written (1 reason):" and len(err) == 2, err
+    assert err[1].startswith(f"{copy}: line 1, line 2, ") and " more: " in err[1], err[1]
+    assert err[1].endswith("arguments.gen_args_0.arg_1.temperature" + NOT_FINITE), err[1]
+    assert not out.exists()
+    seeded = _tampered(runs[FRAMING][0], tmp_path / "seeded", lambda number, sample: None, _infinite_seed)
+    with pytest.raises(LogImportRefused) as refused:
+        submission_from_lm_eval(seeded, load_panel_file(panel))
+    assert refused.value.reasons == [f"{results_file(seeded).name}: config.model_args.seed" + NOT_FINITE]
+
+
+def test_an_import_never_writes_over_the_results_file_beside_the_log_even_with_force(published, runs, tmp_path, capsys):
+    _, panel = published
+    copy = _tampered(runs[FRAMING][0], tmp_path / "log", lambda number, sample: None)
+    results = results_file(copy)
+    before = results.read_bytes()
+    assert main(["comparison", "import", str(copy), "--panel", str(panel), "--out", str(results), "--force"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"error: --out {results} is the results file beside the log ("), line
+    assert "not even with --force" in line and results.read_bytes() == before

@@ -5,7 +5,9 @@
 are added only through the helpers below; ``tests/test_cli_consistency.py``
 walks the parser and fails when one of them has two defaults.  A reporting
 command prints one JSON document on stdout with ``--json``
-(:func:`print_json`).
+(:func:`print_json`).  A command that writes a file a person names takes
+``--out FILE`` and ``--force`` from :func:`add_out`, under one rule
+(:func:`out_file`).
 
 A module whose name starts with ``_`` is not a subcommand: the CLI's
 discovery skips it.
@@ -13,10 +15,13 @@ discovery skips it.
 import argparse
 import json
 import re
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 from llmarchive.archive import dates
 from llmarchive.cli import CommandError
+from llmarchive.archive.outputs import OutputFile
+from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.record_logs import utc_today
 from llmarchive.archive.textsafe import json_safe
 from llmarchive.subjects import list_models, make_subject
@@ -108,6 +113,23 @@ def concurrency(args: argparse.Namespace, is_async: bool = True) -> int:
     if given < 1:
         raise CommandError(f"--concurrency must be at least 1, got {given}")
     return given
+
+
+def add_out(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--out FILE`` and ``--force``: where the command writes ``what``, under one rule
+    (:class:`llmarchive.archive.outputs.OutputFile`)."""
+    parser.add_argument("--out", required=True, metavar="FILE",
+                        help=f"where {what} is written: a new file (an existing one only with --force), never a "
+                             "file of the archive home or one the command reads")
+    parser.add_argument("--force", action="store_true",
+                        help="replace the file at --out when there is one (never a file of the archive home or an "
+                             "input, whatever the flags)")
+
+
+def out_file(args: argparse.Namespace, paths: ArchivePaths) -> OutputFile:
+    """``--out`` as a file the command may write: never inside the home it works on nor ``$LLMARCHIVE_HOME``."""
+    homes = tuple(dict.fromkeys((paths.home, ArchivePaths.from_env().home)))
+    return OutputFile(Path(args.out), force=bool(args.force), homes=homes)
 
 
 def add_run_id(parser: argparse.ArgumentParser, what: str, *, repeatable: bool = False) -> None:

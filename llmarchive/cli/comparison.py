@@ -4,7 +4,7 @@ import shlex
 import sys
 
 from llmarchive.cli import CommandError, archive
-from llmarchive.cli._options import add_concurrency, add_date, add_model, add_run_id, day
+from llmarchive.cli._options import add_concurrency, add_date, add_model, add_out, add_run_id, day, out_file
 from llmarchive.cli._options import concurrency as concurrency_for
 from llmarchive.archive.store import TRIALS_FILE
 from llmarchive.archive.textsafe import terminal
@@ -50,7 +50,7 @@ def register(subparsers) -> None:
     add_model(run, "the exact model id the server serves (no alias such as …-latest)")
     run.add_argument("--api", choices=("openai", "anthropic"), default="openai",
                      help="the protocol the server speaks (default: openai, chat completions)")
-    run.add_argument("--out", required=True, metavar="FILE", help="where the submission is written once complete")
+    add_out(run, "the submission (once the run is complete)")
     run.add_argument("--submitted-by", help="who made the run, written into the submission's header")
     run.add_argument("--run-date", help="YYYY-MM-DD, the day the run is dated (default: today, UTC; a resumed run "
                                         "keeps its own)")
@@ -102,14 +102,15 @@ def _register_import(sub) -> None:
             "prompt_sha256, a slot (scenario x version x epoch) missing or answered twice, a sample that "
             "errored (run `inspect eval-retry` and import the new log), more than one model id as the server "
             "reported it (output.model) or an alias, a generation setting other than the panel's max_tokens "
-            "(a sampling parameter, a system message, a cache). Every setting the log records is kept in "
+            "(a sampling parameter, a system message, a cache); first of all, a value that is not a finite "
+            "number (NaN, Infinity), naming its field. Every setting the log records is kept in "
             "the submission's explicitly_set; the run date is the day the log says the eval was created."
         ),
     )
     imp.add_argument("log", metavar="LOG", help="the harness's log file (an Inspect AI .eval log, an lm-eval "
                                                         "samples_*.jsonl)")
     imp.add_argument("--panel", required=True, metavar="FILE", help="the published open panel file the log ran")
-    imp.add_argument("--out", required=True, metavar="FILE", help="where the submission is written")
+    add_out(imp, "the submission")
     imp.add_argument("--format", choices=sorted(harness_import.IMPORTERS), default=None,
                      help="which harness wrote LOG (default: told from the file)")
     imp.add_argument("--submitted-by", help="who made the run, written into the submission's header")
@@ -153,7 +154,7 @@ def do_run(args: argparse.Namespace) -> int:
         # A bar on a terminal (done/total, rate, time left); nothing when stderr is not one.
         with TrialProgress(enabled=not args.quiet) as progress:
             done = run_comparison(paths, args.panel, base_url=args.base_url, model=args.model, api=args.api,
-                                  out=args.out, run_id=args.run_id, run_date=args.run_date,
+                                  out=out_file(args, paths), run_id=args.run_id, run_date=args.run_date,
                                   concurrency=concurrency, submitted_by=args.submitted_by,
                                   max_attempts=args.max_attempts, timeout_s=args.timeout,
                                   progress=progress if progress.active else None)
@@ -182,7 +183,7 @@ def do_run(args: argparse.Namespace) -> int:
 
 def do_import(args: argparse.Namespace) -> int:
     # A refused log is an ArchiveError (LogImportRefused): main prints the file and every reason, one line each.
-    made = harness_import.import_log(args.log, args.panel, args.out, kind=args.format,
+    made = harness_import.import_log(args.log, args.panel, out_file(args, archive(args)), kind=args.format,
                                      submitted_by=args.submitted_by)
     head = made.header
     explicitly = ", ".join(f"{k}={v}" for k, v in head["explicitly_set"].items())

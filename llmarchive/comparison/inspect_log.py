@@ -27,7 +27,12 @@ and writing nothing:
   client's own settings (:data:`CLIENT_SETTINGS`: retries, timeouts,
   connections) are allowed, and anything else — a sampling parameter,
   a system message, a cache — is refused;
-* **the run date** is the day (UTC) the log says the eval was created.
+* **the run date** is the day (UTC) the log says the eval was created;
+* **every value as a submission's**: a number that is not finite (``NaN``
+  or ``Infinity``) in a generation config or a call's time is refused
+  first, naming its field path (``plan.config.temperature``;
+  :func:`llmarchive.comparison.log_submission.value_reasons`), and nothing
+  else is judged.
 
 Each answered call becomes a trial exactly as the runner writes one (its
 outcome from the archive's outcome table, the provider's raw stop reason
@@ -42,7 +47,7 @@ from llmarchive.archive.run_ids import inspect_run_id
 from llmarchive.comparison.check import is_exact_model_id, model_id_problems, run_id_problems
 from llmarchive.protocols.open_panels import prompt_sha256
 from llmarchive.comparison.log_submission import (Call, ImportedRun, LogImportRefused, few, header, slot_name,
-                                                  slot_reasons, timestamp, trials_from_calls, utc_date)
+                                                  slot_reasons, timestamp, trials_from_calls, utc_date, value_reasons)
 from measure.canonical import canonical_json
 from measure.errors import ArchiveError
 from measure.schema import VERSIONS
@@ -180,13 +185,35 @@ def _call(sample: Any, slot: tuple[str, str]) -> Call:
                 order=(started, int(sample.epoch)))
 
 
+def _configs(log: Any) -> list[tuple[str, dict]]:
+    """Every generation config the log records (plan, model, each call) as ``(field path, the values it sets)``."""
+    found = [("plan.config", log.plan.config), ("eval.model_generate_config", log.eval.model_generate_config)]
+    found += [(f"samples[{i}].events[{j}].config", e.config) for i, s in enumerate(log.samples or [])
+              for j, e in enumerate(s.events or []) if getattr(e, "event", None) == "model" and e.config is not None]
+    return [(path, config.model_dump(mode="json", exclude_none=True)) for path, config in found if config is not None]
+
+
+def _times(log: Any) -> list[tuple[str, Any]]:
+    """Every call's time the log records (read as a call's latency when its timestamps are missing)."""
+    found = []
+    for i, sample in enumerate(log.samples or []):
+        if sample.output is not None:
+            found.append((f"samples[{i}].output.time", sample.output.time))
+        found += [(f"samples[{i}].events[{j}].output.time", e.output.time) for j, e in enumerate(sample.events or [])
+                  if getattr(e, "event", None) == "model" and e.output is not None]
+    return found
+
+
+def _unkept(log: Any) -> list[str]:
+    """Why values the import reads cannot be kept (a number that is not finite), naming each field path."""
+    return value_reasons([("", path, value) for path, value in _configs(log) + _times(log)])
+
+
 def _generation(log: Any) -> dict:
     """Every generation setting the log records (plan, model, each call): ``{field: value or [values]}``."""
-    configs = [log.plan.config, log.eval.model_generate_config]
-    configs += [e.config for s in (log.samples or []) for e in _model_events(s) if e.config is not None]
     values: dict[str, dict[str, Any]] = {}
-    for config in configs:
-        for key, value in config.model_dump(mode="json", exclude_none=True).items():
+    for _, config in _configs(log):
+        for key, value in config.items():
             values.setdefault(key, {})[canonical_json(value)] = value
     return {k: (list(v.values())[0] if len(v) == 1 else [v[c] for c in sorted(v)]) for k, v in values.items()}
 
@@ -263,6 +290,9 @@ def submission_from_inspect_log(log_path: Path, panel_doc: Mapping, *, submitted
                                 ) -> ImportedRun:
     """The submission an Inspect log of ``panel_doc`` (a verified open-panel document) makes; or every reason not."""
     log = read_inspect_log(Path(log_path))
+    unkept = _unkept(log)
+    if unkept:       # nothing is judged on values no JSON the archive writes can carry
+        raise LogImportRefused(unkept, Path(log_path))
     reasons = []
     if log.status != "success":
         reasons.append(f"the eval's status is {log.status!r}, not 'success': the run did not finish")

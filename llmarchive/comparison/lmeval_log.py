@@ -39,7 +39,13 @@ refuses the log, listing every reason at once and writing nothing:
 * **fresh calls, the prompt alone**: a run with ``--use_cache`` (answers
   may be replayed from lm-eval's cache), a system instruction or few-shot
   examples is refused;
-* **the run date** is the day (UTC) the results file says the run started.
+* **the run date** is the day (UTC) the results file says the run started;
+* **every value as a submission's**: a number that is not finite (``NaN``
+  or ``Infinity``, which lm-eval writes for ``--gen_kwargs
+  temperature=nan``) in a line of the samples file, in the results file or
+  in its ``model_args`` text is refused first, naming the field path
+  (:func:`llmarchive.comparison.log_submission.value_reasons`), and nothing
+  else is judged.
 
 lm-eval keeps neither the stop reason nor the timing of a call, so a trial
 made here carries no ``stop_reason`` (an answer cut at ``max_tokens`` is
@@ -61,7 +67,7 @@ from typing import Any, Mapping, Optional
 from llmarchive.archive.run_ids import lm_eval_run_id
 from llmarchive.comparison.check import is_exact_model_id, model_id_problems, run_id_problems
 from llmarchive.comparison.log_submission import (ImportedRun, LogImportRefused, chained, few, header, slot_name,
-                                                  slot_reasons, trial_record, utc_date)
+                                                  slot_reasons, trial_record, utc_date, value_reasons)
 from llmarchive.protocols.open_panels import prompt_sha256
 from llmarchive.subjects.base import CallResult
 from measure import jsonl
@@ -428,9 +434,15 @@ def submission_from_lm_eval(log_path: Path, panel_doc: Mapping, *, submitted_by:
         raise LmEvalLogError(f"{log_path}: not named as lm-eval names a --log_samples file "
                              "(samples_<task>_<date>.jsonl); import the file lm-eval wrote, under its own name")
     numbered, reasons = read_samples(log_path)
-    results, problems = read_results(Path(results_path) if results_path else results_file(log_path), log_path)
+    results_path = Path(results_path) if results_path else results_file(log_path)
+    results, problems = read_results(results_path, log_path)
     reasons += problems
     args = model_args(results.get("config") or {})
+    unkept = value_reasons([(f"line {number}", "", sample) for number, sample in numbered]
+                           + ([(results_path.name, "", results), (results_path.name, "config.model_args", args)]
+                              if results else []))
+    if unkept:       # nothing is judged on values no JSON the archive writes can carry
+        raise LogImportRefused(reasons + unkept, log_path)
     model_id, found = _model_reasons(results, args) if results else (None, [])
     reasons += found + (_task_reasons(results, match.group("task"), panel_doc) if results else [])
     answers, gens, found = samples_reasons(numbered, panel_doc)

@@ -16,16 +16,20 @@ A log is refused (:class:`LogImportRefused`) with every reason at once, one
 line each, and nothing is written: the intake would refuse what cannot be a
 complete run of the panel, and an importer says so first, in the words of
 the harness (which slots are missing, which sample errored, which setting
-was set).
+was set).  A value read from a log is held to the rule a submission's values
+are held to (:func:`value_reasons`, by
+:func:`llmarchive.comparison.read.value_problems`): a number that is not
+finite — a NaN temperature, which no JSON the archive writes can carry — is
+refused naming where in the log it stands, before anything is made of it.
 """
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
-from llmarchive.archive.jsonio import write_bytes
+from llmarchive.archive.outputs import OutputFile
 from llmarchive.archive.textsafe import terminal
-from llmarchive.comparison.read import HEADER_TYPE
+from llmarchive.comparison.read import HEADER_TYPE, READABLE_DEPTH, value_problems
 from llmarchive.subjects.base import CallResult, classify
 from measure import chain
 from measure.canonical import canonical_json
@@ -90,6 +94,24 @@ def few(items: Sequence[str], limit: int = MAX_NAMED) -> str:
     """The first ``limit`` items joined, and how many more."""
     shown = ", ".join(items[:limit])
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def value_reasons(found: Iterable[tuple[str, str, Any]]) -> list[str]:
+    """Why values read from a log cannot be kept, by the rule a submission's values are held to
+    (:func:`llmarchive.comparison.read.value_problems`: a number that is not finite, nesting past the readers'
+    bound), naming where in the log each stands.
+
+    ``found`` holds ``(place, path, value)``: the place in the log (``"line 3"``, a file's name, or ``""`` for
+    the log as a whole), the field path of ``value`` there (``"plan.config"``; ``""`` for the place itself).
+    The same problem at many places is one reason naming the first few (a temperature set on every line).
+    """
+    places: dict[str, list[str]] = {}
+    for place, path, value in found:
+        for problem in value_problems(value, path, max_depth=READABLE_DEPTH):
+            places.setdefault(problem, [])
+            if place and place not in places[problem]:
+                places[problem].append(place)
+    return [f"{few(where)}: {problem}" if where else problem for problem, where in places.items()]
 
 
 def slot_name(item_id: str, version: str, replicate_index: int) -> str:
@@ -209,7 +231,8 @@ def header(doc: Mapping, model_id: str, run_date: str, explicitly_set: Mapping, 
     return out
 
 
-def write_submission(out: Path, run: ImportedRun) -> None:
-    """``out`` = the header line + the trials, one canonical line each (atomic: never half a file)."""
+def write_submission(out: Union[OutputFile, Path], run: ImportedRun) -> None:
+    """``out`` = the header line + the trials, one canonical line each (atomic: never half a file; ``out`` under
+    the rule of :class:`llmarchive.archive.outputs.OutputFile`, a bare path as :meth:`OutputFile.of` takes it)."""
     data = canonical_json(run.header) + "\n" + "".join(chain.to_line(t) for t in run.trials)
-    write_bytes(Path(out), data.encode("utf-8"))
+    OutputFile.of(out).write(data.encode("utf-8"))

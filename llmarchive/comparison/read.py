@@ -104,10 +104,19 @@ def _few(items: list[str], limit: int = 5) -> str:
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
+def _child(path: str, key: object, named: bool) -> str:
+    """The path of a member: ``path.key`` (just ``key`` from an empty path), or ``path[index]`` in a list."""
+    if not named:
+        return f"{path}[{key}]"
+    return f"{path}.{_key(key)}" if path else _key(key)
+
+
 def value_problems(value: Any, where: str, max_depth: int = MAX_DEPTH) -> list[str]:
     """Why ``value`` (read from JSON) cannot be kept: nested over ``max_depth``, or a number that is not finite.
 
-    Walked without recursion, so no depth of nesting can exhaust the stack.
+    Each problem names the field path from ``where`` (``line 3.explicitly_set.seed``; with ``where`` empty,
+    from the value's own keys: ``arguments.gen_args_0.arg_1.temperature``).  Walked without recursion, so no
+    depth of nesting can exhaust the stack.
     """
     too_deep: Optional[str] = None
     infinite: list[str] = []
@@ -121,8 +130,7 @@ def value_problems(value: Any, where: str, max_depth: int = MAX_DEPTH) -> list[s
                 too_deep = too_deep or path
                 continue
             pairs = item.items() if isinstance(item, dict) else enumerate(item)
-            stack.extend((v, f"{path}.{_key(k)}" if isinstance(item, dict) else f"{path}[{k}]", depth + 1)
-                         for k, v in pairs)
+            stack.extend((v, _child(path, k, isinstance(item, dict)), depth + 1) for k, v in pairs)
     problems = []
     if too_deep is not None:
         problems.append(f"{too_deep} is nested more than {max_depth} levels deep")

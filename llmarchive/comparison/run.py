@@ -22,7 +22,11 @@ submission :func:`llmarchive.comparison.intake.submit` accepts unchanged:
    :func:`llmarchive.archive.run_ids.comparison_run_id` — no date in it — so running the same command again, on any day, resumes
    that folder and sends only the missing slots.  The run is marked
    ``exploratory`` (a comparison run is never on anyone's curve).
-4. **The submission** (``--out``) is written only for a complete run: one
+4. **The submission** (``--out``) is written only for a complete run, at a
+   path the one rule for a file a command writes allows
+   (:class:`llmarchive.archive.outputs.OutputFile`: never the panel file,
+   never a file of the archive home, an existing file only when asked) —
+   checked before any call and again before the write: one
    header line (:data:`llmarchive.comparison.intake.HEADER_TYPE`) naming the model,
    the run date, the protocol, both panel hashes, ``grammar_version``, ``n``
    and ``explicitly_set``, then the trial log exactly as the runner wrote it
@@ -33,7 +37,7 @@ server; ``ANTHROPIC_API_KEY`` for ``--api anthropic``); no key is ever written.
 """
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Union
 
 from llmarchive.archive import store
 from llmarchive.archive.run_ids import APIS, comparison_run_id
@@ -41,7 +45,7 @@ from llmarchive.budget import unbudgeted
 from llmarchive.comparison.intake import HEADER_TYPE, is_exact_model_id
 from llmarchive.comparison.check import model_id_problems, run_id_problems
 from llmarchive.comparison.read import SUBMITTED_BY_MAX
-from llmarchive.archive.jsonio import write_bytes
+from llmarchive.archive.outputs import OutputFile
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.protocols.open_panels import load_panel_file, protocol_from_panel_file
 from llmarchive.subjects import make_subject
@@ -109,25 +113,28 @@ def submission_header(protocol: Mapping, result: RunResult, requested_model: str
     return header
 
 
-def write_submission(out: Path, header: Mapping, folder: Path) -> None:
-    """``out`` = the header line + the trial log exactly as written (atomic: never half a file)."""
-    out = Path(out)
+def write_submission(out: Union[OutputFile, Path], header: Mapping, folder: Path) -> None:
+    """``out`` = the header line + the trial log exactly as written (atomic: never half a file; ``out`` under the
+    rule of :class:`llmarchive.archive.outputs.OutputFile`, a bare path as :meth:`OutputFile.of` takes it)."""
     data = canonical_json(dict(header)).encode("utf-8") + b"\n" + store.trial_log(folder).read_bytes()
-    write_bytes(out, data)
+    OutputFile.of(out).write(data)
 
 
 def run_comparison(paths: ArchivePaths, panel_file: Path, *, base_url: Optional[str], model: str,
-                   api: str = "openai", out: Path, run_id: Optional[str] = None, run_date: Optional[str] = None,
-                   concurrency: int = 4, submitted_by: Optional[str] = None, max_attempts: int = 6,
-                   timeout_s: float = 120.0, progress: Optional[Progress] = None,
+                   api: str = "openai", out: Union[OutputFile, Path], run_id: Optional[str] = None,
+                   run_date: Optional[str] = None, concurrency: int = 4, submitted_by: Optional[str] = None,
+                   max_attempts: int = 6, timeout_s: float = 120.0, progress: Optional[Progress] = None,
                    sleep: Optional[Callable] = None) -> ComparisonRun:
     """Run (or resume) the published panel ``panel_file`` on ``model``; write ``out`` once complete.
 
     Raises :class:`ComparisonRunError` before any call for a panel file whose
-    hashes do not recompute, and whatever the runner raises after
-    (:class:`llmarchive.run.runner.RunInterrupted` when a call got no answer:
-    run the same command again to resume).
+    hashes do not recompute, :class:`llmarchive.archive.outputs.OutputRefused`
+    before any call for an ``out`` the rule refuses, and whatever the runner
+    raises after (:class:`llmarchive.run.runner.RunInterrupted` when a call
+    got no answer: run the same command again to resume).
     """
+    target = OutputFile.of(out).reading(("the --panel file", panel_file))
+    target.check()
     protocol = load_panel(panel_file)
     problems = model_id_problems(model, "--model")
     if run_id is not None:
@@ -156,8 +163,8 @@ def run_comparison(paths: ArchivePaths, panel_file: Path, *, base_url: Optional[
     if not result.complete:
         return ComparisonRun(result, protocol, None, None)
     header = submission_header(protocol, result, model, submitted_by)
-    write_submission(Path(out), header, result.run_dir)
-    return ComparisonRun(result, protocol, Path(out), header)
+    write_submission(target, header, result.run_dir)
+    return ComparisonRun(result, protocol, target.path, header)
 
 
 def recipe(protocol_id: str, archive_url: str = "$ARCHIVE_URL") -> list[tuple[str, str]]:
