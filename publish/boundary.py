@@ -7,9 +7,8 @@ staging folder (:mod:`publish.build`), and ``publish --check`` runs them
 again over ``public/`` as it stands (:func:`publish.checks.leak_problems`),
 so both read one definition of what is exempt.
 """
-from pathlib import Path
-
 from llmarchive import budget as budget_mod
+from llmarchive.archive.boundary_rules import CODE_ROOT
 from llmarchive.archive.paths import ArchivePaths
 from panels.instruction import INSTRUCTION
 from publish import guard, sources
@@ -17,8 +16,8 @@ from publish.errors import PublishError
 from publish.guard import PublicationGuard
 from publish.leak import LeakGuard
 
-REPO = Path(__file__).resolve().parent.parent
-"""The source tree: a path inside it is a path of this machine (the publication guard)."""
+REPO = CODE_ROOT
+"""The source tree: a path inside it is a path of this machine (the publication guard, and the intake's)."""
 
 
 def leak_guard(inputs: sources.Inputs) -> LeakGuard:
@@ -34,14 +33,18 @@ def publication_guard(paths: ArchivePaths, inputs: sources.Inputs, panel_files: 
     (``panel_files``, ``panels/<protocol_id>.json``), the decision
     instruction, the models' answers the open lane publishes, and the words
     an outsider wrote on a comparison point (who submitted it, its note, its
-    model ids) — data, not ours, and never allowed to block a publication by
-    mentioning an amount.
+    model ids and family) — data, not ours, and never allowed to block a
+    publication by mentioning an amount.  What has no exemption (a credential,
+    a path of this machine, a money field) the intake refused already
+    (:func:`llmarchive.archive.boundary_rules.public_text_problem`).
     """
     exempt = [INSTRUCTION, *(t.text for t in inputs.texts.public)]
     exempt += [text for data in panel_files.values() for text in guard.json_strings(data)]
     exempt += list(guard.answers_with_amounts(line for run in inputs.open_runs for line in run.lines))
     exempt += [point[key] for point in inputs.by_kind("comparison_point")
                for key in ("submitted_by", "note", "model_id", "requested_model_id") if isinstance(point.get(key), str)]
+    exempt += [point["measurement"]["model_family"] for point in inputs.by_kind("comparison_point")
+               if isinstance(point.get("measurement"), dict) and isinstance(point["measurement"].get("model_family"), str)]
     try:
         budget = budget_mod.load_budget(paths)
         entries = budget_mod.ledger_entries(paths)

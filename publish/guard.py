@@ -25,8 +25,17 @@ match:
   home directory and the code's own folder;
 * **a credential**: the value of any environment variable whose name says
   it is a key, token, secret, password or seed (at least
-  :data:`MIN_SECRET_LENGTH` characters), and the secret guard seed.  The
-  message names the variable, never the value.
+  :data:`MIN_SECRET_LENGTH` characters), the secret guard seed, and any
+  text shaped like a key whatever the environment holds (a provider's
+  documented prefix, or a long random token:
+  :func:`llmarchive.archive.boundary_rules.credential_in`).  The message
+  names the variable or the kind of key, never the value.
+
+Paths are searched as written and after :func:`~llmarchive.archive.boundary_rules.normalised_paths`
+(``%2F``, ``//``, ``/./``, backslashes), amounts after the invisible
+characters are removed (:func:`~llmarchive.archive.boundary_rules.visible`),
+by the rules the comparison intake applies to an outsider's text, so
+nothing the intake accepts can block a publication.
 
 What is exempt, and only that: the money rules do not apply to an amount
 whose surrounding words are those of an open panel's own wording (its
@@ -49,20 +58,17 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
+from llmarchive.archive.boundary_rules import (MONEY_FIELD, amounts, credential_in, machine_paths, may_hide_path,
+                                               normalised_paths, path_in, path_pattern, visible)
 from publish.errors import PublishError
 
 CONTEXT = 4                # words compared on each side of an amount for the exemption
 MIN_SECRET_LENGTH = 8      # shorter environment values ("1", "true") are not credentials
 MAX_DECIMALS = 6
+RAW_KEY_OVERLAP = 256      # bytes each block of a raw search keeps of the one before: a key cut by a block's end
 SECRET_NAME_PARTS = frozenset({"KEY", "APIKEY", "KEYS", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD",
                                "PASSWD", "PASS", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "SEED"})
 
-_NUM = r"\d+(?:[ \u00a0\u202f.,]\d{3}(?!\d))*(?:[.,]\d+)?"
-_CUR = r"(?:€|\bEUR\b|\b[Ee]uros?\b)"
-# Two patterns, searched apart: one currency sign may follow a number and lead the next amount ("2026-11 €0.16").
-_MONEY_BEFORE = re.compile(rf"{_CUR}\s?(?P<a>{_NUM})")
-_MONEY_AFTER = re.compile(rf"(?P<a>{_NUM})\s?{_CUR}")
-_MONEY_FIELD = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*_eur(?:_[A-Za-z0-9]+)*\b")
 _TOKEN = re.compile(r"€|\d+(?:[.,]\d+)*|\w+")
 _JSON_ESCAPE = re.compile(r'\\u20ac|\\[nrtbf"\\/]')
 _TAG = re.compile(r"<[^<>]*>")
@@ -74,8 +80,9 @@ class GuardError(PublishError):
 
 
 def _value(number: str) -> tuple[Optional[Decimal], int]:
-    """A written amount as (value, decimals): the last ``.``/``,`` is decimal unless three digits follow it."""
-    digits = re.sub(r"[ \u00a0\u202f]", "", number)
+    """A written amount as (value, decimals): the last ``.``/``,`` is decimal unless three digits follow it;
+    a ``€`` inside the number (``12€50``) is its decimal mark."""
+    digits = re.sub(r"[ \u00a0\u202f]", "", number).replace("€", ".")
     last = max(digits.rfind("."), digits.rfind(","))
     decimals = 0
     if last >= 0 and (len(digits) - last - 1 != 3 or not digits[:last].strip("0")):
@@ -87,11 +94,6 @@ def _value(number: str) -> tuple[Optional[Decimal], int]:
         return Decimal(digits), decimals
     except InvalidOperation:
         return None, 0
-
-
-def _amounts(text: str) -> list:
-    """Every amount of ``text`` in either form (``€0.16``, ``0,16 EUR``), in the order they start."""
-    return sorted([*_MONEY_BEFORE.finditer(text), *_MONEY_AFTER.finditer(text)], key=lambda m: (m.start(), m.end()))
 
 
 def _json_unescaped(text: str) -> str:
@@ -115,7 +117,7 @@ class PublicationGuard:
     error = GuardError
 
     def __post_init__(self) -> None:
-        self._paths = [(what, re.compile(rf"(?<![\w.-]){re.escape(p)}(?![\w-]|\.[\w.-])")) for what, p in self.paths]
+        self._paths = [(what, path_pattern(p)) for what, p in self.paths]
         self._path_values = tuple(p for _, p in self.paths)
         self._secret_values = tuple(v for _, v in self.secrets)
 
@@ -131,7 +133,11 @@ class PublicationGuard:
             return True
         if "/" in text and any(p in text for p in self._path_values):
             return True
-        return any(v in text for v in self._secret_values)
+        if may_hide_path(text) and self._path_values:
+            spelled = normalised_paths(text)
+            if any(p in spelled for p in self._path_values):
+                return True
+        return any(v in text for v in self._secret_values) or credential_in(text) is not None
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
@@ -155,8 +161,9 @@ class PublicationGuard:
 
     def allow(self, text: str) -> None:
         """Exempt the amounts of ``text`` (an open panel's wording, a model's answer) in these words only."""
-        text = _TAG.sub(" ", _json_unescaped(text)) if "<" in text else _json_unescaped(text)
-        for match in _amounts(text):
+        text = visible(_json_unescaped(text))
+        text = _TAG.sub(" ", text) if "<" in text else text
+        for match in amounts(text):
             number = match.group("a")
             self.exempt.setdefault(number, []).append(_context(text, match.start(), match.end()))
 
@@ -178,7 +185,7 @@ class PublicationGuard:
     def _money(self, text: str) -> Optional[str]:
         if "<" in text:
             text = _TAG.sub(" ", text)     # HTML as written: the words around an amount, not its markup
-        for match in _amounts(text):
+        for match in amounts(text):
             number = match.group("a")
             value, decimals = _value(number)
             if value is None:
@@ -188,7 +195,7 @@ class PublicationGuard:
             if (cents or figure) and not self._exempt(number, text, match.start(), match.end()):
                 what = "a euro amount with cents" if cents else "a figure of the budget in a money context"
                 return f"{what} ({match.group(0).strip()!r})"
-        found = _MONEY_FIELD.search(text)
+        found = MONEY_FIELD.search(text)
         if found:
             return f"a money field ({found.group(0)!r})"
         return None
@@ -200,20 +207,20 @@ class PublicationGuard:
         for what, value in self.secrets:
             if value in text:
                 return f"{where}: contains {what}; refusing to publish"
-        for what, pattern in self._paths:
-            found = pattern.search(text)
-            if found:
-                return f"{where}: contains {what} ({found.group(0)}); refusing to publish"
-        problem = self._money(_json_unescaped(text))
+        kind = credential_in(text)
+        if kind:
+            return f"{where}: contains {kind} (a credential, recognised by its shape); refusing to publish"
+        found = path_in(text, self._paths)
+        if found:
+            return f"{where}: contains {found}; refusing to publish"
+        problem = self._money(visible(_json_unescaped(text)))
         return f"{where}: contains {problem}; refusing to publish" if problem else None
 
     def scan_file_bytes(self, path: Path, where: str) -> Optional[str]:
         """Paths and credentials in a file's raw bytes (a database's free pages included)."""
         needles = [(what, value.encode("utf-8"), False) for what, value in self.secrets]
         needles += [(f"{what} ({value})", value.encode("utf-8"), True) for what, value in self.paths]
-        if not needles:
-            return None
-        longest = max(len(n) for _, n, _ in needles) + 1
+        longest = max([len(n) for _, n, _ in needles] + [RAW_KEY_OVERLAP]) + 1
         with open(path, "rb") as fh:
             tail = b""
             while True:
@@ -222,6 +229,10 @@ class PublicationGuard:
                 for what, needle, bounded in needles:
                     if _found(window, needle, bounded, last=not block):
                         return f"{where} (raw bytes): contains {what}; refusing to publish"
+                kind = credential_in(window.decode("latin-1"), generic=False)
+                if kind:
+                    return f"{where} (raw bytes): contains {kind} (a credential, recognised by its shape); " \
+                           "refusing to publish"
                 if not block:
                     return None
                 tail = window[-longest:]
@@ -260,21 +271,6 @@ def secret_names(environ: Mapping[str, str]) -> list[tuple[str, str]]:
         if parts & SECRET_NAME_PARTS and len(value.strip()) >= MIN_SECRET_LENGTH:
             out.append((f"the value of the environment variable {name} (a credential)", value.strip()))
     return out
-
-
-def machine_paths(home: Path, code_root: Path) -> list[tuple[str, str]]:
-    """The archive home (as given and resolved), the user's home directory and the code's folder."""
-    found: list[tuple[str, str]] = []
-    candidates = [("the archive home's absolute path", str(Path(home).absolute())),
-                  ("the archive home's absolute path", str(Path(home).resolve())),
-                  ("the user's home directory", str(Path.home())),
-                  ("the user's home directory", os.environ.get("HOME", "")),
-                  ("the code's folder on this machine", str(code_root.resolve()))]
-    for what, value in candidates:
-        value = value.rstrip("/")
-        if len(value) >= 2 and value.startswith("/") and value not in (p for _, p in found):
-            found.append((what, value))
-    return found
 
 
 def budget_figures(guard: PublicationGuard, budget, entries: Sequence[Mapping]) -> None:
