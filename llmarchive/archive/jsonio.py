@@ -121,6 +121,18 @@ def _complete_size(fh) -> int:
     return 0
 
 
+def complete_size(fh) -> int:
+    """The size of an open log without a torn last line (a reader's view: nothing is cut)."""
+    return _complete_size(fh)
+
+
+def cut_torn_tail(path: Path) -> None:
+    """Cut a torn last line off ``path`` (a killed writer's), as opening a :class:`ChainedLog` does."""
+    if path.exists():
+        with open(path, "r+b", buffering=0) as fh:
+            _cut_torn_tail(fh)
+
+
 def _cut_torn_tail(fh) -> int:
     """Truncate a torn last line (no newline: its writer died); return the file's size after.
 
@@ -248,6 +260,15 @@ def _tail_record_hash(path: Path, fh, size: int) -> Optional[str]:
         return None
 
 
+def record_hash_ending_at(path: Path, fh, size: int) -> Optional[str]:
+    """The verified hash of the record whose line ends exactly at byte ``size`` of an open log, else None.
+
+    What a checkpoint of a log (:mod:`llmarchive.budget.checkpoint`) checks
+    to know the bytes before ``size`` still end where it verified them.
+    """
+    return _tail_record_hash(path, fh, size)
+
+
 def _remember(path: Path, fh, size: int, last: str) -> None:
     st = os.fstat(fh.fileno())
     _verified[(str(path), st.st_dev, st.st_ino)] = (size, last, st.st_size, st.st_mtime_ns)
@@ -333,9 +354,23 @@ class ChainedLog:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._base = chain.GENESIS
         self.records = read_jsonl(path)
         chain.verify(self.records)
         self._repair_torn_tail()
+
+    @classmethod
+    def resume(cls, path: Path, last_hash: str) -> "ChainedLog":
+        """The log with its records up to ``last_hash`` verified elsewhere (a checkpoint): none are held.
+
+        Why: opening a log reads and verifies all of it, a cost that grows with
+        every record ever written; a writer whose caller has already verified
+        the log (:func:`llmarchive.budget.checkpoint.read_ledger`) only needs the
+        hash the next record links to.  The caller cuts a torn tail first.
+        """
+        log = cls.__new__(cls)
+        log.path, log._base, log.records = path, last_hash, []
+        return log
 
     def catch_up(self, offset: int) -> Optional[list[dict]]:
         """The records another writer appended after byte ``offset`` (where this copy of the log ended),
@@ -368,14 +403,11 @@ class ChainedLog:
         return new
 
     def _repair_torn_tail(self) -> None:
-        if not self.path.exists():
-            return
-        with open(self.path, "r+b", buffering=0) as fh:
-            _cut_torn_tail(fh)
+        cut_torn_tail(self.path)
 
     @property
     def last_hash(self) -> str:
-        return chain.last_hash(self.records)
+        return self.records[-1]["record_sha256"] if self.records else self._base
 
     def append(self, record: Mapping) -> dict:
         """Chain, write, flush and fsync one record; return it as written."""

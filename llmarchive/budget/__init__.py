@@ -52,9 +52,11 @@ from llmarchive.budget.degradation import (CUT_KIND, FINGERPRINT_CALLS_PER_MONTH
                                            MIN_MEASURED_CALLS, QUARTER_START_MONTHS, Level, budget_cuts,
                                            current_level, kept_protocols, measured_rate, projected_month_eur,
                                            review_degradation, sweep_due)
+from llmarchive.budget.checkpoint import LedgerTally, LedgerView, read_ledger
 from llmarchive.budget.earmarks import Earmark, RunBusy, busy_protocols
 from llmarchive.budget.ladder import (TYPE_ORDER, Authorization, LadderState, Plan, allowed_protocols,
-                                      authorize_run, earmark_run, judged_month, ladder_state, pool_shortfall,
+                                      authorize_run, earmark_run, judged_month, ladder_state, ledger_view,
+                                      pool_shortfall,
                                       protocol_calls, record_plan_skips, refusal_facts, rung_selection,
                                       select_protocols, unbudgeted)
 from llmarchive.budget.ledger import (CHARGE, RESERVATION, MonthTotals, current_month, ledger, ledger_entries,
@@ -69,12 +71,14 @@ __all__ = [
     # ledger
     "CHARGE", "RESERVATION", "MonthTotals", "current_month", "ledger", "ledger_entries", "month_totals",
     "open_reservations",
+    # checkpoint
+    "LedgerTally", "LedgerView", "read_ledger",
     # earmarks
     "Earmark", "RunBusy", "busy_protocols",
     # ladder
     "TYPE_ORDER", "Authorization", "LadderState", "Plan", "allowed_protocols", "authorize_run", "earmark_run",
     "judged_month",
-    "ladder_state", "pool_shortfall", "protocol_calls", "record_plan_skips", "refusal_facts", "rung_selection",
+    "ladder_state", "ledger_view", "pool_shortfall", "protocol_calls", "record_plan_skips", "refusal_facts", "rung_selection",
     "select_protocols", "unbudgeted",
     # degradation
     "CUT_KIND", "FINGERPRINT_CALLS_PER_MONTH", "LEVELS", "MEASURED_MONTHS", "MIN_MEASURED_CALLS",

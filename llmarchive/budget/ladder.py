@@ -27,11 +27,14 @@ from llmarchive.archive import jobs as job_table
 from llmarchive.budget.config import (EPSILON_EUR, JOBS, POOL_NAMES, Budget, BudgetError, BudgetHalted, Rung,
                                       job_name, load_budget)
 from llmarchive.budget import earmarks
-from llmarchive.budget.ledger import current_month, ledger_entries, month_totals
+from llmarchive.budget.checkpoint import LedgerView, read_ledger
+from llmarchive.budget.ledger import current_month
+from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.locks import file_lock
 from llmarchive.archive.record_logs import utc_now, utc_today
 from llmarchive.archive.skips import record_skip
+from measure.chain import ChainError
 
 TYPE_ORDER = ("wording", "anchoring", "order", "default")
 # The observed condition a budget refusal records (llmarchive.archive.skips maps it to the cause budget_halted).
@@ -82,20 +85,31 @@ def judged_month(month: Optional[str] = None, date: Optional[str] = None) -> str
     return current_month()
 
 
+def ledger_view(paths: ArchivePaths) -> LedgerView:
+    """The ledger as a run start reads it (:func:`~llmarchive.budget.checkpoint.read_ledger`), or a budget error."""
+    try:
+        return read_ledger(paths)
+    except (RecordFileError, ChainError) as exc:
+        raise BudgetError(str(exc)) from None
+
+
 def ladder_state(paths: ArchivePaths, budget: Budget, month: Optional[str] = None,
-                 date: Optional[str] = None, exclude_run: Optional[str] = None) -> LadderState:
+                 date: Optional[str] = None, exclude_run: Optional[str] = None,
+                 ledger: Optional[LedgerView] = None) -> LadderState:
     """Where ``month`` stands (else the month of ``date``, else the clock's: :func:`judged_month`).
 
     Spent is charged + open worst case + what the live earmarks of running
     neighbours still keep back (:mod:`llmarchive.budget.earmarks`; not
     ``exclude_run``'s own), so a decision taken while another run is calling
-    is the one it would be once that run had finished.
+    is the one it would be once that run had finished.  ``ledger``: the view
+    the caller's run start already read (else it is read here, from the
+    checkpoint and what was appended after it).
     """
     month = judged_month(month, date)
-    entries = ledger_entries(paths)
-    totals = month_totals(paths, month, entries)
+    view = ledger if ledger is not None else ledger_view(paths)
+    totals = view.tally.month_totals(month)
     live = earmarks.live(paths)
-    kept = earmarks.earmarked_eur(live, earmarks.commitments(entries), month, exclude_run) if live else {}
+    kept = earmarks.earmarked_eur(live, view.tally.committed, month, exclude_run) if live else {}
     spent = {pool: eur + kept.get(pool, 0.0) for pool, eur in totals.spent_eur.items()}
     used = 100.0 * spent["general"] / budget.general_pool_eur
     rung = None
@@ -343,7 +357,8 @@ def earmark_run(paths: ArchivePaths, budget: Budget, header: Mapping, job: str, 
         if run_id is not None and any(h.run_id == run_id for h in earmarks.live(paths)):
             raise earmarks.RunBusy(f"run {run_id} is being worked on by another process: a second launch of it "
                                      "is refused. Nothing was spent.")
-        state = ladder_state(paths, budget, month, date)
+        view = ledger_view(paths)      # one reading of the ledger for the whole decision
+        state = ladder_state(paths, budget, month, date, ledger=view)
         reason = None
         by_rung = False
         if job == "bridge":
@@ -362,7 +377,7 @@ def earmark_run(paths: ArchivePaths, budget: Budget, header: Mapping, job: str, 
         authorization = Authorization(job, category, pool, budget.rate(category))
         if run_id is None or calls <= 0:
             return authorization, None
-        base = earmarks.commitments(ledger_entries(paths))(run_id, state.month, pool)
+        base = view.tally.committed(run_id, state.month, pool)
         record = earmarks.EarmarkRecord(run_id, protocol_id, job, pool, state.month, calls,
                                        calls * budget.rate(category), base, utc_now())
         return authorization, earmarks.take(paths, record)

@@ -23,9 +23,10 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 from llmarchive.archive import record_logs as records
 from llmarchive.budget import earmarks
 from llmarchive.budget.config import EPSILON_EUR, PROMPT_FRAMING_TOKENS, Budget, BudgetHalted
+from llmarchive.budget.checkpoint import LedgerView, entries_between, read_ledger
 from llmarchive.budget.ladder import Authorization
 from llmarchive.budget.ledger import CHARGE, RESERVATION, open_reservations
-from llmarchive.archive.jsonio import ChainedLog
+from llmarchive.archive.jsonio import ChainedLog, cut_torn_tail
 from llmarchive.archive.locks import file_lock
 from llmarchive.archive.paths import ArchivePaths
 from measure.schema import SCHEMA_VERSION
@@ -56,7 +57,8 @@ class SpendMeter:
     """
 
     def __init__(self, paths: ArchivePaths, authorization: Authorization, run_id: str, subject: str,
-                 model_id: str, budget: Optional[Budget] = None) -> None:
+                 model_id: str, budget: Optional[Budget] = None, ledger: Optional[LedgerView] = None) -> None:
+        """``ledger``: the view the caller's run start already read (taken over and caught up, not read again)."""
         self.paths = paths
         self.auth = authorization
         self.run_id = run_id
@@ -64,29 +66,38 @@ class SpendMeter:
         self.model_id = model_id
         self.budget = budget
         with file_lock(paths.spend_ledger):
-            self._reload()
+            self._reload(ledger)
 
     @property
     def priced(self) -> bool:
         return self.budget is not None and self.budget.priced and self.auth.budgeted
 
-    def _reload(self) -> None:
-        self.log = ChainedLog(self.paths.spend_ledger)
+    def _reload(self, since: Optional[LedgerView] = None) -> None:
+        """Take in the ledger from its checkpoint (:mod:`~llmarchive.budget.checkpoint`): only the entries after it.
+
+        This run's own earlier entries (a resumed run) are read from where its
+        first one starts; the running totals of the whole ledger come with the
+        checkpoint, so a reservation's ceiling check never re-reads years of entries.
+        """
+        cut_torn_tail(self.paths.spend_ledger)
+        view = read_ledger(self.paths, since)
+        self.log = ChainedLog.resume(self.paths.spend_ledger, view.last_hash)
+        self.tally = view.tally
+        self._size = view.offset
         self.keys: set = set()
         self.charge_ids: set = set()
         self.reserved: dict[str, Mapping] = {}
-        self._size = _size(self.paths.spend_ledger)
-        # Running totals of the whole ledger, so a reservation's ceiling check does not re-read years of entries.
-        self._charged: dict[tuple, float] = {}
-        self._open: dict[str, tuple] = {}        # reservation_id -> ((month, pool), worst case, run_id)
-        self._by_run: dict[tuple, float] = {}    # (run_id, month, pool) -> charged + open worst case
-        self._note_mine(self.log.records)
-        self._tally(self.log.records)
+        self.mine: list[dict] = []
+        first = self.tally.first_offset.get(self.run_id)
+        if first is not None and not view.whole:
+            self._note_mine(entries_between(self.paths, first, view))
+        self._note_mine(view.tail)
 
     def _note_mine(self, entries: Iterable[Mapping]) -> None:
         for e in entries:
             if e.get("run_id") != self.run_id:
                 continue
+            self.mine.append(e)
             if e.get("record_type", CHARGE) == CHARGE:
                 # a charge without the "trial" field predates reservations: it was a recorded trial's
                 if e.get("trial", True):
@@ -96,35 +107,16 @@ class SpendMeter:
             elif e.get("record_type") == RESERVATION:
                 self.reserved[e["reservation_id"]] = e
 
-    def _count(self, run_id: Any, key: tuple, amount: float) -> None:
-        self._by_run[(run_id, *key)] = self._by_run.get((run_id, *key), 0.0) + amount
-
     def _tally(self, entries: Iterable[Mapping]) -> None:
         for e in entries:
-            key = (e.get("month"), e.get("pool", "general"))
-            if e.get("record_type", CHARGE) == CHARGE:
-                if isinstance(e.get("cost_eur"), (int, float)):
-                    self._charged[key] = self._charged.get(key, 0.0) + e["cost_eur"]
-                    self._count(e.get("run_id"), key, e["cost_eur"])
-                for rid in e.get("settles") or ():
-                    self._untally(rid)
-            elif e.get("record_type") == RESERVATION and isinstance(e.get("worst_case_eur"), (int, float)):
-                self._open[e["reservation_id"]] = (key, e["worst_case_eur"], e.get("run_id"))
-                self._count(e.get("run_id"), key, e["worst_case_eur"])
-
-    def _untally(self, reservation_id: str) -> None:
-        opened = self._open.pop(reservation_id, None)
-        if opened is not None:
-            key, worst, run_id = opened
-            self._count(run_id, key, -worst)
+            self.tally.add(e, self._size)
 
     def earmarked_by_others(self, month: str) -> dict[str, float]:
         """Per pool, what the live earmarks of other runs still keep back in ``month`` (:mod:`~llmarchive.budget.earmarks`)."""
         live = earmarks.live(self.paths)
         if not live:
             return {}
-        return earmarks.earmarked_eur(live, lambda run, m, pool: self._by_run.get((run, m, pool), 0.0), month,
-                                   exclude_run=self.run_id)
+        return earmarks.earmarked_eur(live, self.tally.committed, month, exclude_run=self.run_id)
 
     def committed(self, month: str, pool: str, pending: Sequence[Mapping] = (), settling: Sequence[str] = ()) -> float:
         """Charged + open worst case of ``pool`` in ``month`` (with ``pending`` entries not yet written).
@@ -133,8 +125,7 @@ class SpendMeter:
         open: counting it beside the charge that replaces it would count one call twice.
         """
         settled = set(settling) | {rid for e in pending for rid in e.get("settles") or ()}
-        total = self._charged.get((month, pool), 0.0)
-        total += sum(worst for rid, (key, worst, _) in self._open.items() if key == (month, pool) and rid not in settled)
+        total = self.tally.charged.get((month, pool), 0.0) + self.tally.open_eur(month, pool, settled)
         return total + sum(e.get("cost_eur") or 0.0 for e in pending
                            if e.get("month") == month and e.get("pool", "general") == pool)
 
@@ -151,14 +142,15 @@ class SpendMeter:
         if appended is None:
             self._reload()
             return
+        self._tally(appended)
         self._size = size
         self._note_mine(appended)
-        self._tally(appended)
 
     def _append(self, entries: Sequence[Mapping]) -> list[dict]:
         written = self.log.extend(entries)   # one write and fsync for the batch
-        self._size = _size(self.paths.spend_ledger)
         self._tally(written)
+        self._size = _size(self.paths.spend_ledger)
+        self.mine.extend(written)
         return written
 
     # -- worst cases -----------------------------------------------------------
@@ -214,15 +206,13 @@ class SpendMeter:
                 except BudgetHalted as exc:
                     out.append(exc)
                     continue
-                self._tally([entry])         # the cap check of the next request counts this one
+                self.tally.reserve(entry, self.run_id, (month, entry["pool"]))   # the next request's check counts it
                 entries.append(entry)
                 out.append(entry)
-            try:
-                written = self._append(entries) if entries else []
-            except BaseException:
-                for entry in entries:
-                    self._untally(entry["reservation_id"])
-                raise
+            for entry in entries:
+                # withdrawn before the write, which tallies them as written: counting both would count each twice
+                self.tally.settle(entry["reservation_id"])
+            written = self._append(entries) if entries else []
             by_id = {entry["reservation_id"]: entry for entry in written}
             self.reserved.update(by_id)
             return [item if isinstance(item, BudgetHalted) else by_id[item["reservation_id"]] for item in out]
@@ -346,7 +336,7 @@ class SpendMeter:
 
     def run_totals(self) -> tuple[Optional[float], float]:
         """(charged, open worst case) of this run, in euros; charged is None when a cost is unknown."""
-        mine = [e for e in self.log.records if e.get("run_id") == self.run_id]
+        mine = self.mine
         costs = [e.get("cost_eur") for e in mine if e.get("record_type", CHARGE) == CHARGE]
         worst = sum(e.get("worst_case_eur") or 0.0 for e in open_reservations(mine))
         if any(c is None for c in costs):

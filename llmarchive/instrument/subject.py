@@ -102,15 +102,18 @@ def _worst_case_day(budget: budget_mod.Budget, calls: list[tuple[str, str]]) -> 
     return budget.rate("fingerprint") * len(calls)
 
 
-def _session(paths: ArchivePaths, day: str, model: str) -> str:
+def _session(ledger: budget_mod.LedgerView, day: str, model: str) -> str:
     """This attempt at the day's number (1, 2, …): its own ledger run, so a day asked again is charged again."""
-    return str(fingerprint_session((e.get("run_id") for e in budget_mod.ledger_entries(paths)), day, model))
+    return str(fingerprint_session(ledger.tally.run_ids, day, model))
 
 
 def _room_refusal(paths: ArchivePaths, budget: budget_mod.Budget, calls: list[tuple[str, str]],
-                  day: Optional[str] = None) -> Optional[str]:
-    """Why the day may not be asked (general pool and heartbeat reserve both too low), or None."""
-    state = budget_mod.ladder_state(paths, budget, date=day)
+                  day: Optional[str] = None, ledger: Optional[budget_mod.LedgerView] = None) -> Optional[str]:
+    """Why the day may not be asked (general pool and heartbeat reserve both too low), or None.
+
+    ``ledger``: the view the day's start already read, so the ledger is read once per start.
+    """
+    state = budget_mod.ladder_state(paths, budget, date=day, ledger=ledger)
     left = max(state.general_left_eur, 0.0) + max(state.heartbeat_left_eur, 0.0)
     need = _worst_case_day(budget, calls)
     if need <= left + budget_mod.EPSILON_EUR:
@@ -197,15 +200,16 @@ def subject_fingerprint(paths: ArchivePaths, day: str, subject: Any, *, budget: 
         if budget is None and not unbudgeted:
             raise InstrumentError(f"{paths.budget_file} does not exist: the subject fingerprint makes paid calls "
                                   "(`llmarchive budget init …`, or --unbudgeted for a server you pay nothing for)")
+        ledger = budget_mod.ledger_view(paths)   # the start's one reading: room, session and meter
         if budget is not None:
-            why = _room_refusal(paths, budget, calls, day)
+            why = _room_refusal(paths, budget, calls, day, ledger)
             if why is not None:
                 return SubjectOutcome(None, record_skip(paths, day, JOB, None, "budget_refused", why))
         auth = (budget_mod.unbudgeted(JOB) if budget is None else
                 budget_mod.authorize_run(paths, budget, {"protocol_id": JOB}, JOB, len(SUBJECT_ITEMS), date=day))
-        session = _session(paths, day, model)
+        session = _session(ledger, day, model)
         meter = budget_mod.SpendMeter(paths, auth, fingerprint_run_id(day, model, session), subject.provider, model,
-                                      budget)
+                                      budget, ledger=ledger)
     hooks = _hook_factory(meter, session) if meter is not None and getattr(subject, "is_async", False) else None
     answers = _ask(subject, calls, concurrency, hooks)
     if meter is not None:
