@@ -14,8 +14,9 @@ import re
 from typing import Optional
 
 from llmarchive.comparison.read import RESPONSE_CHARS_PER_TOKEN, SUBMITTED_BY_MAX, _few
+from llmarchive.archive.boundary_rules import machine_paths, path_pattern, public_text_problem
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.textsafe import MODEL_ID_MAX, id_problems
+from llmarchive.archive.textsafe import MODEL_ID_MAX, id_problems, terminal
 from llmarchive.protocols import registry
 from measure import chain, extract
 from measure.schema import OUTCOMES, VERSIONS
@@ -59,9 +60,11 @@ def check(paths: ArchivePaths, header: dict, numbered: list[tuple[int, dict]], s
     One function per acceptance condition, run in this order, each adding
     its reasons: the protocol (one, open, with its panel text), the
     outcomes, the versions, the model id, the run id, the run date, the
-    submitter, the chain; then, once the protocol is known, the panel, the
-    size of each response, the grammar, the tokens, and n.  The model id,
-    run id, run date and submitter are derived as the conditions read them.
+    submitter, the public boundary (nothing publication would refuse in the
+    outsider's words), the chain; then, once the protocol is known, the
+    panel, the size of each response, the grammar, the tokens, and n.  The
+    model id, run id, run date and submitter are derived as the conditions
+    read them.
     """
     trials = [t for _, t in numbered]
     protocol, reasons = _protocol_condition(paths, header, trials)
@@ -74,6 +77,7 @@ def check(paths: ArchivePaths, header: dict, numbered: list[tuple[int, dict]], s
                                  ("submitted_by", _submitted_by_condition(header, submitted_by))):
         derived[name] = value
         reasons += found
+    reasons += _public_boundary_condition(paths, header, derived)
     reasons += _chain_condition(trials)
     if protocol is None:
         return None, derived, reasons
@@ -189,6 +193,49 @@ def _submitted_by_condition(header: dict, submitted_by: Optional[str]) -> tuple[
         return who, [("submitted_by", f"submitted_by is {len(str(who))} characters long; at most "
                                       f"{SUBMITTED_BY_MAX} are accepted")]
     return who, []
+
+
+def _outsider_strings(value: object, name: str) -> list[tuple[str, str]]:
+    """``(field, text)`` for every string of a header value, its keys included (``explicitly_set.stop``)."""
+    if isinstance(value, str):
+        return [(name, value)]
+    found: list[tuple[str, str]] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += [(f"{name}.{key}", str(key))] + _outsider_strings(item, f"{name}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _outsider_strings(item, f"{name}[{index}]")
+    return found
+
+
+def _public_boundary_condition(paths: ArchivePaths, header: dict, derived: dict) -> Reasons:
+    """Nothing in the outsider's words that publication would refuse: no credential, no path of this machine,
+    no money field.
+
+    Publication refuses a build that carries any of them, with no exemption
+    (:mod:`publish.guard`, by the same rules:
+    :func:`llmarchive.archive.boundary_rules.public_text_problem`); a point
+    accepted with one would stop every later publication until its private
+    record was edited by hand.  So it is refused here, before anything is
+    written, naming the field and never a credential's value.
+    """
+    patterns = [(what, path_pattern(p)) for what, p in machine_paths(paths.home)]
+    fields = [(name, derived.get(name)) for name in ("submitted_by", "model_id", "run_id")]
+    fields += [found for key, value in header.items() if key != "record_type"
+               for found in _outsider_strings(value, str(key))]
+    reasons: Reasons = []
+    seen: set[tuple[str, str]] = set()
+    for name, text in fields:
+        if not isinstance(text, str) or (name, text) in seen:
+            continue
+        seen.add((name, text))
+        problem = public_text_problem(text, patterns)
+        if problem:
+            reasons.append((name.split(".")[0].split("[")[0],
+                            f"{terminal(name)} holds {terminal(problem)}; publication never carries one, so a "
+                            "point holding it is not accepted"))
+    return reasons
 
 
 def _chain_condition(trials: list[dict]) -> Reasons:
