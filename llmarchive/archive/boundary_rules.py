@@ -30,7 +30,7 @@ same way, so the rules live here, below both.
 Pure standard library.  (The maintained scanner ``detect-secrets`` was
 weighed: its last release knows none of the Anthropic, Hugging Face, Google
 or fine-grained GitHub prefixes, and its entropy rules flag every hex
-digest, which this archive publishes everywhere; see method §10.)
+digest, which this archive publishes everywhere; see method §10.6.)
 """
 import math
 import os
