@@ -27,7 +27,7 @@ same function.
 import math
 from typing import Mapping, Optional
 
-from llmarchive.succession.review import BRIDGE_SUBMITTER
+from llmarchive.comparison.names import BRIDGE_SOURCE, KNOWN_ANSWER_SOURCE
 from measure.measurement import ASYMMETRY_MAX_PCT, DEGENERATE_ENTROPY, DEGENERATE_STABILITY_PCT, DROP_BOUND_MAX_PCT
 from measure.schema import PAIRS, VERSION_SUFFIX
 from panels.readers import KNOWN_ANSWER_WORDS, simulated_reader
@@ -392,30 +392,78 @@ def change_reading(row: Mapping) -> str:
     return f"flat: the move of {delta:+.1f} points does not clear both margins ({margins})"
 
 
-def point_kind(model_id, submitted_by=None) -> str:
-    """What kind of comparison point this is: :data:`KNOWN_ANSWER` for a simulated reader's model id,
-    :data:`BRIDGE_RUN` for the archive's own bridge run of a model never declared a successor, else
-    :data:`OUTSIDE_RUN`."""
-    if simulated_reader(model_id):
+def point_kind(point: Mapping) -> str:
+    """What kind of comparison point this is, from how the archive filed it (the record's ``source``).
+
+    :data:`KNOWN_ANSWER` for a point the archive's known-answer step filed, :data:`BRIDGE_RUN` for the
+    archive's own bridge run of a model never declared a successor, else :data:`OUTSIDE_RUN` — never from
+    the model id or the submitter, which an outsider writes.  A record without ``source`` (every outside
+    submission) is an outside run.
+    """
+    source = point.get("source")
+    if source == KNOWN_ANSWER_SOURCE and simulated_reader(point.get("model_id")):
         return KNOWN_ANSWER
-    return BRIDGE_RUN if submitted_by == BRIDGE_SUBMITTER else OUTSIDE_RUN
+    return BRIDGE_RUN if source == BRIDGE_SOURCE else OUTSIDE_RUN
 
 
-def expected(model_id) -> Optional[str]:
-    """For a simulated reader's model id, the answer it must come back with, in words; else ``None``."""
-    name = simulated_reader(model_id)
-    return KNOWN_ANSWER_WORDS.get(name) if name else None
+def expected(point: Mapping) -> Optional[str]:
+    """For a point the known-answer step filed, the answer its reader must come back with, in words; else ``None``."""
+    if point_kind(point) != KNOWN_ANSWER:
+        return None
+    return KNOWN_ANSWER_WORDS.get(simulated_reader(point.get("model_id")) or "")
+
+
+def _count(value: object) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def coincidence_words(point: Mapping) -> Optional[str]:
+    """What the point's answers share with runs the archive already holds, from the intake's
+    ``coinciding_answers`` (counts and the archive's own ids only); ``None`` when it shares nothing.
+
+    An own run is named by its run id, a filed point by its key on the site (``point-`` and the first 16
+    characters of its record hash); a run most of whose answers the point gives word for word is called a
+    reproduction of it.
+    """
+    entries = point.get("coinciding_answers")
+    if not isinstance(entries, list):
+        return None
+    parts = []
+    for e in entries[:5]:
+        if not isinstance(e, Mapping):
+            continue
+        answers, trials, total = _count(e.get("answers")), _count(e.get("trials")), _count(e.get("of"))
+        if answers is None or total is None:
+            continue
+        if e.get("source") == "own_run" and isinstance(e.get("id"), str) and e["id"].replace("_", "").replace(
+                "-", "").replace(".", "").isalnum():
+            what = f"the archive's run {e['id']}" + (" (a reproduction of it)" if e.get("reproduction") is True
+                                                       else "")
+        elif e.get("source") == "comparison_point" and isinstance(e.get("record_sha256"), str) \
+                and e["record_sha256"].isalnum():
+            what = f"comparison point point-{e['record_sha256'][:16]}"
+        else:
+            continue
+        copied = f", {trials} of them the same trials as recorded" if trials else ""
+        parts.append(f"{answers} of {total} answers word for word those of {what}{copied}")
+    more = len(entries) - 5
+    if not parts:
+        return None
+    return "answers shared: " + "; ".join(parts) + (f"; and {more} more runs" if more > 0 else "")
 
 
 def point_columns(point: Mapping) -> dict:
-    """The :data:`POINT_COLUMNS` values of one comparison point (its recomputed ``measurement`` inside)."""
+    """The :data:`POINT_COLUMNS` values of one comparison point (its recomputed ``measurement`` inside).
+
+    Its reading ends with :func:`coincidence_words` when its answers coincide with a run the archive holds.
+    """
     m = point.get("measurement") if isinstance(point.get("measurement"), Mapping) else {}
-    return {"reading": reading(m) if m else None,
-            "point_kind": point_kind(point.get("model_id"), point.get("submitted_by")),
-            "expected": expected(point.get("model_id"))}
+    shared = coincidence_words(point)
+    return {"reading": " — ".join(w for w in (reading(m) if m else None, shared) if w) or None,
+            "point_kind": point_kind(point), "expected": expected(point)}
 
 
 __all__ = ["BRIDGE_RUN", "CHANGE_READING_COLUMNS", "FLAG_PHRASES", "KNOWN_ANSWER", "MORE_THAN_THE_SCALE",
            "OUTSIDE_RUN", "POINT_COLUMNS", "READING_COLUMNS", "SCALE_MAX_PCT", "UNREADABLE_SHARE", "beyond_scale",
-           "bound_words", "change_reading", "derived_columns", "expected", "flag_sentences", "point_columns",
-           "point_kind", "readable", "reading", "scenarios_at_cutoff", "standing"]
+           "bound_words", "change_reading", "coincidence_words", "derived_columns", "expected", "flag_sentences",
+           "point_columns", "point_kind", "readable", "reading", "scenarios_at_cutoff", "standing"]

@@ -67,5 +67,5 @@ def file_known_answer_points(paths: ArchivePaths, folder: Path, run_date: str = 
     for name in readers.KNOWN_ANSWER_READERS:
         file = folder / f"{name}.jsonl"
         file.write_text("\n".join(submission_lines(paths, name, protocol_id, run_date)) + "\n", encoding="utf-8")
-        out[name] = comparison.submit(paths, file, today=today).record
+        out[name] = comparison.submit(paths, file, today=today, source="known_answer").record
     return out

@@ -100,11 +100,12 @@ def test_the_same_run_under_another_header_note_submitter_run_id_or_extra_key_is
     for name, lines in variants.items():
         reasons = reasons_of(paths, write(tmp_path, lines, name=f"{name}.jsonl"))
         assert [c for c, _ in reasons] == ["already_filed"], (name, reasons)
-        assert f"already filed as comparison point {cp} (filed 2026-11-12" in reasons[0][1], reasons
-        assert "120 of its 120 trials are that point's" in reasons[0][1]
+        assert reasons[0][1].startswith("this run is already filed: 120 of its 120 trials are, as recorded (the "
+                                        "same prompts, answers and times of each call), those of comparison point "
+                                        f"{cp} (filed 2026-11-12, "), reasons
     # a copy with a few answers edited is still the copy (more than half of its trials are the point's)
     reasons = reasons_of(paths, write(tmp_path, [header] + relabelled(reworded(trials, 40)), name="edited.jsonl"))
-    assert reasons[0][0] == "already_filed" and "80 of its 120 trials" in reasons[0][1]
+    assert reasons[0][0] == "already_filed" and "80 of its 120 trials" in reasons[0][1] and cp in reasons[0][1]
     # another run under the same run id: refused too, naming the point that has it
     other = write(tmp_path, [header] + reworded(trials, 100), name="other-run-same-id.jsonl")
     assert reasons_of(paths, other) == [("run_id", f"run_id open-run is already filed as comparison point {cp} "
@@ -124,7 +125,8 @@ def test_the_archives_own_runs_are_refused_however_relabelled_wherever_they_are_
     log = paths.run_dir(run_id) / "trials.jsonl"
     reasons = reasons_of(paths, log, submitted_by="Mallory")
     assert [c for c, _ in reasons] == ["own_run", "run_id"], reasons
-    assert f"the archive's own measurement run {run_id} (120 of 120 trials)" in reasons[0][1]
+    assert reasons[0][1].startswith("120 of its 120 trials are, as recorded (the same prompts, answers and times of "
+                                    f"each call), those of the archive's own measurement run {run_id} (120)")
     header = {"record_type": "comparison_submission", "submitted_by": "Mallory", "note": "my lab's run",
               "model_id": "mallory-model-7", "run_date": "2026-11-20"}
     disguised = write(tmp_path, [header] + relabelled(trials_of(paths, run_id)), name="mallory.jsonl")

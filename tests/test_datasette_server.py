@@ -78,7 +78,7 @@ def served(publish_template, tmp_path_factory):
     point.update({"run_id": "cp-sim", "subject_model_id": SIMULATED, "returned_model_id": SIMULATED,
                   "model_family": "simulated", "run_date": "2026-11-11"})
     ph.add_record(paths, "comparison_point", date="2026-11-12", protocol_id="risky_choice_framing__wording__v0",
-                  model_id=SIMULATED, submitted_by="llmarchive demo", measurement=point)
+                  model_id=SIMULATED, submitted_by="llmarchive demo", measurement=point, source="known_answer")
     publish_all(paths, build_time=BUILD)
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "llmarchive", "--home", str(paths.home), "serve",

@@ -189,7 +189,7 @@ def test_three_known_answer_readers_run_with_inspect_imported_and_submitted_reco
         assert {t["system_fingerprint"] for t in trials} == {SYSTEM_FINGERPRINT}
         assert sorted((t["item_id"], t["version"], t["replicate_index"]) for t in trials) == sorted(
             (i, v, r) for i in protocol["item_ids"] for v in VERSIONS for r in range(protocol["n_per_scenario"]))
-        assert main(["--home", str(home), "comparison", "submit", str(out)]) == 0
+        assert main(["--home", str(home), "comparison", "submit", str(out), "--known-answer"]) == 0
         [point] = [p for p in records.read(ArchivePaths(home), "comparison_point") if p["model_id"] == model]
         points[name] = m = point["measurement"]
         known = readers.known_answer(name, protocol)

@@ -187,7 +187,8 @@ def test_comparison_run_and_submit_file_a_known_answer_on_the_light_install(ligh
                          "--model", model, "--out", "submission.jsonl", "--submitted-by", "a light install")
     assert ran.returncode == 0, (ran.stdout, ran.stderr)
     # Filed the day it ran (a run dates itself by the clock; `submit` would take --date, `run` has none).
-    filed = llmarchive(light, tmp_path, "--home", str(archive), "comparison", "submit", "submission.jsonl")
+    filed = llmarchive(light, tmp_path, "--home", str(archive), "comparison", "submit", "submission.jsonl",
+                       "--known-answer")
     assert filed.returncode == 0, (filed.stdout, filed.stderr)
     assert model in filed.stdout
 

@@ -151,7 +151,7 @@ def runs(published, tmp_path_factory):
 
 def _submit(home: Path, run, out: Path) -> dict:
     write_submission(out, run)
-    assert main(["--home", str(home), "comparison", "submit", str(out), "--date", "2026-12-03"]) == 0
+    assert main(["--home", str(home), "comparison", "submit", str(out), "--date", "2026-12-03", "--known-answer"]) == 0
     [point] = [p for p in records.read(ArchivePaths(home), "comparison_point")
                if p["run_id"] == run.trials[0]["run_id"]]
     return point

@@ -116,13 +116,20 @@ def test_a_change_row_reads_its_verdict_and_both_margins():
     assert reading.change_reading(flat).startswith("flat: the move of +3.0 points does not clear both margins")
 
 
-def test_a_simulated_readers_point_is_a_known_answer_and_any_other_is_not():
+def test_a_points_label_comes_from_how_the_archive_filed_it_never_from_its_names():
     from llmarchive.succession.review import BRIDGE_SUBMITTER
     from panels import readers
 
     for name in readers.KNOWN_ANSWER_READERS:
-        assert reading.point_kind(readers.simulated_model_id(name)) == reading.KNOWN_ANSWER
-        assert reading.expected(readers.simulated_model_id(name)) == readers.KNOWN_ANSWER_WORDS[name]
-    assert reading.point_kind("simulated-reader-unknown") == reading.OUTSIDE_RUN
-    assert reading.point_kind("other-model-1") == reading.OUTSIDE_RUN and reading.expected("other-model-1") is None
-    assert reading.point_kind("claude-sonnet-6", BRIDGE_SUBMITTER) == reading.BRIDGE_RUN
+        filed = {"model_id": readers.simulated_model_id(name), "source": "known_answer"}
+        assert reading.point_kind(filed) == reading.KNOWN_ANSWER
+        assert reading.expected(filed) == readers.KNOWN_ANSWER_WORDS[name]
+        # the same names with no source recorded: an outsider's point (issue 36 item 6)
+        borrowed = {"model_id": readers.simulated_model_id(name), "submitted_by": "make demo"}
+        assert reading.point_kind(borrowed) == reading.OUTSIDE_RUN and reading.expected(borrowed) is None
+    assert reading.point_kind({"model_id": "simulated-reader-unknown", "source": "known_answer"}) == reading.OUTSIDE_RUN
+    assert reading.point_kind({"model_id": "other-model-1"}) == reading.OUTSIDE_RUN
+    assert reading.expected({"model_id": "other-model-1"}) is None
+    assert reading.point_kind({"model_id": "claude-sonnet-6", "submitted_by": BRIDGE_SUBMITTER}) == reading.OUTSIDE_RUN
+    assert reading.point_kind({"model_id": "claude-sonnet-6", "submitted_by": BRIDGE_SUBMITTER,
+                               "source": "generation_bridge"}) == reading.BRIDGE_RUN

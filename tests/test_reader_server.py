@@ -124,7 +124,7 @@ def test_three_known_answer_readers_run_and_submitted_as_outsiders_recover_their
         model, out = readers.simulated_model_id(name), tmp_path / f"{name}.jsonl"
         assert main(["--home", str(outsider), "comparison", "run", "--panel", str(panel), "--base-url", server.url,
                      "--model", model, "--out", str(out), "--submitted-by", "test", "--quiet"]) == 0
-        assert main(["--home", str(home), "comparison", "submit", str(out)]) == 0
+        assert main(["--home", str(home), "comparison", "submit", str(out), "--known-answer"]) == 0
         header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
         assert header["model_id"] == model
         [point] = [p for p in records.read(ArchivePaths(home), "comparison_point") if p["model_id"] == model]

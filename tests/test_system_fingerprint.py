@@ -165,7 +165,7 @@ def test_the_simulated_readers_server_build_is_on_every_trial_of_an_outsiders_ru
     assert len(trials) == 120 and {t["system_fingerprint"] for t in trials} == {SYSTEM_FINGERPRINT}
     [run_json] = (tmp_path / "outsider").rglob("run.json")
     assert json.loads(run_json.read_text())["system_fingerprints"] == [SYSTEM_FINGERPRINT]
-    assert main(["--home", str(archive.home), "comparison", "submit", str(out)]) == 0
+    assert main(["--home", str(archive.home), "comparison", "submit", str(out), "--known-answer"]) == 0
     assert [p["model_id"] for p in record_logs.read(archive, "comparison_point")] == [model]
 
 

@@ -10,6 +10,7 @@ from llmarchive.archive.store import TRIALS_FILE
 from llmarchive.archive.textsafe import terminal
 from llmarchive.comparison import harness_import, intake
 from llmarchive.comparison.run import run_comparison
+from llmarchive.comparison.names import KNOWN_ANSWER_SOURCE
 from llmarchive.run.progress import TrialProgress
 from llmarchive.run.runner import RunInterrupted
 from measure.errors import ArchiveError
@@ -82,6 +83,10 @@ def register(subparsers) -> None:
     )
     submit.add_argument("file", metavar="FILE")
     submit.add_argument("--submitted-by", help="who made the run (required unless the header names it)")
+    submit.add_argument("--known-answer", action="store_true",
+                        help="the archive's own known-answer step files this point: one of its simulated readers, "
+                             "run through the outsiders' route (only then is a simulated-reader-… model id "
+                             "accepted, and the point published as a known answer)")
     add_date(submit, "the day the point is filed")
     submit.set_defaults(func=do_submit)
     _register_import(sub)
@@ -123,7 +128,8 @@ def do_submit(args: argparse.Namespace) -> int:
     try:
         # A refused submission is an ArchiveError like any other mistake meant for a person: main prints its
         # one line (the file and every reason) and exits 2.
-        accepted = intake.submit(paths, args.file, submitted_by=args.submitted_by, today=when)
+        accepted = intake.submit(paths, args.file, submitted_by=args.submitted_by, today=when,
+                                 source=KNOWN_ANSWER_SOURCE if args.known_answer else None)
     except ArchiveError:
         raise
     except ValueError as exc:

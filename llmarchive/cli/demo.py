@@ -33,6 +33,7 @@ from llmarchive.archive.paths import ArchivePaths
 from measure.errors import ArchiveError
 from llmarchive.archive import store
 from llmarchive.comparison.intake import submit
+from llmarchive.comparison.names import KNOWN_ANSWER_SOURCE
 from llmarchive.comparison.reader_server import ReaderServer
 from llmarchive.archive.run_ids import comparison_run_id, retry_run_id
 from llmarchive.comparison.run import load_panel, run_comparison
@@ -168,7 +169,7 @@ def file_known_answer_points(paths: ArchivePaths, panel_file: Path, *, today: Op
                 run = done.result.run
                 raise DemoError(f"the {model} run on {pid} did not complete ({run.get('n_trials_recorded')}/"
                                 f"{run.get('n_trials_planned')} trials): run the demo again")
-            accepted = submit(paths, out, today=today)
+            accepted = submit(paths, out, today=today, source=KNOWN_ANSWER_SOURCE)   # labelled by how it was filed
             point = KnownAnswerPoint(name, model, readers.known_answer(name, protocol), accepted.comparison_id,
                                      accepted.record["measurement"], accepted.already, done.result.called)
             points.append(point)

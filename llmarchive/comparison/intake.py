@@ -39,15 +39,24 @@ In order, and nothing is written until all of it has passed:
    64 characters per token of the panel's ``max_tokens``; ``run_date``,
    ``submitted_by``, ``chain``, ``format``.
 3. **Not the archive's own run** (:mod:`llmarchive.comparison.identity`): a
-   run is its trials — prompt and answer — not its file; a submission that
-   shares half its trials with runs the archive made itself (the curve's,
-   the held ones, the instrument's: the runs the open lane publishes) is
-   refused, and so is one that borrows such a run's id.
+   run is its trials as recorded — each prompt, answer and the time of each
+   call — not its file; a submission most of whose trials are those of runs
+   the archive made itself (the curve's, the held ones, the instrument's: the
+   runs the open lane publishes) is refused, and so is one that borrows such
+   a run's id.
 4. **Not filed before**, judged under the intake's lock together with the
-   write, so N copies of one file submitted at once file one point: the
-   same run under any header, note, submitter or file name (its trials'
-   hash, or half its trials) or the same ``run_id`` is refused, naming the
-   earlier point.  The identical file again is answered "already filed".
+   write, so N copies of one file submitted at once file one point: a
+   submission most of whose trials are already the archive's — filed points
+   and own runs pooled, under any header, note, submitter, model id or file
+   name — or that has a filed point's ``run_id`` is refused, naming every
+   source.  The identical file again is answered "already filed".  The
+   names, under confusable folding, are judged here too
+   (:mod:`llmarchive.comparison.names`).
+5. **Disclosed, not refused**: answers that are word for word those of a
+   filed point or an own run (another model, or the same deterministic model
+   run again, gives the same words) are counted on the point —
+   ``coinciding_answers``: which point or run, how many answers, how many
+   trials as recorded, and whether it reproduces an own run.
 
 Every failed condition is reported at once, one line each, naming the file
 and the condition (:class:`SubmissionRejected`).  An accepted file is
@@ -69,8 +78,10 @@ from typing import Optional
 
 from llmarchive.archive import record_logs as records
 from llmarchive.comparison.check import check, is_exact_model_id
-from llmarchive.comparison.identity import (copy_path, own_run_matches, own_run_named, point_matches,
-                                            trial_identity, trials_sha256)
+from llmarchive.comparison.names import KNOWN_ANSWER_SOURCE, name_reasons
+from llmarchive.comparison.identity import (OWN_RUN, Overlap, answer_identity, copy_path, is_same_run,
+                                            own_run_named, own_run_overlaps, point_overlaps, pooled_copies,
+                                            trial_keys, trials_sha256)
 from llmarchive.comparison.read import HEADER_FIELDS, HEADER_TYPE, HEADER_TYPES, Submission, read_submission
 from llmarchive.archive.jsonio import write_json
 from llmarchive.archive.locks import lock_file
@@ -119,8 +130,15 @@ def intake_lock(paths: ArchivePaths):
 
 
 def submit(paths: ArchivePaths, file: Path, submitted_by: Optional[str] = None,
-           today: Optional[str] = None) -> Accepted:
-    """Check a submission file; file it as a comparison point or raise :class:`SubmissionRejected`."""
+           today: Optional[str] = None, source: Optional[str] = None) -> Accepted:
+    """Check a submission file; file it as a comparison point or raise :class:`SubmissionRejected`.
+
+    ``source`` is how the archive files it, recorded on the point and the only thing its published label
+    is derived from: None for an outsider's submission (the record carries no ``source``), or
+    :data:`KNOWN_ANSWER_SOURCE` when the archive's own known-answer step files one of its simulated readers.
+    """
+    if source not in (None, KNOWN_ANSWER_SOURCE):
+        raise ValueError(f"unknown source of a comparison point: {source!r}")
     file = Path(file)
     read = read_submission(file)
     reasons = list(read.problems)
@@ -131,10 +149,12 @@ def submit(paths: ArchivePaths, file: Path, submitted_by: Optional[str] = None,
     if reasons or protocol is None:
         raise SubmissionRejected(reasons or [("format", "the file names no protocol")], file)
     trials = read.trials
-    identities = [str(trial_identity(t)) for t in trials]
+    identities = [trial_keys(t) for t in trials]
+    words = [str(answer_identity(t)) for t in trials]
     digest = trials_sha256(trials)
     run_id = derived["run_id"]
-    reasons = _own_run_reasons(paths, protocol["protocol_id"], identities, run_id)
+    own = own_run_overlaps(paths, protocol["protocol_id"], identities, words)
+    reasons = _own_run_reasons(paths, own, len(identities), run_id)
     if reasons:
         raise SubmissionRejected(reasons, file)
     comparison_id = f"cp-{digest[:16]}"
@@ -154,16 +174,22 @@ def submit(paths: ArchivePaths, file: Path, submitted_by: Optional[str] = None,
               "comparison_id": comparison_id, "submission_sha256": read.sha256, "trials_sha256": digest,
               "run_id": run_id, "file_name": file.name, "n_trials": len(trials), "run_date": derived["run_date"],
               "note": read.header.get("note"), "requested_model_id": read.header.get("requested_model_id"),
-              "explicitly_set": read.header.get("explicitly_set")}
+              "explicitly_set": read.header.get("explicitly_set"),
+              **({"source": source} if source is not None else {})}
     paths.comparison_points.mkdir(parents=True, exist_ok=True)
     with intake_lock(paths):
         points = records.read(paths, "comparison_point")
         same_file = next((p for p in points if p.get("submission_sha256") == read.sha256), None)
         if same_file is not None:
             return Accepted(same_file, str(same_file.get("comparison_id")), already=True)
-        reasons = _repeat_reasons(paths, points, protocol["protocol_id"], identities, digest, run_id)
+        overlaps = own + point_overlaps(paths, points, protocol["protocol_id"], identities, words)
+        reasons = name_reasons(paths, points, derived["model_id"], fields["submitted_by"], source)
+        reasons += _repeat_reasons(points, overlaps, len(identities), run_id)
         if reasons:
             raise SubmissionRejected(reasons, file)
+        disclosed = coinciding_answers(overlaps, len(identities))
+        if disclosed:
+            fields["coinciding_answers"] = disclosed
         record = _file_point(paths, read, fields)
     return Accepted(record, comparison_id)
 
@@ -172,15 +198,25 @@ def _point_words(point: dict) -> str:
     return f"{point.get('comparison_id')} (filed {point.get('date')}, {point.get('model_id')})"
 
 
-def _own_run_reasons(paths: ArchivePaths, protocol_id: str, identities: list[str],
+def _source_words(overlap: Overlap) -> str:
+    if overlap.kind == OWN_RUN:
+        return f"the archive's own measurement run {overlap.name} ({len(overlap.copied)})"
+    return f"comparison point {_point_words(overlap.point or {})} ({len(overlap.copied)})"
+
+
+def _theirs(overlaps: list[Overlap], total: int) -> str:
+    """``k of its N trials are …`` naming every source that holds some, with how many each holds."""
+    sources = sorted((o for o in overlaps if o.copied), key=lambda o: (-len(o.copied), o.kind, o.name))
+    return (f"{len(pooled_copies(sources))} of its {total} trials are, as recorded (the same prompts, answers and "
+            f"times of each call), those of " + ", ".join(_source_words(o) for o in sources))
+
+
+def _own_run_reasons(paths: ArchivePaths, own: list[Overlap], total: int,
                      run_id: Optional[str]) -> list[tuple[str, str]]:
-    """Why the submission is one of the archive's own runs (by its trials, or by the run id it borrows)."""
+    """Why the submission is the archive's own runs (most of its trials, as recorded), or borrows one's id."""
     reasons = []
-    own = own_run_matches(paths, protocol_id, identities)
-    if own:
-        named = ", ".join(f"{name} ({shared} of {len(identities)} trials)" for name, shared in own[:3])
-        reasons.append(("own_run", f"its trials are the archive's own measurement run {named}: the same prompts "
-                                   "and the same answers. A comparison point is an outside run; the archive's own "
+    if is_same_run(len(pooled_copies(own)), total):
+        reasons.append(("own_run", f"{_theirs(own, total)}. A comparison point is an outside run; the archive's own "
                                    "runs are published as they are, under their own ids"))
     if run_id and own_run_named(paths, run_id):
         reasons.append(("run_id", f"run_id {run_id} is the id of one of the archive's own runs; an outside run "
@@ -188,25 +224,43 @@ def _own_run_reasons(paths: ArchivePaths, protocol_id: str, identities: list[str
     return reasons
 
 
-def _repeat_reasons(paths: ArchivePaths, points: list[dict], protocol_id: str, identities: list[str],
-                    digest: str, run_id: Optional[str]) -> list[tuple[str, str]]:
-    """Why the submission was filed before: the same trials (any header, note, file), or the same run id."""
+def _repeat_reasons(points: list[dict], overlaps: list[Overlap], total: int,
+                    run_id: Optional[str]) -> list[tuple[str, str]]:
+    """Why the submission is already the archive's: most of its trials, pooled over the filed points and the
+    archive's own runs together, are theirs as recorded; or its run id is a filed point's."""
     reasons = []
-    same = point_matches(paths, points, protocol_id, identities, digest)
-    if same is not None:
-        point, shared = same
-        reasons.append(("already_filed", f"this run is already filed as comparison point {_point_words(point)}: "
-                                         f"{shared} of its {len(identities)} trials are that point's (the same "
-                                         "prompts and answers); a run is filed once, whatever its header, note, "
-                                         "submitter or file name"))
+    pooled = pooled_copies(overlaps)
+    same = is_same_run(len(pooled), total)
+    if same:
+        condition = "own_run" if any(o.kind == OWN_RUN and o.copied for o in overlaps) else "already_filed"
+        reasons.append((condition, f"this run is already filed: {_theirs(overlaps, total)}; a run is filed once, "
+                                   "whatever its header, note, submitter, model id, run id or file name"))
     if run_id:
         earlier = next((p for p in points if p.get("run_id") == run_id or (
             isinstance(p.get("measurement"), dict) and p["measurement"].get("run_id") == run_id)), None)
-        if earlier is not None and (same is None or earlier is not same[0]):
+        named = {id(o.point) for o in overlaps if o.copied and o.point is not None} if same else set()
+        if earlier is not None and id(earlier) not in named:
             reasons.append(("run_id", f"run_id {run_id} is already filed as comparison point "
                                       f"{_point_words(earlier)}; a different run needs its own run id "
                                       "(`llmarchive comparison run --run-id …`)"))
     return reasons
+
+
+def coinciding_answers(overlaps: list[Overlap], total: int) -> list[dict]:
+    """What the point discloses: for each filed point and own run whose answers some of its own coincide with,
+    how many answers (the same words to the same prompt) and how many trials (as recorded); an own run whose
+    answers at least :data:`llmarchive.comparison.identity.SAME_RUN_SHARE` of them coincide with is marked a
+    reproduction.  Ids only, the archive's own: a run id, or the point's comparison id and record hash."""
+    out = []
+    for o in sorted(overlaps, key=lambda o: (-len(o.coinciding), o.kind, o.name)):
+        entry = {"source": o.kind, "id": o.name, "answers": len(o.coinciding), "trials": len(o.copied),
+                 "of": total}
+        if o.point is not None:
+            entry["record_sha256"] = o.point.get("record_sha256")
+        if o.kind == OWN_RUN:
+            entry["reproduction"] = is_same_run(len(o.coinciding), total)
+        out.append(entry)
+    return out
 
 
 def _file_point(paths: ArchivePaths, read: Submission, fields: dict) -> dict:
