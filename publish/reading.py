@@ -16,13 +16,17 @@ wrong thing.  This module writes the words published *beside* those fields
 * :func:`beyond_scale` — the words that stand in for a loss bound or a
   detectable change larger than the whole 0–100 scale;
 * :func:`change_reading` — a row of the change rule (``changes.csv``) in words;
-* :func:`point_kind` — what kind of comparison point a model id makes (a
-  simulated reader with a known answer, or an outside run).
+* :func:`point_kind` — what kind of comparison point it is, from how the
+  archive filed it (a simulated reader with a known answer, a bridge run,
+  or an outside run), and :func:`coincidence_words` — the answers it shares
+  with runs the archive holds.
 
 Everything is derived from the measurement's public numeric fields (and the
 thresholds its ``gates`` carry), never from the free text of a record, so an
 outsider holding ``stability.csv`` alone gets the same words back from the
-same function.
+same function; a comparison point's kind and shared answers come from the
+fields the archive itself records when it files the point (``source``,
+``coinciding_answers``).
 """
 import math
 from typing import Mapping, Optional
@@ -57,13 +61,16 @@ CHANGE_READING_COLUMNS = (
 )
 POINT_COLUMNS = (
     ("reading", "text", "Derived: what the point's recomputed numbers can be read as, in plain words (as in the "
-                        "measurements table's reading column)."),
-    ("point_kind", "text", f"'{KNOWN_ANSWER}' when the model id is one of the archive's simulated readers (a "
-                           f"deterministic reader whose answer is known in advance: a check that the instrument "
-                           f"sees what it should); '{BRIDGE_RUN}' for the archive's own bridge run kept "
-                           f"beside the curve; else '{OUTSIDE_RUN}'."),
-    ("expected", "text", "For a simulated reader: what it must come back with, known before any call (empty "
-                         "for every other point)."),
+                        "measurements table's reading column); then, when its answers are word for word those of "
+                        "a run the archive holds, how many and whose ('answers shared: …', a reproduction of the "
+                        "archive's run when most are)."),
+    ("point_kind", "text", f"'{KNOWN_ANSWER}' when the archive's own known-answer step filed it (one of its "
+                           f"simulated readers: a deterministic reader whose answer is known in advance, a check "
+                           f"that the instrument sees what it should); '{BRIDGE_RUN}' for the archive's own bridge "
+                           f"run kept beside the curve; else '{OUTSIDE_RUN}'. Derived from how the point was filed, "
+                           f"never from its model id or submitter."),
+    ("expected", "text", "For a known-answer point: what its reader must come back with, known before any call "
+                         "(empty for every other point)."),
 )
 
 PAIR_WORDS = {"ab": ("A", "B"), "aa": ("A", "A′"), "ac": ("A", "C")}
