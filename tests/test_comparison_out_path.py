@@ -185,3 +185,19 @@ def test_a_comparison_run_never_writes_over_its_panel_or_into_the_archive_home_e
     assert line.startswith(f"error: --out {out} {why}") and "not even with --force" in line, line
     assert out.read_bytes() == before
     assert verify_log(record_log) == 1
+
+
+@pytest.mark.parametrize("command", ["import", "run"])
+def test_an_out_into_a_folder_that_is_not_there_is_refused_naming_it_and_no_folder_is_made(outsider, tmp_path,
+                                                                                            capsys, command):
+    """Issue 36: ``--out`` into missing folders made three folders silently; a mistyped path is refused instead."""
+    log, panel = outsider
+    out = tmp_path / "a" / "b" / "c" / "submission.jsonl"
+    with FakeProvider(decide_by_hash()) as fake:
+        code = import_to(log, panel, out) if command == "import" else comparison_run(panel, fake, out)
+        assert fake.chat_requests == [], "refused before anything was sent"
+    assert code == 2
+    assert one_line(capsys) == (f"error: --out {out}: the folder {out.parent} does not exist; a command makes no "
+                                "folder it is not asked for: create it first (mkdir -p), or give another path; "
+                                "nothing written")
+    assert not (tmp_path / "a").exists(), "no folder made"

@@ -207,3 +207,14 @@ def test_three_known_answer_readers_run_with_inspect_imported_and_submitted_reco
         for name, words, m in rows:
             print(f"  {name} | {words} | {m['gap_pct']:.1f}, {m['gap_positive_pct']:.1f} (floor "
                   f"{m['null_floor_pct']:.1f}) | {m['ci_low_pct']:.1f}-{m['ci_high_pct']:.1f} | {', '.join(m['flags'])}")
+
+
+def test_an_answer_longer_than_a_submissions_bound_is_refused_naming_its_slot(run, panel, tmp_path):
+    """Issue 36, item 1: the text of one answer is held to the intake's bound (64 characters per token of the
+    panel's max_tokens) when the log is read, not first at submission."""
+    def ramble(log):
+        sample_at(log, "s04.B", 2).output.completion = "x" * 20_000 + "\nDECISION: A"
+
+    reasons = refusal(tampered(run, tmp_path, ramble), panel, tmp_path / "out.jsonl")
+    assert reasons == ["1 answer(s) are longer than 16,384 characters (64 per token of the panel's max_tokens, a "
+                       "submission's bound): s04/B/2 (20,012)"]

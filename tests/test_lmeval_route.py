@@ -385,3 +385,20 @@ def test_an_import_never_writes_over_the_results_file_beside_the_log_even_with_f
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith(f"error: --out {results} is the results file beside the log ("), line
     assert "not even with --force" in line and results.read_bytes() == before
+
+
+def test_a_log_of_two_million_empty_records_shows_the_first_reasons_and_counts_the_rest(published, tmp_path,
+                                                                                        capsys):
+    """Issue 36: 2,000,000 empty lines printed 2,002 reasons (347 KB on stderr); the first few, and a count."""
+    _, panel = published
+    log = tmp_path / "samples_panel_2026-12-01T00-00-00.jsonl"
+    log.write_bytes(b"{}\n" * 2_000_000)
+    out = tmp_path / "submission.jsonl"
+    assert main(["comparison", "import", str(log), "--panel", str(panel), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    total = int(re.fullmatch(rf"error: {re.escape(str(log))}: import refused, nothing written \(([\d,]+) reasons\):",
+                             err[0]).group(1).replace(",", ""))
+    assert total > 2000 and len(err) == 1 + 20 + 1, len(err)
+    assert err[-1] == f"{log}: and {total - 20:,} more reason(s), not shown"
+    assert err[1].startswith(f"{log}: samples file: the samples file holds more than 2,000 lines"), err[1]
+    assert not out.exists()

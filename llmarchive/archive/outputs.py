@@ -13,7 +13,8 @@ whether a path may be written:
   spelling reaches the archive's files;
 * never one of the command's input files, whatever the flags: the same
   path either way, or the same file (a hard link);
-* never a folder;
+* never a folder, and never into a folder that is not there (a mistyped
+  path would otherwise make folders nobody asked for): the person makes it;
 * a file that is already there only with ``--force``.
 
 A refusal is one line naming the path and why (:class:`OutputRefused`,
@@ -95,6 +96,11 @@ class OutputFile:
                         "replaced, not even with --force: give another path; nothing written")
         if self.path.is_dir():
             return f"{shown} is a folder; give the path of a file; nothing written"
+        folder = self.path.parent
+        if not folder.is_dir():
+            state = "is not a folder" if os.path.lexists(folder) else "does not exist"
+            return (f"{shown}: the folder {terminal(str(folder))} {state}; a command makes no folder it is not asked "
+                    "for: create it first (mkdir -p), or give another path; nothing written")
         if os.path.lexists(self.path) and not self.force:
             return f"{shown} already exists; give --force to replace it, or another path; nothing written"
         return None

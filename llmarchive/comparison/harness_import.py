@@ -28,6 +28,7 @@ from typing import Callable, Mapping, Optional, Union
 
 from llmarchive.archive.outputs import OutputFile
 from llmarchive.comparison.inspect_log import KIND as INSPECT, submission_from_inspect_log
+from llmarchive.comparison.log_bounds import LogTooLarge, check_json_file
 from llmarchive.comparison.lmeval_log import KIND as LM_EVAL, is_lm_eval_log, results_file, submission_from_lm_eval
 from llmarchive.comparison.log_submission import ImportedRun, LogImportRefused, write_submission
 from llmarchive.comparison.read import header_problems
@@ -44,12 +45,15 @@ class LogKindError(ArchiveError, ValueError):
 
 
 def _json_head(path: Path) -> Optional[dict]:
-    """The top level of a JSON log (None for a file over 64 MiB or one that is not a JSON object)."""
+    """The top level of a JSON log (None for a file that is not a JSON object); a file over the bounds of a log
+    read whole (:func:`llmarchive.comparison.log_bounds.check_json_file`) is refused before it is parsed."""
     try:
-        if path.stat().st_size > 64 * 1024 * 1024:
-            return None
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        with open(path, "rb") as fh:
+            check_json_file(path, fh)
+            value = json.loads(fh.read().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        if isinstance(exc, LogTooLarge):
+            raise
         return None
     return value if isinstance(value, dict) else None
 

@@ -6,7 +6,11 @@ An outsider who ran a published open panel with its Inspect task
 (:func:`inspect_ai.log.read_eval_log`, attachments resolved; never by
 unpacking the file by hand) and makes the submission ``comparison submit``
 checks like any other — or refuses the log, listing every reason at once
-and writing nothing:
+and writing nothing.  First of all the file is held to a log's bounds
+(:mod:`llmarchive.comparison.log_bounds`: its size, an ``.eval``'s members
+and what each decompresses to, the JSON values it holds), checked on the
+handle Inspect then reads, and refused in one line before any large read.
+Then:
 
 * **the panel, prompt by prompt**: every sample names a scenario and version
   of the panel (its metadata, or its id ``<item_id>.<version>``), its input
@@ -27,6 +31,8 @@ and writing nothing:
   client's own settings (:data:`CLIENT_SETTINGS`: retries, timeouts,
   connections) are allowed, and anything else — a sampling parameter,
   a system message, a cache — is refused;
+* **the text of one answer** at most the intake's bound, 64 characters per
+  token of the panel's ``max_tokens``;
 * **the run date** is the day (UTC) the log says the eval was created;
 * **every value as a submission's**: a number that is not finite (``NaN``
   or ``Infinity``) in a generation config or a call's time is refused
@@ -44,10 +50,12 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from llmarchive.archive.run_ids import inspect_run_id
+from llmarchive.comparison.log_bounds import LogTooLarge, check_eval_file, check_json_file, is_zip
 from llmarchive.comparison.check import is_exact_model_id, model_id_problems, run_id_problems
 from llmarchive.protocols.open_panels import prompt_sha256
-from llmarchive.comparison.log_submission import (Call, ImportedRun, LogImportRefused, few, header, slot_name,
-                                                  slot_reasons, timestamp, trials_from_calls, utc_date, value_reasons)
+from llmarchive.comparison.log_submission import (Call, ImportedRun, LogImportRefused, answer_reasons, few, header,
+                                                  slot_name, slot_reasons, timestamp, trials_from_calls, utc_date,
+                                                  value_reasons)
 from measure.canonical import canonical_json
 from measure.errors import ArchiveError
 from measure.schema import VERSIONS
@@ -67,7 +75,11 @@ class InspectLogError(ArchiveError, ValueError):
 
 
 def read_inspect_log(path: Path) -> Any:
-    """The eval log with its attachments resolved, read by Inspect itself (imported only now)."""
+    """The eval log with its attachments resolved, read by Inspect itself (imported only now) — once the file is
+    within a log's bounds (:mod:`llmarchive.comparison.log_bounds`: refused in one line before any large read).
+
+    The file is opened once: the bounds are checked on that handle and Inspect reads the same handle, so the
+    bytes checked are the bytes read."""
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
@@ -76,7 +88,12 @@ def read_inspect_log(path: Path) -> Any:
     if not Path(path).is_file():
         raise InspectLogError(f"{path}: no such Inspect log file")
     try:
-        return read_eval_log(str(path), resolve_attachments=True)
+        with open(path, "rb") as fh:
+            zipped = is_zip(fh)
+            (check_eval_file if zipped else check_json_file)(Path(path), fh)
+            return read_eval_log(fh, resolve_attachments=True, format="eval" if zipped else "json")
+    except LogTooLarge:
+        raise
     except Exception as exc:  # whatever Inspect's reader raises for a file that is not its log
         first = (str(exc).strip().splitlines() or [""])[0][:200]
         raise InspectLogError(f"{path}: cannot be read as an Inspect eval log ({type(exc).__name__}: {first})") from None
@@ -308,6 +325,7 @@ def submission_from_inspect_log(log_path: Path, panel_doc: Mapping, *, submitted
     model_id, models = _model_reasons(calls)
     run_date = utc_date(log.eval.created)
     reasons += found + config + models
+    reasons += answer_reasons([(slot_name(c.item_id, c.version, c.replicate_index), c.text) for c in calls], panel_doc)
     if run_date is None:
         reasons.append(f"the log's creation time {log.eval.created!r} is not a date")
     run_id = inspect_run_id(log.eval.eval_id or log.eval.run_id)

@@ -66,8 +66,9 @@ from typing import Any, Mapping, Optional
 
 from llmarchive.archive.run_ids import lm_eval_run_id
 from llmarchive.comparison.check import is_exact_model_id, model_id_problems, run_id_problems
-from llmarchive.comparison.log_submission import (ImportedRun, LogImportRefused, chained, few, header, slot_name,
-                                                  slot_reasons, trial_record, utc_date, value_reasons)
+from llmarchive.comparison.log_bounds import LogTooLarge, check_json_file
+from llmarchive.comparison.log_submission import (ImportedRun, LogImportRefused, answer_reasons, chained, few, header,
+                                                  slot_name, slot_reasons, trial_record, utc_date, value_reasons)
 from llmarchive.protocols.open_panels import prompt_sha256
 from llmarchive.subjects.base import CallResult
 from measure import jsonl
@@ -90,11 +91,12 @@ SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T\d
 MAX_LOG_BYTES = 16 * 1024 * 1024
 MAX_LINE_BYTES = 1024 * 1024
 MAX_RECORDS = 2000
-MAX_RESULTS_BYTES = 16 * 1024 * 1024
 READABLE_DEPTH = 64
 """The caps of the samples file: a line holds one document with every repeat's answer (about 3 kB with
 ``n_per_scenario`` answers of at most ``max_tokens`` tokens each), a log one line per document (60 for a
-15-scenario panel); each cap leaves an order of magnitude of room, like the intake's (read.py)."""
+15-scenario panel); each cap leaves an order of magnitude of room, like the intake's (read.py).  The results
+file, read whole, and the values of both files are held to the bounds of any log
+(:mod:`llmarchive.comparison.log_bounds`)."""
 
 READING = jsonl.COLLECT.worded(**{
     jsonl.TOO_LONG: "line {number} is {size:,} bytes; one line (one document and its repeats) may be at most "
@@ -165,10 +167,11 @@ def read_results(path: Optional[Path], log_path: Path) -> tuple[dict, list[str]]
                     f"{Path(log_path).name}): lm-eval writes the model, its arguments and the run's date there, "
                     "and the samples file alone does not say them; import from the folder lm-eval wrote"]
     try:
-        size = path.stat().st_size
-        if size > MAX_RESULTS_BYTES:
-            return {}, [f"{path.name}: {size:,} bytes; a results file may be at most {MAX_RESULTS_BYTES:,} bytes"]
-        value = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as fh:          # within a log's bounds before it is parsed (LogTooLarge)
+            check_json_file(path, fh, "the results file")
+            value = json.loads(fh.read().decode("utf-8"))
+    except LogTooLarge:
+        raise
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         return {}, [f"{path.name}: cannot be read as lm-eval's results JSON ({type(exc).__name__})"]
     if not isinstance(value, dict) or not isinstance(value.get("config"), dict):
@@ -433,6 +436,11 @@ def submission_from_lm_eval(log_path: Path, panel_doc: Mapping, *, submitted_by:
     if match is None:
         raise LmEvalLogError(f"{log_path}: not named as lm-eval names a --log_samples file "
                              "(samples_<task>_<date>.jsonl); import the file lm-eval wrote, under its own name")
+    try:
+        with open(log_path, "rb") as fh:      # the values a log may hold, counted before a line is parsed
+            check_json_file(log_path, fh, "the samples file")
+    except OSError as exc:
+        raise LmEvalLogError(f"{log_path}: cannot be read ({exc.strerror or exc})") from None
     numbered, reasons = read_samples(log_path)
     results_path = Path(results_path) if results_path else results_file(log_path)
     results, problems = read_results(results_path, log_path)
@@ -446,7 +454,8 @@ def submission_from_lm_eval(log_path: Path, panel_doc: Mapping, *, submitted_by:
     model_id, found = _model_reasons(results, args) if results else (None, [])
     reasons += found + (_task_reasons(results, match.group("task"), panel_doc) if results else [])
     answers, gens, found = samples_reasons(numbered, panel_doc)
-    reasons += found
+    reasons += found + answer_reasons([(slot_name(a.item_id, a.version, a.replicate_index), a.text)
+                                       for a in answers], panel_doc)
     explicitly_set, found = settings_reasons([request_settings(g, args) for g in gens], panel_doc, model_id)
     reasons += found if results and gens else []
     start = _start(results)

@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 from llmarchive.archive.outputs import OutputFile
 from llmarchive.archive.textsafe import terminal
-from llmarchive.comparison.read import HEADER_TYPE, READABLE_DEPTH, value_problems
+from llmarchive.comparison.read import HEADER_TYPE, READABLE_DEPTH, RESPONSE_CHARS_PER_TOKEN, value_problems
 from llmarchive.subjects.base import CallResult, classify
 from measure import chain
 from measure.canonical import canonical_json
@@ -38,13 +38,18 @@ from measure.schema import SCHEMA_VERSION, TRIAL_WRITTEN_FIELDS, VERSIONS, check
 
 MAX_NAMED = 8
 """Slots or samples named in one reason before the rest are counted ("and 12 more")."""
+MAX_REASONS = 20
+"""Reasons a refusal shows, one line each, before the rest are counted (a log of 2,000,000 empty lines has
+thousands; the first are enough to act on)."""
 
 
 class LogImportRefused(ArchiveError, ValueError):
     """A harness log that cannot become a submission; ``reasons`` lists every one, and nothing was written.
 
     The message names the log and the number of reasons on its first line,
-    then one line per reason (``LOG: reason``), escaped for a terminal.
+    then one line per reason (``LOG: reason``), escaped for a terminal: the
+    first :data:`MAX_REASONS`, and how many more there are (``reasons``
+    keeps them all).
     """
 
     def __init__(self, reasons: Sequence[str], file: Path) -> None:
@@ -52,8 +57,10 @@ class LogImportRefused(ArchiveError, ValueError):
         self.file = Path(file)
         where = terminal(str(file))
         count = len(self.reasons)
-        super().__init__(f"{where}: import refused, nothing written ({count} reason{'s' if count != 1 else ''}):\n"
-                         + "\n".join(f"{where}: {reason}" for reason in self.reasons))
+        shown = self.reasons[:MAX_REASONS]
+        more = [f"and {count - len(shown):,} more reason(s), not shown"] if count > len(shown) else []
+        super().__init__(f"{where}: import refused, nothing written ({count:,} reason{'s' if count != 1 else ''}):\n"
+                         + "\n".join(f"{where}: {reason}" for reason in shown + more))
 
 
 @dataclass
@@ -112,6 +119,18 @@ def value_reasons(found: Iterable[tuple[str, str, Any]]) -> list[str]:
             if place and place not in places[problem]:
                 places[problem].append(place)
     return [f"{few(where)}: {problem}" if where else problem for problem, where in places.items()]
+
+
+def answer_reasons(answers: Iterable[tuple[str, Optional[str]]], doc: Mapping) -> list[str]:
+    """Why answers are longer than a submission's may be (the intake's bound: at most
+    :data:`~llmarchive.comparison.read.RESPONSE_CHARS_PER_TOKEN` characters per token of the panel's
+    ``max_tokens``); ``answers`` holds ``(where, text)``."""
+    limit = RESPONSE_CHARS_PER_TOKEN * int(doc["generation"]["max_tokens"])
+    over = [f"{where} ({len(text):,})" for where, text in answers if isinstance(text, str) and len(text) > limit]
+    if not over:
+        return []
+    return [f"{len(over)} answer(s) are longer than {limit:,} characters ({RESPONSE_CHARS_PER_TOKEN} per token of "
+            f"the panel's max_tokens, a submission's bound): {few(over)}"]
 
 
 def slot_name(item_id: str, version: str, replicate_index: int) -> str:
