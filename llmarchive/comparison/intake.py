@@ -97,6 +97,8 @@ __all__ = ["Accepted", "EXPLORATORY_NOTE", "HEADER_FIELDS", "HEADER_TYPE", "HEAD
 
 EXPLORATORY_NOTE = "comparison point: a third party's run on an open panel; never on a curve or in an aggregate"
 INTAKE_LOCK = ".intake.lock"
+MAX_SOURCES_NAMED = 12
+"""A refusal names at most this many of the runs and points a submission's trials come from, then counts the rest."""
 
 
 class SubmissionRejected(ArchiveError, ValueError):
@@ -207,8 +209,10 @@ def _source_words(overlap: Overlap) -> str:
 def _theirs(overlaps: list[Overlap], total: int) -> str:
     """``k of its N trials are …`` naming every source that holds some, with how many each holds."""
     sources = sorted((o for o in overlaps if o.copied), key=lambda o: (-len(o.copied), o.kind, o.name))
+    more = len(sources) - MAX_SOURCES_NAMED
     return (f"{len(pooled_copies(sources))} of its {total} trials are, as recorded (the same prompts, answers and "
-            f"times of each call), those of " + ", ".join(_source_words(o) for o in sources))
+            f"times of each call), those of " + ", ".join(_source_words(o) for o in sources[:MAX_SOURCES_NAMED])
+            + (f" and {more} more run(s) and point(s)" if more > 0 else ""))
 
 
 def _own_run_reasons(paths: ArchivePaths, own: list[Overlap], total: int,
