@@ -5,13 +5,17 @@ most of its trials *are* theirs as recorded — the same answer to the same
 prompt at the same recorded time of the call — pooled over every source at
 once; another model, or the same deterministic model run again, that gives
 the same words is filed, and the words it shares are disclosed on the point
-(how many, which point or run) and in its published reading.
+(how many, which point or run) and in its published reading.  The issue's
+own try runs two simulated readers with Inspect on the published task.
 """
 import hashlib
+import shutil
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 from llmarchive.archive import record_logs as records
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.cli import main
 from llmarchive.budget import unbudgeted
 from llmarchive.protocols import registry
 from llmarchive.run.runner import run_protocol
@@ -20,6 +24,7 @@ from measure.schema import VERSIONS
 from panels import readers
 from publish import reading
 from tests.fake_provider import FakeProvider
+from tests.inspect_helpers import reader_run as inspect_reader_run
 from tests.test_comparison import (OPEN, comparison_run_settings, paths, trials_of,  # noqa: F401
                                    twin_runs_template, unchained, write)
 from tests.test_comparison_intake import OWN_MODEL, own_run, own_words, reasons_of
@@ -28,7 +33,7 @@ from llmarchive.comparison.intake import submit
 TERSE = "Decided after one reading."
 
 
-def reader_run(paths, reader: str, model: str, run_id: str, start: str, sentence: str = TERSE) -> list[dict]:
+def reader_trials(paths, reader: str, model: str, run_id: str, start: str, sentence: str = TERSE) -> list[dict]:
     """A complete run of the open panel by one of the simulated readers, as a runner records it: every trial
     with its prompt's hash, ``sentence`` then the decision line, and the times of its call (one a second)."""
     protocol = registry.load_protocol(paths, OPEN)
@@ -53,8 +58,8 @@ def header(model: str, who: str = "a test lab") -> dict:
 
 def test_two_models_that_write_the_same_short_answers_are_two_runs_and_the_shared_answers_are_disclosed(
         paths, tmp_path):
-    first = reader_run(paths, "normative", "terse-model-a", "terse-a-1", "2026-11-20T10:00:00.000Z")
-    second = reader_run(paths, "biased", "terse-model-b", "terse-b-1", "2026-11-21T14:30:00.000Z")
+    first = reader_trials(paths, "normative", "terse-model-a", "terse-a-1", "2026-11-20T10:00:00.000Z")
+    second = reader_trials(paths, "biased", "terse-model-b", "terse-b-1", "2026-11-21T14:30:00.000Z")
     differ = sum(a["token"] != b["token"] for a, b in zip(first, second))
     assert 0 < differ < len(first) // 2           # another model: other decisions on part of the panel
     filed = submit(paths, write(tmp_path, [header("terse-model-a")] + first, name="a.jsonl"), today="2026-11-22")
@@ -91,7 +96,8 @@ def test_an_independent_rerun_of_a_deterministic_own_run_is_filed_and_shown_as_i
     words = reading.point_columns(accepted.record)["reading"]
     assert f"120 of 120 answers word for word those of the archive's run {run_id} (a reproduction of it)" in words
     # the own run itself, relabelled, is still refused
-    relabelled = [dict(t, run_id="mallory-1", returned_model_id="mallory-7") for t in unchained(trials_of(paths, run_id))]
+    relabelled = [dict(t, run_id="mallory-1", returned_model_id="mallory-7")
+                  for t in unchained(trials_of(paths, run_id))]
     reasons = reasons_of(paths, write(tmp_path, [header("mallory-7")] + relabelled, name="own.jsonl"))
     assert [c for c, _ in reasons] == ["own_run"] and run_id in reasons[0][1]
 
@@ -99,11 +105,11 @@ def test_an_independent_rerun_of_a_deterministic_own_run_is_filed_and_shown_as_i
 def test_a_submission_stitched_from_filed_points_and_an_own_run_is_refused_naming_every_source(
         paths, tmp_path, monkeypatch):
     run_id = own_run(paths, monkeypatch)
-    one = reader_run(paths, "normative", "lab-model-1", "lab-1", "2026-11-20T10:00:00.000Z", "Lab one read it.")
-    two = reader_run(paths, "biased", "lab-model-2", "lab-2", "2026-11-21T10:00:00.000Z", "Lab two read it.")
+    one = reader_trials(paths, "normative", "lab-model-1", "lab-1", "2026-11-20T10:00:00.000Z", "Lab one read it.")
+    two = reader_trials(paths, "biased", "lab-model-2", "lab-2", "2026-11-21T10:00:00.000Z", "Lab two read it.")
     p1 = submit(paths, write(tmp_path, [header("lab-model-1")] + one, name="one.jsonl"), today="2026-11-22")
     p2 = submit(paths, write(tmp_path, [header("lab-model-2")] + two, name="two.jsonl"), today="2026-11-22")
-    fresh = reader_run(paths, "normative", "new-model", "new-1", "2026-11-23T10:00:00.000Z", "A new lab read it.")
+    fresh = reader_trials(paths, "normative", "new-model", "new-1", "2026-11-23T10:00:00.000Z", "A new lab read it.")
     own = {(t["item_id"], t["version"], t["replicate_index"]): t for t in trials_of(paths, run_id)}
 
     def stitched(sources: list[list[dict]]) -> list[dict]:
@@ -129,3 +135,32 @@ def test_a_submission_stitched_from_filed_points_and_an_own_run_is_refused_namin
     assert [c for c, _ in reasons] == ["own_run"], reasons
     assert run_id in reasons[0][1] and p1.comparison_id in reasons[0][1] and "80 of its 120 trials" in reasons[0][1]
     assert len(records.read(paths, "comparison_point")) == 2
+
+
+def test_two_readers_inspect_logs_with_the_same_short_sentence_are_two_runs(tmp_path_factory, tmp_path):
+    """The issue's own try: two simulated readers run with Inspect on the published task, each answer given as
+    the same short sentence and its decision line (as terse models write), under two model names; both logs
+    imported with ``comparison import`` and submitted."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    run = inspect_reader_run(tmp_path_factory)
+    home = tmp_path / "archive"
+    shutil.copytree(run.home, home)
+    files = {}
+    for reader, model in ((readers.INVARIANT, "terse-model-a"), (readers.FRAMING_SENSITIVE, "terse-model-b")):
+        log = read_eval_log(str(run.logs[reader]), resolve_attachments=True)
+        for sample in log.samples:
+            letter = sample.output.completion.rsplit(" ", 1)[-1]
+            sample.output.completion = f"{TERSE}\nDECISION: {letter}"
+            sample.output.model = model
+        write_eval_log(log, str(tmp_path / f"{model}.eval"))
+        files[model] = tmp_path / f"{model}.jsonl"
+        assert main(["comparison", "import", str(tmp_path / f"{model}.eval"), "--panel",
+                     str(run.panels / f"{OPEN}.json"), "--out", str(files[model]), "--submitted-by", "a lab"]) == 0
+    assert main(["--home", str(home), "comparison", "submit", str(files["terse-model-a"])]) == 0
+    assert main(["--home", str(home), "comparison", "submit", str(files["terse-model-b"])]) == 0
+    first, second = records.read(ArchivePaths(home), "comparison_point")
+    assert (first["model_id"], second["model_id"]) == ("terse-model-a", "terse-model-b")
+    [shared] = second["coinciding_answers"]
+    assert shared["id"] == first["comparison_id"] and 0 < shared["answers"] < 120
+    assert shared["trials"] < 60          # at most a chance call at the very same millisecond
