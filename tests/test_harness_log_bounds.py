@@ -99,6 +99,9 @@ def assert_refused(code: int, err: list[str], peak: int, log: Path, out: Path, w
 
 def test_a_sample_member_that_decompresses_to_a_gib_is_refused_from_the_directory_in_one_line(run, tmp_path):
     panel = run.panels / f"{OPEN}.json"
+    real = tmp_path / "real.jsonl"
+    code, err, peak = import_within_limit(run.logs[readers.INVARIANT], panel, real, tmp_path)
+    assert code == 0 and real.exists() and peak < LIMIT, err     # the log it is made from is imported
     bomb = tmp_path / "bomb.eval"
     victim = padded_eval(run.logs[readers.INVARIANT], bomb, GIB)
     assert bomb.stat().st_size < 8 * 2 ** 20, "a small file"
@@ -150,8 +153,37 @@ def test_a_json_log_of_millions_of_tiny_values_is_refused_by_their_count_before_
                                                f"{LOG_VALUES:,}")
 
 
-def test_a_real_eval_log_still_imports_within_the_limit(run, tmp_path):
+def test_a_log_just_under_every_bound_is_read_within_the_limit_and_one_value_more_is_refused(run, tmp_path):
+    """The bounds are what bound memory: a real log grown to just under the bytes and the values a log may hold
+    (each sample's metadata padded with text and empty objects, as any file may be) is still read — and, being
+    the panel's run, imported — within the limit; with values past the bound it is refused unread."""
+    import json
+
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    real = tmp_path / "real.json"
+    write_eval_log(read_eval_log(str(run.logs[readers.INVARIANT])), str(real))
+    doc = json.loads(real.read_bytes())
+    spare_values = LOG_VALUES - 1 - sum(real.read_bytes().count(c) for c in (b"[", b",", b":"))
+    spare_bytes = LOG_BYTES - real.stat().st_size
+    for sample in doc["samples"]:
+        sample["metadata"]["objects"] = [{}] * (int(spare_values * 0.95) // len(doc["samples"]))
+        sample["metadata"]["text"] = "y" * (int(spare_bytes * 0.85) // len(doc["samples"]))
+    full = tmp_path / "full.json"
+    full.write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8")
+    data = full.read_bytes()
+    assert 0.9 * LOG_BYTES < len(data) <= LOG_BYTES
+    assert 0.9 * LOG_VALUES < 1 + sum(data.count(c) for c in (b"[", b",", b":")) <= LOG_VALUES
+    past = LOG_VALUES - sum(data.count(c) for c in (b"[", b",", b":"))
+    doc["samples"][0]["metadata"]["objects"] += [{}] * past
+    over = tmp_path / "over.json"
+    over.write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8")
+    del doc, data
     out = tmp_path / "out.jsonl"
-    code, err, peak = import_within_limit(run.logs[readers.INVARIANT], run.panels / f"{OPEN}.json", out, tmp_path)
+    code, err, peak = import_within_limit(full, run.panels / f"{OPEN}.json", out, tmp_path)
     assert code == 0, err
-    assert out.exists() and peak < LIMIT
+    assert out.exists() and peak < LIMIT, f"peak {peak / 2 ** 20:.0f} MiB"
+    refused = tmp_path / "refused.jsonl"
+    code, err, peak = import_within_limit(over, run.panels / f"{OPEN}.json", refused, tmp_path)
+    assert_refused(code, err, peak, over, refused, f"the log holds up to {LOG_VALUES + 1:,} JSON values; a log may "
+                                                   f"hold at most {LOG_VALUES:,}")
