@@ -57,7 +57,8 @@ def outsider(run, tmp_path, monkeypatch):
 @pytest.fixture
 def archive_with_a_point(run, outsider, tmp_path, monkeypatch):
     """A copy of the admitted archive (made $LLMARCHIVE_HOME) with one comparison point filed, so its private
-    record log holds a hash chain a broken write would break."""
+    record log holds a hash chain a broken write would break.  The log is a simulated reader's, which only the
+    archive's known-answer step may file (``--known-answer``)."""
     log, panel = outsider
     home = tmp_path / "archive"
     shutil.copytree(run.home, home)
@@ -65,7 +66,7 @@ def archive_with_a_point(run, outsider, tmp_path, monkeypatch):
     submission = tmp_path / "filed.jsonl"
     assert main(["comparison", "import", str(log), "--panel", str(panel), "--out", str(submission),
                  "--submitted-by", "an outside lab"]) == 0
-    assert main(["comparison", "submit", str(submission)]) == 0
+    assert main(["comparison", "submit", str(submission), "--known-answer"]) == 0
     record_log = ArchivePaths(home).record_log("comparison_point")
     assert verify_log(record_log) == 1
     return home, record_log

@@ -5,7 +5,9 @@ Issue 36, item 1: a 459 KB ``.eval`` whose one sample member decompressed to
 log imported with ``--format inspect`` took 925 MB.  Each import here runs
 as a person runs it — ``llmarchive comparison import`` in a child process —
 under an address-space limit of 512 MB (``RLIMIT_AS``), and its peak
-resident memory is read from the child's own usage (``wait4``): a refusal
+resident memory is what the child's kernel counts for its own image
+(``VmHWM``, read as it exits; ``wait4``'s figure would include the pytest
+worker's memory at the fork, 539 MiB in CI late in the suite): a refusal
 must be exit 2, one line naming the log and the bound, nothing written, and
 the peak under the limit.  Under the limit, the old code failed with a
 ``MemoryError`` instead of a refusal naming a bound, so every test here
@@ -28,6 +30,19 @@ from panels import readers
 from tests.inspect_helpers import OPEN, reader_run
 
 LIMIT = 512 * 1024 * 1024
+# The child: the CLI, with its own peak resident size written to argv[1] as it exits (normally or not).
+CHILD = """
+import atexit, sys
+peak_file = sys.argv.pop(1)
+def _peak():
+    with open("/proc/self/status") as status:
+        kib = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+    with open(peak_file, "w") as out:
+        out.write(kib)
+atexit.register(_peak)
+from llmarchive.cli import main
+sys.exit(main())
+"""
 GIB = 1024 ** 3
 
 
@@ -39,20 +54,24 @@ def run(tmp_path_factory):
 def import_within_limit(log: Path, panel: Path, out: Path, tmp_path: Path, *extra: str
                         ) -> tuple[int, list[str], int]:
     """``llmarchive comparison import`` in a child held to :data:`LIMIT` of address space:
-    (exit status, stderr lines, peak resident bytes of the child)."""
+    (exit status, stderr lines, peak resident bytes of the child's own image).
+
+    The peak is the kernel's high-water mark of the process image the child
+    executes (``VmHWM`` from ``/proc/self/status``, which starts afresh at
+    ``exec``), written by the child as it exits: the resource usage a parent
+    reaps also counts the pages the child shared with this process when it
+    was forked, so it measured the pytest worker, not the import."""
     def limited() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
 
+    peak_file = tmp_path / f"peak-{os.getpid()}-{len(list(tmp_path.glob('peak-*')))}.kib"
     env = {**os.environ, "LLMARCHIVE_HOME": str(tmp_path / "home")}
-    command = [sys.executable, "-c", "import sys; from llmarchive.cli import main; sys.exit(main())",
+    command = [sys.executable, "-c", CHILD, str(peak_file),
                "comparison", "import", str(log), "--panel", str(panel), "--out", str(out), *extra]
-    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             preexec_fn=limited)
-    err = child.stderr.read().decode("utf-8", "replace")
-    child.stderr.close()
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return child.returncode, err.splitlines(), usage.ru_maxrss * 1024
+    child = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           preexec_fn=limited)
+    assert peak_file.exists(), f"the child wrote no peak (exit {child.returncode})"
+    return child.returncode, child.stderr.decode("utf-8", "replace").splitlines(), int(peak_file.read_text()) * 1024
 
 
 def padded_eval(source: Path, out: Path, pad: int) -> str:

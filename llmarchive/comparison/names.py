@@ -37,6 +37,7 @@ from typing import Iterable, Optional
 
 from llmarchive.archive import record_logs as records
 from llmarchive.archive.paths import ArchivePaths
+from measure.errors import ArchiveError
 from panels.readers import KNOWN_ANSWER_READERS, SIMULATED_MODEL_PREFIX, simulated_model_id, simulated_reader
 
 KNOWN_ANSWER_SOURCE = "known_answer"
@@ -48,7 +49,7 @@ RESERVED_SUBMITTER_WORDS = ("this archive", "generation bridge", "needs_review",
                             "simulated-reader", "known answer", "make demo", "llm-archive", "llmarchive")
 
 
-class SkeletonUnavailable(RuntimeError):
+class SkeletonUnavailable(ArchiveError, RuntimeError):
     """ICU's confusable mapping could not be loaded (the ``icu4py`` wheel is missing or has no ICU libraries)."""
 
 
