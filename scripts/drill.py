@@ -69,12 +69,13 @@ def run(script: Script, root: Path, sensor_every: dt.timedelta, months: Optional
     """
     from scripts.drill_loop import Loop
 
+    script = script.cut(months)
     started = time.monotonic()
     traveller = time_machine.travel(script.start, tick=True)
     coordinates = traveller.start()
     main_profile = cProfile.Profile() if profile else None
     try:
-        with Loop(script, root, sensor_every, coordinates, months) as loop:
+        with Loop(script, root, sensor_every, coordinates) as loop:
             if main_profile is not None:
                 loop.state.launcher.profiling = True
                 main_profile.enable()

@@ -45,14 +45,14 @@ def bridge(state: State) -> Verdict:
     after = [str(r.get("recorded_at")) for r in alarm_records if str(r.get("recorded_at")) > ended]
     if after:
         problems.append(f"bridge alarms after the bridge was left incomplete ({ended}): {', '.join(after[:3])}")
-    if closed != [left]:
-        problems.append(f"bridge_incomplete on {', '.join(closed) or 'no day'}, due {left}")
+    if closed != ([left] if left else []):
+        problems.append(f"bridge_incomplete on {', '.join(closed) or 'no day'}, due {left or 'after the drill'}")
     posted = sorted({when.date().isoformat() for when, body in state.webhook.received
                      if body.get("kind") == "generation_bridge"})
     if alarms and posted != alarms:
         problems.append(f"the webhook was told of the bridge on {len(posted)} days, alarms were raised on {len(alarms)}")
     return ("the bridge alarm from the day the id appeared until it was left incomplete, never after",
-            not problems, "; ".join(problems) or f"{len(alarms)} days of alarms, incomplete on {left}")
+            not problems, "; ".join(problems) or f"{len(alarms)} days of alarms, incomplete on {left or '(not yet)'}")
 
 
 def deadman(state: State) -> Verdict:

@@ -21,7 +21,7 @@ from dagster._core.execution.backfill import BulkActionsFilter, BulkActionStatus
 
 from scripts import drill_checks, drill_dagster, drill_events, drill_report
 from scripts.drill_state import State
-from scripts.drill_script import Script, at
+from scripts.drill_script import Script
 from scripts.drill_world import FullDisk, Provider, Webhook, no_real_backoff
 
 OUTSIDE_CHECK_MINUTE = 17          # deploy/crontab: `17 * * * * … llmarchive lease --quiet --webhook …`
@@ -60,12 +60,10 @@ def _grid(start: dt.datetime, until: dt.datetime, step: dt.timedelta) -> list[dt
 class Loop:
     """One drill (see the module docstring)."""
 
-    def __init__(self, script: Script, root: Path, sensor_every: dt.timedelta, coordinates: Any,
-                 months: Optional[int] = None) -> None:
+    def __init__(self, script: Script, root: Path, sensor_every: dt.timedelta, coordinates: Any) -> None:
+        """``script`` whole, or cut to its first months (:meth:`Script.cut`): the drill ends at its end."""
         self.script, self.root, self.sensor_every, self.coordinates = script, root, sensor_every, coordinates
-        wanted = script.months()[:months] if months else script.months()
-        last = at(f"{wanted[-1]}-01T00:00")
-        self.end = min(script.end, (last + dt.timedelta(days=32)).replace(day=1, hour=12))
+        self.end = script.end
         self._stack = contextlib.ExitStack()
         self.state: Optional[State] = None
 

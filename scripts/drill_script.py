@@ -25,7 +25,7 @@ The kinds of event (see :mod:`scripts.drill_world` and :mod:`scripts.drill_actio
 ``acknowledge``   a person launches acknowledge_instrument_job with a core_change
 """
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from llmarchive.archive.record_logs import parse_time
@@ -61,6 +61,7 @@ class Gap:
     cause: str
     protocol: Optional[str] = None
     why: str = ""
+    may: bool = False          # the script makes it possible, not certain (it hangs on the order runs leave the queue)
 
     def matches(self, row: dict) -> bool:
         return (row.get("job") == self.job and row.get("period") == self.period
@@ -68,13 +69,22 @@ class Gap:
 
 
 @dataclass(frozen=True)
+class Refusal:
+    """Failed runs the script causes on ``day``: at least ``count`` refused as ``kind`` (assets/refusals.py)."""
+
+    kind: str
+    count: int
+    day: str
+
+
+@dataclass(frozen=True)
 class Expect:
     """What the archive must show once the script has run."""
 
     gaps: tuple[Gap, ...] = ()
-    refusals: dict = field(default_factory=dict)          # refusal kind → at least this many failed runs
+    refusals: tuple[Refusal, ...] = ()
     instrument_alarm_days: tuple[str, ...] = ()           # every day an instrument_alarm is dated, no other
-    bridge: Optional[tuple[str, str]] = None              # (raised on, left incomplete on)
+    bridge: Optional[tuple[str, Optional[str]]] = None    # (raised on, left incomplete on; None: not yet)
     deadman_day: Optional[str] = None                     # the day the outside check first pages the dead-man
     deadman_over: Optional[str] = None                    # from this day on the lease is alive again
 
@@ -95,6 +105,34 @@ class Script:
             out.append(day.strftime("%Y-%m"))
             day = (day + dt.timedelta(days=32)).replace(day=1)
         return out
+
+    def cut(self, months: Optional[int]) -> "Script":
+        """The script's first ``months`` months, and only what it expects of them.
+
+        The drill then ends, as the whole script does, at noon on the 1st after its last month (that month's
+        publication); an expectation dated after that is dropped, one that spans the end keeps its start: a
+        bridge not yet left incomplete, a dead-man outage not yet over are judged by what they show so far.
+        """
+        wanted = self.months()
+        if not months or months >= len(wanted):
+            return self
+        first = at(f"{wanted[months - 1]}-01T00:00")
+        end = (first + dt.timedelta(days=32)).replace(day=1, hour=self.end.hour, minute=self.end.minute)
+        last_day = end.date().isoformat()
+        expect = self.expect
+        bridge = expect.bridge
+        if bridge is not None:
+            bridge = None if bridge[0] > last_day else (bridge[0], bridge[1] if bridge[1] <= last_day else None)
+        deadman_day, deadman_over = expect.deadman_day, expect.deadman_over
+        if deadman_day is not None and (deadman_day > last_day or (deadman_over or "") > last_day):
+            deadman_day = deadman_over = None
+        return replace(
+            self, end=end, events=tuple(e for e in self.events if e.when < end),
+            expect=replace(expect,
+                           gaps=tuple(g for g in expect.gaps if g.period[:7] <= wanted[months - 1]),
+                           refusals=tuple(r for r in expect.refusals if r.day <= last_day),
+                           instrument_alarm_days=tuple(d for d in expect.instrument_alarm_days if d <= last_day),
+                           bridge=bridge, deadman_day=deadman_day, deadman_over=deadman_over))
 
 
 # A month of the full programme costs 12 × 120 calls × €0.01 = €14.40 plus €0.72 of subject fingerprints,
@@ -141,8 +179,11 @@ SHORT = Script(
         gaps=(*_absent(("2027-01-01", "2027-01-02"), "the daemon was down"),
               Gap("full_sweep", "2026-12", "provider_outage", "{last}", "the failed write; nobody resumed it"),
               Gap("full_sweep", "2027-01", "provider_outage",
-                  why="the partitions the overloaded provider stopped before any call: green runs, not re-executed")),
-        refusals={"run_busy": 1, "not_this_month": 12},
+                  why="the partitions the overloaded provider stopped before any call: green runs, not re-executed"),
+              Gap("subject_fingerprint", "2027-01-03", "provider_outage", may=True,
+                  why="the restarted daemon launches the missed fingerprint beside the sweep; whether its calls come "
+                      "before or after the overload begins is the run queue's order")),
+        refusals=(Refusal("run_busy", 1, "2026-12-02"), Refusal("not_this_month", 12, "2027-01-25")),
         instrument_alarm_days=tuple(f"2026-11-{d}" for d in range(10, 18)),
         bridge=("2026-11-20", "2027-01-20"),
         deadman_day="2027-01-01",
@@ -186,7 +227,8 @@ FULL = Script(
                   why="the partitions the overloaded provider stopped before any call: green runs, not re-executed"),
               Gap("full_sweep", "2027-09", "budget_halted", why="the month's pool pays for part of the sweep"),
               Gap("full_sweep", "2027-11", "provider_outage", "{last}", "the failed write; nobody resumed it")),
-        refusals={"run_busy": 1, "not_this_month": 36, "budget_refused": 1},
+        refusals=(Refusal("budget_refused", 1, "2027-09-02"), Refusal("run_busy", 1, "2028-01-02"),
+                  Refusal("not_this_month", 36, "2028-03-10")),
         instrument_alarm_days=tuple(f"2028-05-{d:02d}" for d in range(9, 17)),
         bridge=("2027-01-12", "2027-04-20"),
         deadman_day="2027-03-01",

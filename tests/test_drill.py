@@ -16,7 +16,7 @@ import datetime as dt
 import pytest
 
 from scripts.drill import run
-from scripts.drill_script import SHORT
+from scripts.drill_script import FULL, SHORT
 
 pytestmark = pytest.mark.slow
 
@@ -37,3 +37,19 @@ def test_three_months_under_dagsters_scheduler_pass_every_verdict(drill_root):
     assert outcome.verdicts, "the drill checked nothing"
     assert outcome.passed, report
     assert len(outcome.month_seconds) >= 3
+
+
+def test_a_drill_cut_short_expects_only_what_its_months_can_show():
+    """``make drill --months 8`` ends in July 2027: the alarm of May 2028 and the backfill's refusals of March 2028
+    are not due, the bridge raised in January and left in April is, and so is June's outage."""
+    cut = FULL.cut(8)
+    assert cut.end == dt.datetime(2027, 7, 1, 12, tzinfo=dt.timezone.utc)
+    assert all(event.when < cut.end for event in cut.events) and len(cut.events) < len(FULL.events)
+    assert cut.expect.refusals == () and cut.expect.instrument_alarm_days == ()
+    assert cut.expect.bridge == ("2027-01-12", "2027-04-20")
+    assert any(gap.period == "2027-06" for gap in cut.expect.gaps)
+    assert not any(gap.period >= "2027-09" for gap in cut.expect.gaps)
+    spanning = FULL.cut(4)          # ends 2027-03-01 noon: the bridge is open, the daemon still down
+    assert spanning.expect.bridge == ("2027-01-12", None)
+    assert spanning.expect.deadman_day is None
+    assert FULL.cut(None) is FULL and FULL.cut(len(FULL.months())) is FULL
