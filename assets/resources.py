@@ -3,8 +3,9 @@
 Everything a step needs from outside arrives through these, configured —
 never patched — so a test points the API subjects at the local fake
 provider by setting ``base_url``, and a deployment points them at the real
-API.  Keys come from the environment only (``ANTHROPIC_API_KEY``,
-``OPENAI_API_KEY``); a resource never holds or logs one.
+API.  Keys come from the environment only (the variable each provider's
+row of :mod:`llmarchive.subjects.providers` names); a resource never holds
+or logs one.
 """
 import os
 from pathlib import Path
@@ -17,7 +18,12 @@ from llmarchive.archive.jsonio import read_json
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.instrument import scripted
 from llmarchive.succession.subject_models import SubjectModels, load_subject_models
-from llmarchive.subjects import list_models, make_subject
+from llmarchive.subjects import Provider, api_provider, list_models, make_subject, registry
+
+
+# The key paid work needs where the daemon runs: the commercial provider's, as the provider table names it
+# (the schedules' and the model watch's descriptions say it).
+PAID_KEY = registry.either(registry.commercial_keys())
 
 
 class ArchiveResource(ConfigurableResource):
@@ -68,10 +74,11 @@ class SubjectResource(ConfigurableResource):
     *Which* model is not configured here: ``subject_models.yaml`` names the
     family and its active model, and the model watch records any switch.
     This resource says how to reach the provider — ``provider`` (default:
-    the file's, ``anthropic`` or ``openai``), ``base_url`` (default: the
+    the file's; an API row of the provider table,
+    :mod:`llmarchive.subjects.providers`), ``base_url`` (default: the
     public API; tests point it at the local fake provider) — and how hard to
     push it.  The key is read from the environment by the subject at call
-    time (``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``), never stored here.
+    time (the variable the provider's row names), never stored here.
     """
 
     subject_models_file: Optional[str] = None
@@ -90,15 +97,28 @@ class SubjectResource(ConfigurableResource):
         return self.provider or self.models_config().provider
 
     @property
-    def key_variable(self) -> str:
-        return "ANTHROPIC_API_KEY" if self.kind == "anthropic" else "OPENAI_API_KEY"
+    def row(self) -> Optional[Provider]:
+        """The provider table's row for :attr:`kind` (None for a kind the table has no API row for)."""
+        return api_provider(self.kind)
+
+    @property
+    def key_variable(self) -> Optional[str]:
+        """Where the subject reads its key: the provider table's row says."""
+        return self.row.key_env if self.row else None
 
     def configured(self) -> tuple[bool, str]:
-        """Whether paid work may start, and why not in words."""
-        if self.kind == "anthropic" and not os.environ.get(self.key_variable):
-            return False, f"{self.key_variable} is not set: the commercial series is paid work and stays off"
-        if self.kind == "openai" and not (self.base_url or os.environ.get(self.key_variable)):
-            return False, "no OpenAI-compatible server is configured (base_url) and OPENAI_API_KEY is not set"
+        """Whether paid work may start, and why not in words.
+
+        A provider whose key is required needs it set; one whose key is
+        optional (a local server) needs a ``base_url`` or its key.
+        """
+        row, key = self.row, self.key_variable
+        if row is None or key is None:
+            return True, "configured"
+        if row.key_required and not os.environ.get(key):
+            return False, f"{key} is not set: the commercial series is paid work and stays off"
+        if not row.key_required and not (self.base_url or os.environ.get(key)):
+            return False, f"no {row.title} server is configured (base_url) and {key} is not set"
         return True, "configured"
 
     def factory(self) -> Callable[[str, int], Any]:

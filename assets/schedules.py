@@ -35,12 +35,11 @@ from dagster import (DefaultScheduleStatus, MultiPartitionKey, RunRequest, Sched
 
 from assets.jobs import commercial_job, coverage_job, daily_instrument_job, publication_job, subject_fingerprint_job
 from assets.partitions import MONTH_START
-from assets.resources import SubjectResource
+from assets.resources import PAID_KEY, SubjectResource
 from llmarchive.schedule.watch import post_webhook
 from measure.errors import ArchiveError
 from panels.build import all_protocol_ids
 
-PAID_KEY = "ANTHROPIC_API_KEY"
 # Never RUNNING by default, key or no key (see the module docstring).
 PAID_STATUS = DefaultScheduleStatus.STOPPED
 

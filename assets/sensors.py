@@ -36,15 +36,13 @@ from dagster import DefaultSensorStatus, RunRequest, SensorEvaluationContext, Se
 from assets.health import SUCCESSION, health_request
 from assets.jobs import archive_health_job, manifest_job
 from assets.partitions import GENERATIONS, MANIFESTS, generations, manifests
-from assets.resources import ArchiveResource, SubjectResource
+from assets.resources import PAID_KEY, ArchiveResource, SubjectResource
 from llmarchive.schedule import lease
 from llmarchive.protocols import prereg
 from llmarchive.schedule import watch as model_watch_lib
 from llmarchive.succession.subject_models import active_model
 from llmarchive.archive.record_logs import utc_today
 from measure.errors import ArchiveError
-
-PAID_KEY = "ANTHROPIC_API_KEY"
 
 
 @sensor(job=archive_health_job, minimum_interval_seconds=6 * 3600, default_status=DefaultSensorStatus.STOPPED,

@@ -181,8 +181,6 @@ def test_a_shortened_comparison_id_reads_back_with_its_hash_as_the_model():
     ("ow_smollm2-135m-q8_risky_choice_framing__wording__v0", "open_weights_series", None),
     # a generation id with an underscore: "gen_1" + protocol, or "gen" + "1_decoy__order__v2"
     ("ow_gen_1_decoy__order__v2", "open_weights_series", None),
-    # a comparison id with an API the scheme does not know
-    ("comparison_risky_choice_framing__wording__v0_gemini_m", "comparison", None),
     # a sweep id without its month, or without a model after the protocol
     ("sweep_november_risky_choice_framing__wording__v0_m", "full_sweep", None),
     ("sweep_2026-11_risky_choice_framing__wording__v0_", "full_sweep", "2026-11"),
@@ -191,6 +189,15 @@ def test_a_shortened_comparison_id_reads_back_with_its_hash_as_the_model():
 def test_parse_leaves_what_an_id_does_not_place_one_way_alone_as_none(text, job, date):
     found = parse(text)
     assert (found.job, found.date, found.protocol_id, found.model, found.new_model) == (job, date, None, None, None)
+
+
+def test_a_comparison_id_reads_its_api_as_the_word_after_the_protocol():
+    """The archive's files sit below the subjects and name no provider (the provider table is
+    llmarchive.subjects'): the API is the one "_"-free word between the protocol and the model, which splits
+    one way alone; what `comparison run` accepts is the table's to say."""
+    found = parse("comparison_risky_choice_framing__wording__v0_gemini_m")
+    assert (found.job, found.protocol_id, found.suffix, found.model) == ("comparison", OPEN, "gemini", "m")
+    assert parse("comparison_risky_choice_framing__wording__v0_m").protocol_id is None   # no API word: not placed
 
 
 def test_a_bridge_whose_model_holds_to_keeps_its_protocol_and_role_but_not_its_models():

@@ -43,7 +43,10 @@ from llmarchive.archive.paths import check_id
 RUN_ID_MAX = 200           # the archive's limit on an id (llmarchive.archive.paths.check_id)
 COMPARISON = "comparison"  # a comparison run is no job of the archive's: an outsider's run, made by them
 ROLES = ("old", "new")
-APIS = ("openai", "anthropic")
+# The API word of a comparison run id: a provider's name (llmarchive.subjects.registry), which has no "_".
+# Read as a word, not checked against the provider table: the archive's files sit below the subjects and name
+# no provider; what `comparison run` accepts is the table's to say (llmarchive.comparison.run).
+_API = r"[a-z0-9][a-z0-9.-]*"
 
 _PROTOCOL = r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*__[A-Za-z0-9-]+__v[0-9]+"
 _PROTOCOL_RE = re.compile(_PROTOCOL)
@@ -201,7 +204,7 @@ def parse(text: str) -> RunId:
         pair = models.split("_to_") if models is not None and models.count("_to_") == 1 else (None, None)
         return RunId(text, job, None, protocol, pair[0], pair[1], match[2])
     if job == COMPARISON:
-        match = re.fullmatch(rf"{COMPARISON}_({_PROTOCOL})_({'|'.join(APIS)})_(.+)", text)
+        match = re.fullmatch(rf"{COMPARISON}_({_PROTOCOL})_({_API})_(.+)", text)
         return RunId(text, job, None, match[1], match[3], suffix=match[2]) if match else RunId(text, job)
     if job == job_table.OPEN_WEIGHTS_SERIES:
         generation, protocol = _head_then_protocol(text[len("ow_"):])

@@ -26,6 +26,8 @@ import argparse
 import importlib.util
 from typing import Optional, Sequence
 
+from llmarchive.subjects import registry
+
 DISTRIBUTION = "llm-archive"
 ARCHIVE_EXTRA = "archive"
 
@@ -45,8 +47,8 @@ OUTSIDE_MODULES = {
     "inspect_ai": "pip install inspect-ai",
 }
 
-# Commands checked before they start (subcommand words → modules they need).  A run whose subject is the
-# embedded model (`--subject reference`) needs llama_cpp too, whatever the command (:func:`needed_modules`).
+# Commands checked before they start (subcommand words → modules they need).  A run's --subject adds the modules
+# its row of the provider table needs (the embedded model: llama_cpp), whatever the command (:func:`needed_modules`).
 COMMAND_NEEDS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("publish",): ("sqlite_utils",),
     ("serve",): ("datasette",),
@@ -79,8 +81,9 @@ def missing_line(exc: ModuleNotFoundError, command: str) -> Optional[str]:
 def needed_modules(words: tuple[str, ...], args: argparse.Namespace) -> tuple[str, ...]:
     """The modules ``llmarchive <words>`` with these options needs before it may start."""
     modules = COMMAND_NEEDS.get(words, ())
-    if getattr(args, "subject", None) == "reference":
-        modules += ("llama_cpp",)
+    row = registry.find(getattr(args, "subject", None) or "")
+    if row is not None:
+        modules += row.needs
     return modules
 
 

@@ -24,7 +24,7 @@ from llmarchive.archive.outputs import OutputFile
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.record_logs import utc_today
 from llmarchive.archive.textsafe import json_safe
-from llmarchive.subjects import list_models, make_subject
+from llmarchive.subjects import list_models, make_subject, registry
 from llmarchive.succession.subject_models import load_subject_models
 
 # Every option that holds a day, a month or a timestamp, by its dest: the flag as the user typed it and the one
@@ -78,9 +78,11 @@ def print_json(document: Any, *, sort_keys: bool = False) -> None:
     print(json_safe(json.dumps(document, indent=1, ensure_ascii=False, sort_keys=sort_keys, default=str)))
 
 
-def add_subject(parser: argparse.ArgumentParser, kinds: tuple[str, ...] = ("anthropic", "openai"), *,
+def add_subject(parser: argparse.ArgumentParser, kinds: Optional[tuple[str, ...]] = None, *,
                 required: bool = False, what: str = "the API (default: subject_models.yaml's provider)") -> None:
-    parser.add_argument("--subject", choices=kinds, required=required, default=None, help=what)
+    """``--subject``: one of ``kinds``; by default the provider table's API rows, read when the parser is built."""
+    parser.add_argument("--subject", choices=registry.api_names() if kinds is None else kinds, required=required,
+                        default=None, help=what)
 
 
 def add_model(parser: argparse.ArgumentParser,

@@ -13,6 +13,7 @@ from llmarchive.comparison.run import run_comparison
 from llmarchive.comparison.names import KNOWN_ANSWER_SOURCE
 from llmarchive.run.progress import TrialProgress
 from llmarchive.run.runner import RunInterrupted
+from llmarchive.subjects import registry
 from measure.errors import ArchiveError
 
 ORDER = 65
@@ -40,8 +41,7 @@ def register(subparsers) -> None:
             "call. Each prompt is sent exactly, one fresh call each, with the panel's max_tokens and no other "
             "setting (the submission records what the client set). The run lives in "
             "$LLMARCHIVE_HOME/private/experiments/<run_id>/; the same command again resumes it and sends only "
-            "the missing calls. Keys come from the environment only: OPENAI_API_KEY (optional for a local "
-            "server), ANTHROPIC_API_KEY for --api anthropic."
+            "the missing calls. Keys come from the environment only: " + _keys() + "."
         ),
     )
     run.add_argument("--panel", required=True, metavar="FILE", help="the published open panel file")
@@ -49,8 +49,9 @@ def register(subparsers) -> None:
                      help="the server, e.g. http://127.0.0.1:8080 (a trailing /v1 is accepted; default: the "
                           "provider's public API)")
     add_model(run, "the exact model id the server serves (no alias such as …-latest)")
-    run.add_argument("--api", choices=("openai", "anthropic"), default="openai",
-                     help="the protocol the server speaks (default: openai, chat completions)")
+    default = registry.comparison_default()
+    run.add_argument("--api", choices=registry.comparison_names(), default=default,
+                     help=f"the protocol the server speaks (default: {default}, chat completions)")
     add_out(run, "the submission (once the run is complete)")
     run.add_argument("--submitted-by", help="who made the run, written into the submission's header")
     run.add_argument("--run-date", help="YYYY-MM-DD, the day the run is dated (default: today, UTC; a resumed run "
@@ -90,6 +91,13 @@ def register(subparsers) -> None:
     add_date(submit, "the day the point is filed")
     submit.set_defaults(func=do_submit)
     _register_import(sub)
+
+
+def _keys() -> str:
+    """Where each API ``comparison run`` offers reads its key, in the provider table's words."""
+    rows = [registry.find(name) for name in registry.comparison_names()]
+    return ", ".join(f"{p.key_env} (optional for a local server)" if not p.key_required
+                     else f"{p.key_env} for --api {p.name}" for p in rows if p is not None and p.key_env)
 
 
 def _register_import(sub) -> None:

@@ -10,7 +10,8 @@ from llmarchive.cli._options import (add_concurrency, add_max_tokens, add_model,
 from llmarchive.cli._options import concurrency as concurrency_for
 from llmarchive.run.progress import TrialProgress
 from llmarchive.run.runner import RunInterrupted
-from llmarchive.subjects import SUBJECT_KINDS, make_subject
+from llmarchive.subjects import api_provider, make_subject, subject_kinds
+from llmarchive.subjects import registry as provider_table
 from llmarchive.archive.dates import parse_date
 from llmarchive.archive.record_logs import utc_today
 from llmarchive.protocols import registry
@@ -29,13 +30,12 @@ def register(subparsers) -> None:
             "Send every trial of PROTOCOL (4 versions x n) to a subject, one fresh call each, record "
             "them in a hash-chained log under $LLMARCHIVE_HOME/private/experiments/<run_id>/, and build "
             "the measurement when the run is complete. Running the same --run-id again resumes it: "
-            "recorded trials are never sent again. --subject reference with no other option runs the "
-            "embedded SmolLM2 model; anthropic reads ANTHROPIC_API_KEY; openai talks to any "
-            "OpenAI-compatible server (llama-server, vLLM, Ollama) and reads OPENAI_API_KEY if set."
+            "recorded trials are never sent again. --subject "
+            + "; ".join(p.help_phrase() for p in provider_table.providers()) + "."
         ),
     )
     p.add_argument("protocol", metavar="PROTOCOL", help="protocol id, e.g. risky_choice_framing__wording__v0")
-    add_subject(p, SUBJECT_KINDS, required=True, what="who answers")
+    add_subject(p, subject_kinds(), required=True, what="who answers")
     add_model(p, "model id (API subjects: required) or reference model name (smollm2-135m, the default, or "
                  "qwen2.5-1.5b)")
     p.add_argument("--base-url", help="API subjects: the server (default: the provider's public API)")
@@ -43,8 +43,9 @@ def register(subparsers) -> None:
                                       "keeps its own)")
     add_run_id(p, "default: <run-date>_<protocol>_<model>; give an existing one to resume")
     add_concurrency(p)
-    p.add_argument("--series", choices=("commercial", "open_weights"),
-                   help="default: commercial for anthropic, open_weights otherwise")
+    commercial = provider_table.either(tuple(p.name for p in provider_table.providers() if p.series == "commercial"))
+    p.add_argument("--series", choices=provider_table.SERIES,
+                   help=f"default: commercial for {commercial}, open_weights otherwise")
     p.add_argument("--model-family",
                    help="the curve this model belongs to (default: the model id without version numbers)")
     p.add_argument("--job", choices=("manual", "full_sweep", "sweep"), default="manual",
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     paid_run.check_job(args.job)
     # Every option is checked before the home is touched: a bad value creates no folder and writes nothing.
     run_date = parse_date(args.run_date, "--run-date") if args.run_date is not None else utc_today()
-    if args.workers != 1 and args.subject != "reference":
+    if args.workers != 1 and api_provider(args.subject) is not None:
         raise CommandError("--workers applies to the reference model only (API subjects: --concurrency)")
     paths = archive(args)
     protocol = registry.load_protocol(paths, args.protocol)

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Union
 
 from llmarchive.archive import store
-from llmarchive.archive.run_ids import APIS, comparison_run_id
+from llmarchive.archive.run_ids import comparison_run_id
 from llmarchive.budget import unbudgeted
 from llmarchive.comparison.intake import HEADER_TYPE, is_exact_model_id
 from llmarchive.comparison.check import model_id_problems, run_id_problems
@@ -48,7 +48,7 @@ from llmarchive.comparison.read import SUBMITTED_BY_MAX
 from llmarchive.archive.outputs import OutputFile
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.protocols.open_panels import load_panel_file, protocol_from_panel_file
-from llmarchive.subjects import make_subject
+from llmarchive.subjects import make_subject, registry
 from llmarchive.run.runner import Progress, RunResult, RunSettings, run_protocol
 from measure.canonical import canonical_json
 from measure.errors import ArchiveError
@@ -81,9 +81,12 @@ def load_panel(file: Path) -> dict:
 
 def make_comparison_subject(api: str, model: str, base_url: Optional[str], max_tokens: int, *,
                             max_attempts: int = 6, timeout_s: float = 120.0, sleep: Any = None) -> Any:
-    """The archive's own API subject for ``api`` (the same request body, retries and secrets rules)."""
-    if api not in APIS:
-        raise ComparisonRunError(f"--api must be one of {', '.join(APIS)}, got {api!r}")
+    """The archive's own API subject for ``api`` (the same request body, retries and secrets rules).
+
+    ``api`` is a provider the provider table offers to comparison runs (:func:`registry.comparison_names`).
+    """
+    if api not in registry.comparison_names():
+        raise ComparisonRunError(f"--api must be one of {', '.join(registry.comparison_names())}, got {api!r}")
     return make_subject(api, max_tokens=max_tokens, model=model, base_url=base_url, max_attempts=max_attempts,
                         timeout_s=timeout_s, sleep=sleep)
 
@@ -121,7 +124,7 @@ def write_submission(out: Union[OutputFile, Path], header: Mapping, folder: Path
 
 
 def run_comparison(paths: ArchivePaths, panel_file: Path, *, base_url: Optional[str], model: str,
-                   api: str = "openai", out: Union[OutputFile, Path], run_id: Optional[str] = None,
+                   api: Optional[str] = None, out: Union[OutputFile, Path], run_id: Optional[str] = None,
                    run_date: Optional[str] = None, concurrency: int = 4, submitted_by: Optional[str] = None,
                    max_attempts: int = 6, timeout_s: float = 120.0, progress: Optional[Progress] = None,
                    sleep: Optional[Callable] = None) -> ComparisonRun:
@@ -131,8 +134,10 @@ def run_comparison(paths: ArchivePaths, panel_file: Path, *, base_url: Optional[
     hashes do not recompute, :class:`llmarchive.archive.outputs.OutputRefused`
     before any call for an ``out`` the rule refuses, and whatever the runner
     raises after (:class:`llmarchive.run.runner.RunInterrupted` when a call
-    got no answer: run the same command again to resume).
+    got no answer: run the same command again to resume).  ``api`` defaults
+    to the provider table's comparison default (the OpenAI-compatible route).
     """
+    api = api or registry.comparison_default()
     target = OutputFile.of(out).reading(("the --panel file", panel_file))
     target.check()
     protocol = load_panel(panel_file)

@@ -8,19 +8,25 @@
 
 Each returns a :class:`~llmarchive.subjects.base.CallResult` per call, and
 :func:`~llmarchive.subjects.base.classify` is the one place a result becomes
-an outcome.  :func:`make_subject` builds one from command-line style options.
+an outcome.  :func:`make_subject` builds one from command-line style options, through the
+provider table (:mod:`llmarchive.subjects.providers`, one row per provider:
+a new provider is its module and its row).
 """
 from typing import Any, Optional
 
-from llmarchive.subjects import models
+# providers: imported for its rows, which it registers in the table when it is first imported.
+from llmarchive.subjects import models, providers, registry  # noqa: F401
 from llmarchive.subjects.base import CallResult, Classified, SubjectError, SubjectSettingsError, classify
-from llmarchive.subjects.reference import ReferenceSettings, ReferenceSubject
-from llmarchive.subjects.reference_pool import ReferencePool
+from llmarchive.subjects.registry import Provider, SubjectOptions, register
 
-SUBJECT_KINDS = ("reference", "anthropic", "openai")
+__all__ = ["CallResult", "Classified", "Provider", "SubjectError", "SubjectOptions", "SubjectSettingsError",
+           "api_provider", "check_api_settings", "classify", "list_models", "make_subject", "register",
+           "subject_kinds"]
 
-__all__ = ["CallResult", "Classified", "SUBJECT_KINDS", "SubjectError", "SubjectSettingsError", "check_api_settings",
-           "classify", "list_models", "make_subject"]
+
+def subject_kinds() -> tuple[str, ...]:
+    """Every provider name in the table (``llmarchive run --subject``'s choices), read when asked."""
+    return registry.names()
 
 
 def make_subject(kind: str, *, max_tokens: int, model: Optional[str] = None, base_url: Optional[str] = None,
@@ -28,49 +34,28 @@ def make_subject(kind: str, *, max_tokens: int, model: Optional[str] = None, bas
                  max_attempts: int = 6, timeout_s: float = 120.0, n_threads: int = 1, n_batch: int = 512,
                  retry_seed: int = 0, workers: int = 1, sleep: Optional[Any] = None,
                  pin_source: Optional[str] = None) -> Any:
-    """A subject of ``kind`` for a protocol whose generation asks ``max_tokens``.
+    """A subject of ``kind`` (a provider of the table) for a protocol whose generation asks ``max_tokens``.
 
     For the reference model, ``workers`` > 1 loads that many identical
     instances that answer side by side (:mod:`llmarchive.subjects.reference_pool`).
     ``sleep`` replaces the API subjects' back-off wait (tests record it instead of sleeping).
     ``pin_source`` says where a reference model's ``model_sha256`` came from when a caller pinned it (the
-    instrument pins a model given by path alone to its baseline's sha256).
+    instrument pins a model given by path alone to its baseline's sha256).  The row's factory refuses
+    the options that do not apply to its provider (:mod:`llmarchive.subjects.providers`).
     """
-    if kind == "reference":
-        if base_url:
-            raise SubjectSettingsError("--base-url applies to API subjects, not to the reference model")
-        if not isinstance(workers, int) or workers < 1:
-            raise SubjectSettingsError(f"workers must be a positive integer, got {workers!r}")
+    row = registry.find(kind)
+    if row is None:
+        raise SubjectSettingsError(f"unknown subject {kind!r}; known: {', '.join(registry.names())}")
+    return row.make(SubjectOptions(max_tokens=max_tokens, model=model, base_url=base_url, model_path=model_path,
+                                   model_sha256=model_sha256, max_attempts=max_attempts, timeout_s=timeout_s,
+                                   n_threads=n_threads, n_batch=n_batch, retry_seed=retry_seed, workers=workers,
+                                   sleep=sleep, pin_source=pin_source))
 
-        def one() -> ReferenceSubject:
-            return ReferenceSubject(max_tokens, model=model or models.DEFAULT_MODEL, model_path=model_path,
-                                    model_sha256=model_sha256,
-                                    settings=ReferenceSettings(n_threads=n_threads, n_batch=n_batch),
-                                    pin_source=pin_source)
 
-        if workers == 1:
-            return one()
-        return ReferencePool([one() for _ in range(workers)])
-    if kind in ("anthropic", "openai"):
-        # The HTTP subjects are imported here, when one is made, not above: importing any module of this
-        # package runs this file, and httpx costs ~0.1 s that a reference run or a reading command does
-        # not need.  Not a cycle.
-        from llmarchive.subjects.http import RetryPolicy
-
-        if model_path or model_sha256:
-            raise SubjectSettingsError("--model-path/--model-sha256 apply to the reference model only")
-        if workers != 1:
-            raise SubjectSettingsError("--workers applies to the reference model only (API subjects: --concurrency)")
-        if not model:
-            raise SubjectSettingsError(f"the {kind} subject needs --model (the provider's model id)")
-        options = dict(base_url=base_url, timeout_s=timeout_s, retry=RetryPolicy(max_attempts=max_attempts),
-                       retry_seed=retry_seed, sleep=sleep)
-        if kind == "anthropic":
-            from llmarchive.subjects.anthropic import AnthropicSubject
-            return AnthropicSubject(model, max_tokens, **options)
-        from llmarchive.subjects.openai_compat import OpenAICompatSubject
-        return OpenAICompatSubject(model, max_tokens, **options)
-    raise SubjectSettingsError(f"unknown subject {kind!r}; known: {', '.join(SUBJECT_KINDS)}")
+def api_provider(kind: str) -> Optional[Provider]:
+    """The table's row for ``kind`` when it is reached over HTTP (a key, a base URL, a models list), else None."""
+    row = registry.find(kind)
+    return row if row is not None and row.api else None
 
 
 def list_models(kind: str, base_url: Optional[str] = None, max_attempts: int = 6,
@@ -80,7 +65,7 @@ def list_models(kind: str, base_url: Optional[str] = None, max_attempts: int = 6
     For the model watch: each entry is the provider's own object (it has at
     least ``id``).  Raises :class:`SubjectError` when the list cannot be read.
     """
-    if kind not in ("anthropic", "openai"):
+    if api_provider(kind) is None:
         raise SubjectSettingsError(f"only API subjects list models; got {kind!r}")
     subject = make_subject(kind, max_tokens=1, model="models-list", base_url=base_url,
                            max_attempts=max_attempts, timeout_s=timeout_s)
@@ -97,6 +82,6 @@ def check_api_settings(kind: str, base_url: Optional[str] = None) -> None:
     sweep and the model watch stop with that one line instead of recording
     a provider outage the provider never had.
     """
-    if kind not in ("anthropic", "openai"):
-        raise SubjectSettingsError(f"{kind!r} is not an API provider (anthropic or openai)")
+    if api_provider(kind) is None:
+        raise SubjectSettingsError(f"{kind!r} is not an API provider ({registry.either(registry.api_names())})")
     make_subject(kind, max_tokens=1, model="settings-check", base_url=base_url)

@@ -28,9 +28,6 @@ class AnthropicSubject(HttpSubject):
 
     provider = "anthropic"
     chat_path = "/v1/messages"
-    key_env = "ANTHROPIC_API_KEY"
-    key_required = True
-    default_series = "commercial"
     models_query = {"limit": MODELS_PAGE_LIMIT}
 
     def __init__(self, model: str, max_tokens: int, base_url: Optional[str] = None, **kwargs: Any) -> None:

@@ -52,31 +52,13 @@ from datetime import datetime, timezone
 from typing import Any, Mapping, Optional, Sequence
 
 import measure
+from llmarchive.subjects import registry
 from measure.errors import ArchiveError
 
-# Provider stop reason → outcome.  ``None`` means "a normal end: read the text".
-STOP_REASONS: dict[str, dict[str, Optional[str]]] = {
-    "anthropic": {
-        "end_turn": None,
-        "stop_sequence": None,
-        "refusal": "refused",
-        "max_tokens": "truncated",
-        "model_context_window_exceeded": "truncated",
-        "tool_use": "off_format",
-        "pause_turn": "off_format",
-    },
-    "openai": {
-        "stop": None,
-        "length": "truncated",
-        "content_filter": "blocked_upstream",
-        "tool_calls": "off_format",
-        "function_call": "off_format",
-    },
-    "llama.cpp": {
-        "stop": None,
-        "length": "truncated",
-    },
-}
+# Provider stop reason → outcome, by the provider a CallResult names.  ``None`` means "a normal end: read the
+# text".  Each provider's row of the provider table holds its own (llmarchive.subjects.providers); this view
+# reads the table when asked, so a provider registered later is mapped too.
+STOP_REASONS: Mapping[str, Mapping[str, Optional[str]]] = registry.StopReasons()
 
 # Precedence of the non-grammar outcomes (the table above, top to bottom).
 PRECEDENCE = ("blocked_upstream", "refused", "off_format", "truncated", "empty")

@@ -45,7 +45,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from llmarchive.subjects import registry
 from llmarchive.subjects.base import CallResult, SubjectError, SubjectSettingsError, utc_timestamp
+from llmarchive.subjects.registry import SubjectOptions
 from measure.canonical import canonical_json, canonical_sha256
 from measure.rng import Stream, seed_from_text
 from measure.errors import ArchiveError
@@ -172,17 +174,49 @@ class HttpSubject:
     headers carry the key, and how to read a response.  ``max_tokens`` comes
     from the protocol's ``generation`` block; nothing else is sent that the
     subclass does not list in :meth:`request_body`.
+
+    ``provider`` names the subject's row of the provider table
+    (:mod:`llmarchive.subjects.providers`): its key variable, whether the
+    key is required and the series a run joins are read from that row, not
+    declared again here.
     """
 
     provider = "http"
     chat_path = ""
     models_path = "/v1/models"
     models_query: dict = {}
-    key_env: Optional[str] = None
-    key_required = False
     is_async = True
     billed = True
-    default_series = "open_weights"
+
+    @classmethod
+    def from_options(cls, options: SubjectOptions) -> "HttpSubject":
+        """The subject ``make_subject`` builds for this provider: the reference model's options refused."""
+        if options.model_path or options.model_sha256:
+            raise SubjectSettingsError("--model-path/--model-sha256 apply to the reference model only")
+        if options.workers != 1:
+            raise SubjectSettingsError("--workers applies to the reference model only (API subjects: --concurrency)")
+        if not options.model:
+            raise SubjectSettingsError(f"the {cls.provider} subject needs --model (the provider's model id)")
+        return cls(options.model, options.max_tokens, base_url=options.base_url, timeout_s=options.timeout_s,
+                   retry=RetryPolicy(max_attempts=options.max_attempts), retry_seed=options.retry_seed,
+                   sleep=options.sleep)
+
+    @property
+    def _row(self) -> Optional[registry.Provider]:
+        return registry.by_record(self.provider)
+
+    @property
+    def key_env(self) -> Optional[str]:
+        """The environment variable the key is read from (the provider table's), or None."""
+        return self._row.key_env if self._row else None
+
+    @property
+    def key_required(self) -> bool:
+        return bool(self._row and self._row.key_required)
+
+    @property
+    def default_series(self) -> str:
+        return self._row.series if self._row else "open_weights"
 
     def __init__(self, model: str, max_tokens: int, base_url: str, *, timeout_s: float = 120.0,
                  retry: RetryPolicy = RetryPolicy(), retry_seed: int = 0, sleep: Optional[Sleep] = None) -> None:

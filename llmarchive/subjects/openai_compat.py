@@ -29,9 +29,6 @@ class OpenAICompatSubject(HttpSubject):
 
     provider = "openai"
     chat_path = "/v1/chat/completions"
-    key_env = "OPENAI_API_KEY"
-    key_required = False
-    default_series = "open_weights"
 
     def __init__(self, model: str, max_tokens: int, base_url: Optional[str] = None, **kwargs: Any) -> None:
         url = (base_url or DEFAULT_BASE_URL).rstrip("/")

@@ -41,7 +41,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from llmarchive.subjects import models
+from llmarchive.subjects import models, registry
 from llmarchive.subjects.base import CallResult, SubjectError, utc_timestamp
 from measure.canonical import canonical_sha256, sha256_hex
 
@@ -87,10 +87,14 @@ class ReferenceSettings:
 class ReferenceSubject:
     """A pinned GGUF, loaded once, answering greedily with a literal template."""
 
-    provider = "llama.cpp"
+    provider = "llama.cpp"       # its row of the provider table records its calls as llama.cpp's
     is_async = False
     billed = False
-    default_series = "open_weights"
+
+    @property
+    def default_series(self) -> str:
+        """The series a run joins unless told: the provider table's row says."""
+        return registry.by_record(self.provider).series
 
     def __init__(self, max_tokens: int, model: str = models.DEFAULT_MODEL, model_path: Optional[str] = None,
                  model_sha256: Optional[str] = None, settings: ReferenceSettings = ReferenceSettings(),
@@ -192,7 +196,7 @@ class ReferenceSubject:
 
     def config(self) -> dict:
         return {
-            "kind": "reference",
+            "kind": registry.by_record(self.provider).name,
             "model": self.name,
             "model_file": self.path.name,
             "model_sha256": self.model_sha256,

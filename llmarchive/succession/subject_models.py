@@ -30,6 +30,7 @@ from llmarchive.archive.queries import latest_subject_model  # the family's swit
 from llmarchive.archive.jsonio import RecordFileError, read_json
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.yamlfile import read_yaml
+from llmarchive.subjects import registry
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUBJECT_MODELS_FILE = REPO_ROOT / "subject_models.yaml"
@@ -71,8 +72,9 @@ def parse_subject_models(data: Any, where: str = "subject_models.yaml") -> Subje
     for key in REQUIRED[:-1]:
         if not isinstance(data[key], str) or not data[key].strip():
             raise SubjectModelsError(f"{where}: {key} must be a non-empty string")
-    if data["provider"] not in ("anthropic", "openai"):
-        raise SubjectModelsError(f"{where}: provider must be anthropic or openai, got {data['provider']!r}")
+    if data["provider"] not in registry.api_names():     # the provider table's API rows, read when checked
+        raise SubjectModelsError(f"{where}: provider must be {registry.either(registry.api_names())}, "
+                                 f"got {data['provider']!r}")
     declaration = data["successor_declaration"]
     if not isinstance(declaration, dict):
         raise SubjectModelsError(f"{where}: successor_declaration must be a mapping")
