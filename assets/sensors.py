@@ -116,7 +116,7 @@ def preregistration_manifests(context: SensorEvaluationContext, archive: Archive
     files = {prereg.manifest_key(path): path for path in prereg.manifests(paths)}
     known = set(context.instance.get_dynamic_partitions(MANIFESTS))
     try:
-        seen = json.loads(context.cursor) if context.cursor else {}
+        seen = json.loads(context.cursor) if context.cursor else {}     # one JSON document: the sensor's cursor
     except json.JSONDecodeError:
         seen = {}
     state, requests = {}, []

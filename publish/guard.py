@@ -60,6 +60,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 from llmarchive.archive.boundary_rules import (MONEY_FIELD, amounts, credential_in, machine_paths, may_hide_path,
                                                normalised_paths, path_in, path_pattern, visible)
+from measure import jsonl
 from publish.errors import PublishError
 
 CONTEXT = 4                # words compared on each side of an amount for the exemption
@@ -305,10 +306,8 @@ def answers_with_amounts(lines: Iterable[bytes]) -> Iterable[str]:
     """The ``response_text`` of every open-lane trial line that may hold an amount (the others are skipped)."""
     for line in lines:
         if b"\xe2\x82\xac" in line or b"EUR" in line or b"uro" in line or b"\\u20ac" in line:
-            try:
-                text = json.loads(line).get("response_text")
-            except (ValueError, AttributeError):
-                continue
+            record = jsonl.record_of(line)
+            text = None if record is None else record.get("response_text")
             if isinstance(text, str):
                 yield text
 
@@ -329,7 +328,7 @@ def json_strings(data: bytes) -> list[str]:
                 walk(item)
 
     try:
-        walk(json.loads(data))
+        walk(json.loads(data))         # one JSON document: an open panel's file
     except ValueError:
         pass
     return out

@@ -40,6 +40,7 @@ from typing import Optional
 import yaml
 
 from llmarchive.archive.dates import parse_date
+from llmarchive.archive.jsonio import read_json
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.record_logs import utc_today
 from measure.canonical import sha256_hex
@@ -113,7 +114,7 @@ def citation(version: str, date: str) -> str:
 
 
 def zenodo(version: str, date: str) -> str:
-    data = json.loads((REPO / ".zenodo.json").read_text(encoding="utf-8"))
+    data = read_json(REPO / ".zenodo.json")
     data["version"] = version
     data["publication_date"] = date
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

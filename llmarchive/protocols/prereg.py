@@ -24,13 +24,12 @@ Manifests live under ``private/`` because they list sealed protocols'
 hashes; publishing one later is how a protocol is revealed.
 """
 import hashlib
-import json
 import os
 import subprocess
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
-from llmarchive.archive.jsonio import write_json
+from llmarchive.archive.jsonio import RecordFileError, read_json, write_json
 from llmarchive.archive.paths import ArchivePaths, check_id
 from llmarchive.archive.record_logs import utc_now, utc_today
 from measure.canonical import canonical_json
@@ -93,9 +92,9 @@ def manifest_file(paths: ArchivePaths, key: str) -> Path:
 
 def read_manifest(path: Path) -> dict:
     try:
-        manifest = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PreregError(f"{path}: not a readable manifest ({exc})") from None
+        manifest = read_json(path)
+    except (OSError, RecordFileError) as exc:
+        raise PreregError(f"not a readable manifest: {exc}") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("protocols"), list):
         raise PreregError(f"{path}: a manifest needs a 'protocols' list")
     return manifest
