@@ -41,7 +41,7 @@ from llmarchive.schedule import lease
 from llmarchive.protocols import prereg
 from llmarchive.schedule import watch as model_watch_lib
 from llmarchive.succession.subject_models import active_model
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from measure.errors import ArchiveError
 
 PAID_KEY = "ANTHROPIC_API_KEY"

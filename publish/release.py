@@ -39,10 +39,9 @@ from typing import Optional
 
 import yaml
 
-from llmarchive.archive.dates import parse_date
+from llmarchive.archive.dates import parse_date, utc_today
 from llmarchive.archive.jsonio import read_json
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_today
 from measure.canonical import sha256_hex
 from publish import sources
 from publish.boundary import leak_guard

@@ -59,8 +59,8 @@ from llmarchive.budget.ladder import (TYPE_ORDER, Authorization, LadderState, Pl
                                       pool_shortfall,
                                       protocol_calls, record_plan_skips, refusal_facts, rung_selection,
                                       select_protocols, unbudgeted)
-from llmarchive.budget.ledger import (CHARGE, RESERVATION, MonthTotals, current_month, ledger, ledger_entries,
-                                      month_totals, open_reservations)
+from llmarchive.budget.ledger import (CHARGE, RESERVATION, MonthTotals, ledger, ledger_entries, month_totals,
+                                      open_reservations)
 from llmarchive.budget.meter import SpendMeter
 
 __all__ = [
@@ -69,7 +69,7 @@ __all__ = [
     "PROMPT_FRAMING_TOKENS",
     "Budget", "BudgetError", "BudgetHalted", "Rung", "job_name", "load_budget", "parse_budget", "write_budget",
     # ledger
-    "CHARGE", "RESERVATION", "MonthTotals", "current_month", "ledger", "ledger_entries", "month_totals",
+    "CHARGE", "RESERVATION", "MonthTotals", "ledger", "ledger_entries", "month_totals",
     "open_reservations",
     # checkpoint
     "LedgerTally", "LedgerView", "read_ledger",

@@ -40,7 +40,7 @@ from typing import Iterable, Mapping, Optional
 from llmarchive.archive import jsonio
 from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_now
+from llmarchive.archive.dates import utc_now
 from llmarchive.budget.config import POOLS
 from llmarchive.budget.ledger import CHARGE, RESERVATION, MonthTotals
 from measure import chain, jsonl

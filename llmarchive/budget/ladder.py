@@ -28,11 +28,10 @@ from llmarchive.budget.config import (EPSILON_EUR, JOBS, POOL_NAMES, Budget, Bud
                                       job_name, load_budget)
 from llmarchive.budget import earmarks
 from llmarchive.budget.checkpoint import LedgerView, read_ledger
-from llmarchive.budget.ledger import current_month
 from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.locks import file_lock
-from llmarchive.archive.record_logs import utc_now, utc_today
+from llmarchive.archive.dates import utc_month, utc_now, utc_today
 from llmarchive.archive.skips import record_skip
 from measure.chain import ChainError
 
@@ -82,7 +81,7 @@ def judged_month(month: Optional[str] = None, date: Optional[str] = None) -> str
         return month[:7]
     if date:
         return str(date)[:7]
-    return current_month()
+    return utc_month()
 
 
 def ledger_view(paths: ArchivePaths) -> LedgerView:

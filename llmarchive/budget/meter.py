@@ -20,7 +20,7 @@ model is free and never reaches this module.
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive.dates import utc_now
 from llmarchive.budget import earmarks
 from llmarchive.budget.config import EPSILON_EUR, PROMPT_FRAMING_TOKENS, Budget, BudgetHalted
 from llmarchive.budget.checkpoint import LedgerView, entries_between, read_ledger
@@ -173,7 +173,7 @@ class SpendMeter:
 
     def reserve(self, call_key: str, session: str, attempt: int, prompt_bytes: int, max_tokens: int) -> dict:
         """Make one attempt's worst case durable before it is sent; refuse it past the pool's cap."""
-        now = records.utc_now()
+        now = utc_now()
         with file_lock(self.paths.spend_ledger):
             self._fresh()
             entry = self._reservation(now, now[:7], call_key, session, attempt, prompt_bytes, max_tokens,
@@ -192,7 +192,7 @@ class SpendMeter:
         raises (nothing of the batch is reserved) and leaves the tallies as
         they were.
         """
-        now = records.utc_now()
+        now = utc_now()
         month = now[:7]
         with file_lock(self.paths.spend_ledger):
             self._fresh()
@@ -272,7 +272,7 @@ class SpendMeter:
 
     def _entry(self, call_key: str, call: Mapping, *, trial: bool, charge_id: str, settles: Sequence[str],
                pending: Sequence[Mapping] = ()) -> dict:
-        now = records.utc_now()
+        now = utc_now()
         month = now[:7]
         answered = bool(call.get("answered", True))
         cost, basis = self._cost(call, answered)

@@ -11,8 +11,7 @@ from llmarchive.cli._options import concurrency as concurrency_for
 from llmarchive.run.progress import TrialProgress
 from llmarchive.run.runner import RunInterrupted
 from llmarchive.subjects import SUBJECT_KINDS, make_subject
-from llmarchive.archive.dates import parse_date
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import parse_date, utc_today
 from llmarchive.protocols import registry
 from llmarchive.schedule import paid_run
 from llmarchive.schedule.no_backfill import refuse_backfill

@@ -31,7 +31,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 from llmarchive.archive.jsonio import RecordFileError, read_json, write_json
 from llmarchive.archive.paths import ArchivePaths, check_id
-from llmarchive.archive.record_logs import utc_now, utc_today
+from llmarchive.archive.dates import utc_now, utc_today
 from measure.canonical import canonical_json
 from llmarchive.protocols import registry
 from measure.errors import ArchiveError

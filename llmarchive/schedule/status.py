@@ -26,7 +26,7 @@ from llmarchive.archive import store
 from llmarchive.archive.jsonio import RecordFileError, read_json
 from llmarchive.archive.log_agreement import log_disagreement, measured_trials
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import parse_time, utc_today
+from llmarchive.archive.dates import parse_time, utc_today
 from llmarchive.budget import ladder_state, load_budget
 from llmarchive.instrument.verdict import day_verdict, latched_alarm
 from llmarchive.protocols.admissions import read_admissions
