@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
 from llmarchive.archive.jsonio import RecordFileError, read_json, write_json
-from llmarchive.archive.paths import ArchivePaths, check_id
+from llmarchive.archive.paths import REPO_ROOT, ArchivePaths, check_id
 from llmarchive.archive.dates import utc_now, utc_today
 from measure.canonical import canonical_json
 from llmarchive.protocols import registry
@@ -44,7 +44,6 @@ DEFAULT_CALENDARS = (
     "https://a.pool.eternitywall.com",
     "https://ots.btc.catallaxy.com",
 )
-REPO_ROOT = Path(__file__).resolve().parents[2]
 ROW_FIELDS = ("protocol_id", "panel_sha256", "protocol_sha256")
 
 
