@@ -359,3 +359,12 @@ def test_the_ladder_judges_the_month_of_the_date_it_is_given(paths, time_machine
     assert all("for 2026-12" not in s["reason"] for s in skips)
     # December has spent nothing: the same run dated in December is allowed.
     assert B.authorize_run(paths, tight, header, "manual", 120, date="2026-12-02").pool == "general"
+
+
+def test_money_is_written_one_way_for_a_person():
+    from llmarchive.cli.status import _budget_lines
+    assert B.eur(12.3) == "€12.30" and B.eur(0.000123456, 5) == "€0.00012"
+    lines = _budget_lines({"month": "2026-11", "spent_eur": {"general": 1.5}, "general_pool_eur": 10.0, "used_pct": 15.0,
+                           "rung": None, "bridge_left_eur": 2.0, "heartbeat_left_eur": 0.25})
+    assert lines == ["budget       2026-11: €1.50 of €10.00 general pool used (15.0 %); rung: no cut",
+                     "             bridge reserve left €2.00, heartbeat €0.25"]

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 from llmarchive.archive.dates import utc_now
 from llmarchive.budget import earmarks
-from llmarchive.budget.config import EPSILON_EUR, PROMPT_FRAMING_TOKENS, Budget, BudgetHalted
+from llmarchive.budget.config import EPSILON_EUR, PROMPT_FRAMING_TOKENS, Budget, BudgetHalted, eur
 from llmarchive.budget.checkpoint import LedgerView, entries_between, read_ledger
 from llmarchive.budget.ladder import Authorization
 from llmarchive.budget.ledger import CHARGE, RESERVATION, open_reservations
@@ -230,9 +230,9 @@ class SpendMeter:
         if cap is not None and worst is not None:
             committed = self.committed(month, pool) + (held or {}).get(pool, 0.0)
             if committed + worst > cap + EPSILON_EUR:
-                raise BudgetHalted(f"the {pool} pool for {month} earmarks €{cap:.4f}; €{committed:.4f} is "
+                raise BudgetHalted(f"the {pool} pool for {month} earmarks {eur(cap, 4)}; {eur(committed, 4)} is "
                                    f"charged, reserved or held by a running neighbour and the next call may cost "
-                                   f"€{worst:.4f}: stopping before it is sent")
+                                   f"{eur(worst, 4)}: stopping before it is sent")
         return {
             "record_type": RESERVATION, "schema_version": SCHEMA_VERSION, "recorded_at": now, "month": month,
             "job": self.auth.job, "category": self.auth.category, "pool": pool, "run_id": self.run_id,

@@ -4,6 +4,7 @@ import sys
 
 from llmarchive.archive import store
 from llmarchive.archive.run_ids import manual_run_id
+from llmarchive.budget import eur
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import (add_concurrency, add_max_tokens, add_model, add_reference, add_run_id,
                                      add_subject)
@@ -132,7 +133,7 @@ def _summary(result) -> None:
         print(f"  {version}: {shown or '-'}")
     cost = run.get("cost_eur")
     print(f"tokens: {run['input_tokens']} in, {run['output_tokens']} out; "
-          f"cost: {'unknown' if cost is None else f'€{cost:.4f}'}")
+          f"cost: {'unknown' if cost is None else eur(cost, 4)}")
     m = result.measurement
     if m is not None:
         flags = ", ".join(m["flags"]) or "none"
