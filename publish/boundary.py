@@ -35,7 +35,7 @@ def publication_guard(paths: ArchivePaths, inputs: sources.Inputs, panel_files: 
     (:func:`llmarchive.archive.boundary_rules.public_text_problem`).
     """
     exempt = [INSTRUCTION, *(t.text for t in inputs.texts.public)]
-    exempt += [text for data in panel_files.values() for text in guard.json_strings(data)]
+    exempt += [text for data in panel_files.values() for text in guard.document_strings(data)]
     exempt += list(guard.answers_with_amounts(line for run in inputs.open_runs for line in run.lines))
     exempt += [point[key] for point in inputs.by_kind("comparison_point")
                for key in ("submitted_by", "note", "model_id", "requested_model_id") if isinstance(point.get(key), str)]
