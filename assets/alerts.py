@@ -162,7 +162,7 @@ def remember(memory: dict, key: AssetCheckKey, record: Any) -> None:
 
 def _load(cursor: Optional[str]) -> dict:
     try:
-        memory = json.loads(cursor) if cursor else {}
+        memory = json.loads(cursor) if cursor else {}     # one JSON document: the sensor's cursor
     except json.JSONDecodeError:
         memory = {}
     return memory if isinstance(memory, dict) else {}

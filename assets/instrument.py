@@ -29,9 +29,8 @@ from llmarchive.instrument.subject import subject_fingerprint as ask_subject
 from llmarchive.instrument.verdict import ALARM_VERDICTS, day_verdict, latched_alarm, pending_folders
 from llmarchive.schedule.revalidate import RevalidationFailed, revalidate
 from llmarchive.succession.subject_models import active_model
-from llmarchive.archive.dates import parse_date
+from llmarchive.archive.dates import parse_date, utc_today
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_today
 
 
 ALARM_CHECK = "no_instrument_alarm"

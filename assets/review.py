@@ -9,7 +9,7 @@ from typing import Literal, Optional
 from dagster import Config, Failure, OpExecutionContext, Output, job, op
 
 from assets.resources import ArchiveResource
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from llmarchive.succession.review import ReviewError, resolve
 
 

@@ -41,7 +41,7 @@ from llmarchive.schedule import lease
 from llmarchive.protocols import prereg
 from llmarchive.schedule import watch as model_watch_lib
 from llmarchive.succession.subject_models import active_model
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from measure.errors import ArchiveError
 
 
@@ -114,7 +114,7 @@ def preregistration_manifests(context: SensorEvaluationContext, archive: Archive
     files = {prereg.manifest_key(path): path for path in prereg.manifests(paths)}
     known = set(context.instance.get_dynamic_partitions(MANIFESTS))
     try:
-        seen = json.loads(context.cursor) if context.cursor else {}
+        seen = json.loads(context.cursor) if context.cursor else {}     # one JSON document: the sensor's cursor
     except json.JSONDecodeError:
         seen = {}
     state, requests = {}, []

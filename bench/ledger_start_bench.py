@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from llmarchive import budget as B  # noqa: E402
 from llmarchive.archive.paths import ArchivePaths  # noqa: E402
-from llmarchive.archive.record_logs import utc_now  # noqa: E402
+from llmarchive.archive.dates import utc_now  # noqa: E402
 from measure import chain, jsonl  # noqa: E402
 from measure.schema import SCHEMA_VERSION  # noqa: E402
 

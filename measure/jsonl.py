@@ -24,8 +24,14 @@ records (:class:`JsonlReader`).  A line is checked in one order whatever the
 policy: the caps, the torn tail, UTF-8, blank (skipped), nesting depth
 (when a limit is set, before the parser can run out of stack), JSON, a
 JSON object.
+
+Two lines are also read on their own: the last complete line of a log
+(:func:`last_line`, :func:`last_record`: read from its end, so the cost
+does not grow with the log), and a line already read and verified, parsed
+again where a caller needs one of its fields (:func:`record_of`).
 """
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterator, Mapping, NamedTuple, Optional
 
@@ -50,6 +56,7 @@ STOPS = (NOT_UTF8, TOO_BIG, TOO_MANY)
 DROP, READ, REFUSED = "drop", "read", "refuse"
 
 _SKIP_CHUNK = 1024 * 1024
+_TAIL_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -325,3 +332,85 @@ class JsonlReader:
     def _stop(self, problem: LineProblem, raw: bytes) -> Line:
         self.stopped = problem
         return self._problem(problem, raw)
+
+
+# -- one line on its own -----------------------------------------------------
+
+def record_of(raw: bytes | str) -> Optional[dict]:
+    """The record one line holds; None when it holds none (blank, not JSON, nested too deeply, not an object).
+
+    Why: publication keeps a log's trial lines byte for byte as a reader
+    verified them (:func:`publish.sources.open_run_read`) and parses them again
+    where a page, a table or a guard needs a field, and the tail of a log is
+    read for one field of its last record; a line that is not a record is
+    then one to pass over, never one to report (the reader has reported it).
+    """
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):      # UnicodeDecodeError is a ValueError too
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def complete_size(stream: BinaryIO) -> int:
+    """Bytes of a seekable stream up to and including its last newline: the log without a torn last line.
+
+    Why: a last line without its newline was never reported written
+    (:data:`DROP`), so whoever cuts it off or reads the log's end starts here.
+    """
+    size = stream.seek(0, os.SEEK_END)
+    if size == 0:
+        return 0
+    stream.seek(size - 1)
+    if stream.read(1) == b"\n":
+        return size
+    pos = size
+    while pos > 0:
+        start = max(0, pos - _TAIL_CHUNK)
+        stream.seek(start)
+        newline = stream.read(pos - start).rfind(b"\n")
+        if newline >= 0:
+            return start + newline + 1
+        pos = start
+    return 0
+
+
+def _line_ending_at(stream: BinaryIO, size: int) -> bytes:
+    """The last line of the first ``size`` bytes, which end with a newline (the newline dropped)."""
+    pos = size - 1
+    pieces: list[bytes] = []
+    while pos > 0:
+        start = max(0, pos - _TAIL_CHUNK)
+        stream.seek(start)
+        block = stream.read(pos - start)
+        newline = block.rfind(b"\n")
+        if newline >= 0:
+            pieces.append(block[newline + 1:])
+            break
+        pieces.append(block)
+        pos = start
+    return b"".join(reversed(pieces))
+
+
+def last_line(stream: BinaryIO, end: Optional[int] = None) -> bytes:
+    """The last non-blank line of the first ``end`` bytes of a seekable stream, without its newline (b"" if none).
+
+    ``end`` must fall just after a newline; by default it is
+    :func:`complete_size` (a torn last line is passed over, as a reader does).
+    Why: the hash the next record of a chained log links to, the time of a
+    log's last record and a run's last trial all need only the last line;
+    read backwards in chunks, it costs the same on a log of ten lines and of
+    ten years.
+    """
+    size = complete_size(stream) if end is None else end
+    while size > 0:
+        line = _line_ending_at(stream, size)
+        if line.strip():
+            return line
+        size -= len(line) + 1            # a blank line, which the reader skips too
+    return b""
+
+
+def last_record(stream: BinaryIO) -> Optional[dict]:
+    """The record on the last complete, non-blank line of a log (:func:`last_line`); None when it holds none."""
+    return record_of(last_line(stream))

@@ -8,16 +8,12 @@ again over ``public/`` as it stands (:func:`publish.checks.leak_problems`),
 so both read one definition of what is exempt.
 """
 from llmarchive import budget as budget_mod
-from llmarchive.archive.boundary_rules import CODE_ROOT
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.paths import REPO_ROOT, ArchivePaths
 from panels.instruction import INSTRUCTION
 from publish import guard, sources
 from publish.errors import PublishError
 from publish.guard import PublicationGuard
 from publish.leak import LeakGuard
-
-REPO = CODE_ROOT
-"""The source tree: a path inside it is a path of this machine (the publication guard, and the intake's)."""
 
 
 def leak_guard(inputs: sources.Inputs) -> LeakGuard:
@@ -39,7 +35,7 @@ def publication_guard(paths: ArchivePaths, inputs: sources.Inputs, panel_files: 
     (:func:`llmarchive.archive.boundary_rules.public_text_problem`).
     """
     exempt = [INSTRUCTION, *(t.text for t in inputs.texts.public)]
-    exempt += [text for data in panel_files.values() for text in guard.json_strings(data)]
+    exempt += [text for data in panel_files.values() for text in guard.document_strings(data)]
     exempt += list(guard.answers_with_amounts(line for run in inputs.open_runs for line in run.lines))
     exempt += [point[key] for point in inputs.by_kind("comparison_point")
                for key in ("submitted_by", "note", "model_id", "requested_model_id") if isinstance(point.get(key), str)]
@@ -56,4 +52,4 @@ def publication_guard(paths: ArchivePaths, inputs: sources.Inputs, panel_files: 
             seeds.append(paths.panel_seed_file.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
             raise PublishError(f"{paths.panel_seed_file}: cannot be read ({exc})") from None
-    return guard.build(paths.home, REPO, budget, entries, exempt, seeds=seeds)
+    return guard.build(paths.home, REPO_ROOT, budget, entries, exempt, seeds=seeds)

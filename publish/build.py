@@ -34,11 +34,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-from llmarchive.archive.dates import DateError, parse_timestamp
+from llmarchive.archive.dates import DateError, parse_timestamp, utc_now
 from llmarchive.archive.jsonio import fsync_dir
 from llmarchive.archive.locks import lock_file
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_now
 from measure.canonical import sha256_hex
 from publish import changes, checks, croissant, csvs, database, leak, open_lane, panels, site, sources, status
 from publish.boundary import leak_guard, publication_guard

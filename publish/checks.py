@@ -34,7 +34,7 @@ from llmarchive.archive import store
 from llmarchive.archive.log_agreement import log_disagreement, measured_trials, state_of_records
 from llmarchive.archive.jsonio import RecordFileError, read_json, read_jsonl
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import parse_time
+from llmarchive.archive.dates import parse_time
 from llmarchive.schedule.coverage import compute
 from measure.errors import ArchiveError
 from measure import chain, jsonl

@@ -16,7 +16,6 @@ TEXT holding canonical JSON.  The build is deterministic (fixed table
 order, fixed row order, no timestamps inside, ``VACUUM`` at the end), so
 the same records give the same file bytes.
 """
-import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ if TYPE_CHECKING:      # loaded by build() alone: reading the column specs must 
     import sqlite_utils
 
 from llmarchive.archive.queries import shown_points
+from measure import jsonl
 from measure.canonical import canonical_json
 from measure.schema import (
     BESIDE_MEASUREMENT_FIELDS,
@@ -355,7 +355,7 @@ def trial_rows(inputs: Inputs):
     skip = set(names) | TRIAL_COMMON
     for run in inputs.open_runs:
         for line in run.lines:
-            trial = json.loads(line)
+            trial = jsonl.record_of(line)          # a line the reader verified (publish.sources): a record
             transport = {k: v for k, v in trial.items() if k not in skip}
             yield (*map(trial.get, names), canonical_json(transport) if transport else None)
 

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import yaml
 
+from llmarchive.archive.paths import REPO_ROOT
 from panels.readers import KNOWN_ANSWER_READERS, simulated_model_id
 from publish import database, reading, wording
 
@@ -47,7 +48,7 @@ SETTINGS = {
 }
 PLUGINS_DIR = Path(__file__).resolve().parent / "datasette_plugins"
 TEMPLATES_DIR = Path(__file__).resolve().parent / "datasette_templates"
-REPO_METADATA = Path(__file__).resolve().parent.parent / "metadata.yml"
+REPO_METADATA = REPO_ROOT / "metadata.yml"
 
 SIMULATED_READER_IDS = tuple(simulated_model_id(name) for name in KNOWN_ANSWER_READERS)
 KNOWN_ANSWER_WORDS = (

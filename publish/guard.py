@@ -60,6 +60,8 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 from llmarchive.archive.boundary_rules import (MONEY_FIELD, amounts, credential_in, machine_paths, may_hide_path,
                                                normalised_paths, path_in, path_pattern, visible)
+from measure import jsonl
+from publish import published_texts
 from publish.errors import PublishError
 
 CONTEXT = 4                # words compared on each side of an amount for the exemption
@@ -305,34 +307,22 @@ def answers_with_amounts(lines: Iterable[bytes]) -> Iterable[str]:
     """The ``response_text`` of every open-lane trial line that may hold an amount (the others are skipped)."""
     for line in lines:
         if b"\xe2\x82\xac" in line or b"EUR" in line or b"uro" in line or b"\\u20ac" in line:
-            try:
-                text = json.loads(line).get("response_text")
-            except (ValueError, AttributeError):
-                continue
+            record = jsonl.record_of(line)
+            text = None if record is None else record.get("response_text")
             if isinstance(text, str):
                 yield text
 
 
-def json_strings(data: bytes) -> list[str]:
-    """Every string (keys and values) of a JSON document, for the exemption of an open panel's own words."""
-    out: list[str] = []
+def document_strings(data: bytes) -> list[str]:
+    """Every string (keys and values) of a JSON document, for the exemption of an open panel's own words.
 
-    def walk(value) -> None:
-        if isinstance(value, str):
-            out.append(value)
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                out.append(key)
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
+    The walk is :func:`publish.published_texts.json_strings`, the one both guards read published JSON with.
+    """
     try:
-        walk(json.loads(data))
+        value = json.loads(data)         # one JSON document: an open panel's file
     except ValueError:
-        pass
-    return out
+        return []
+    return [text for _, text in published_texts.json_strings(value, "")]
 
 
 def build(home: Path, code_root: Path, budget, ledger_entries: Sequence[Mapping], exempt_texts: Iterable[str],

@@ -13,9 +13,9 @@ the values (the schema's labels, plus ``number`` for a non-integer number
 and ``datetime`` for a timestamp field such as ``started_at``).
 """
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Iterable
 
+from llmarchive.archive.dates import parse_time
 from measure.schema import TRIAL_DESCRIPTIONS
 
 # The fields croissant.json describes one by one, each with the schema's description
@@ -66,13 +66,7 @@ def files(open_runs: Iterable[OpenRun]) -> dict[str, bytes]:
 
 
 def _is_timestamp(value) -> bool:
-    if not isinstance(value, str) or len(value) < 10:
-        return False
-    try:
-        datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    return True
+    return isinstance(value, str) and len(value) >= 10 and parse_time(value) is not None
 
 
 def _date_named(name: str) -> bool:

@@ -19,6 +19,8 @@ import sqlite3
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from measure import jsonl
+
 _TAG = re.compile(r"<[^>]*>")
 _JSON_SCRIPT = re.compile(r'<script type="application/json"[^>]*>(.*?)</script>', re.S)
 
@@ -86,11 +88,9 @@ def _line_texts(fh: Iterable[str], where: str, suffix: str) -> Iterator[tuple[st
             yield f"{where}, row {number}", " ".join(row)
         return
     for number, line in enumerate(fh, start=1):
-        if "\\u" in line:
-            try:
-                yield f"{where}, line {number}", " ".join(s for _, s in json_strings(json.loads(line), ""))
-            except json.JSONDecodeError:
-                pass
+        record = jsonl.record_of(line) if "\\u" in line else None
+        if record is not None:
+            yield f"{where}, line {number}", " ".join(s for _, s in json_strings(record, ""))
         yield f"{where}, line {number}", _JSON_ESCAPE.sub(" ", line)
 
 
@@ -99,14 +99,14 @@ def _whole_texts(text: str, where: str, suffix: str) -> Iterator[tuple[str, str]
     yield where, text
     if suffix == ".json":
         try:
-            yield where, " ".join(s for _, s in json_strings(json.loads(text), where))
+            yield where, " ".join(s for _, s in json_strings(json.loads(text), where))   # one JSON document: a .json file
         except json.JSONDecodeError:
             pass
     elif suffix in (".html", ".htm", ".svg", ".xml"):
         yield where, html.unescape(_TAG.sub(" ", text))
         for block in _JSON_SCRIPT.findall(text):
             try:
-                yield f"{where} (embedded data)", " ".join(s for _, s in json_strings(json.loads(block), ""))
+                yield f"{where} (embedded data)", " ".join(s for _, s in json_strings(json.loads(block), ""))  # one JSON document: a page's data
             except json.JSONDecodeError:
                 pass
 

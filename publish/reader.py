@@ -88,7 +88,7 @@ def read_text(path: Path) -> str:
 def read_json_file(path: Path) -> Any:
     text = read_text(path)
     try:
-        return json.loads(text)
+        return json.loads(text)        # one JSON document: a published .json file, as an outsider reads it
     except json.JSONDecodeError as exc:
         raise PublishError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except RecursionError:
@@ -153,7 +153,7 @@ def decode(value: Any, label: str, where: str, name: str, from_text: bool) -> An
     if label == "json":
         if isinstance(value, str):
             try:
-                return json.loads(value)
+                return json.loads(value)        # one JSON document: a cell labelled json
             except (json.JSONDecodeError, RecursionError):
                 raise wrong() from None
         if isinstance(value, (dict, list)):

@@ -39,16 +39,15 @@ from typing import Optional
 
 import yaml
 
-from llmarchive.archive.dates import parse_date
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import parse_date, utc_today
+from llmarchive.archive.jsonio import read_json
+from llmarchive.archive.paths import REPO_ROOT, ArchivePaths
 from measure.canonical import sha256_hex
 from publish import sources
 from publish.boundary import leak_guard
 from publish.build import publish_all
 from publish.errors import PublishError
 
-REPO = Path(__file__).resolve().parent.parent
 VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
 CODE_DIRS = ("measure", "llmarchive", "publish", "assets")
 # The licences (LICENSES/README.md says which part each covers): the AGPL's full text for the code, and the
@@ -106,20 +105,20 @@ def _copy(src: Path, dest: Path, rel: str, files: dict[str, str]) -> None:
 
 
 def citation(version: str, date: str) -> str:
-    data = yaml.safe_load((REPO / "CITATION.cff").read_text(encoding="utf-8"))
+    data = yaml.safe_load((REPO_ROOT / "CITATION.cff").read_text(encoding="utf-8"))
     data["version"] = version
     data["date-released"] = date
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
 def zenodo(version: str, date: str) -> str:
-    data = json.loads((REPO / ".zenodo.json").read_text(encoding="utf-8"))
+    data = read_json(REPO_ROOT / ".zenodo.json")
     data["version"] = version
     data["publication_date"] = date
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def check_listed_files(repo: Path = REPO) -> None:
+def check_listed_files(repo: Path = REPO_ROOT) -> None:
     """Refuse, naming it, a listed file that is missing: a release never drops a licence or a document silently."""
     for name in CODE_FILES:
         if not (repo / name).is_file():
@@ -129,7 +128,7 @@ def check_listed_files(repo: Path = REPO) -> None:
 
 
 def assemble(paths: ArchivePaths, version: str, out: Path, spec: Optional[Path] = None,
-             date: Optional[str] = None, repo: Path = REPO) -> Release:
+             date: Optional[str] = None, repo: Path = REPO_ROOT) -> Release:
     """Rebuild the publication and assemble release ``version`` into ``out`` (which must not exist).
 
     ``repo`` is the source tree the code and the listed files are copied from (this repository; a test
@@ -150,7 +149,7 @@ def assemble(paths: ArchivePaths, version: str, out: Path, spec: Optional[Path] 
             raise PublishError(f"--spec {spec} is {what}: the release must carry a copy of the specification; "
                                "give its file")
     else:
-        spec = REPO / "SPEC.md"
+        spec = REPO_ROOT / "SPEC.md"
         if not spec.is_file():
             raise PublishError(f"the release must carry a copy of the specification: put it at {spec} "
                                "or pass --spec FILE")

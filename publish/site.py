@@ -55,13 +55,12 @@ per-generation charts; three responses of an open-lane run in its drawer;
 and, on Design, each protocol's simulated-reader figures
 (``design_readers``) when the protocol has them.
 """
-import json
 from dataclasses import dataclass
 from typing import Optional
 
 from markupsafe import Markup
 
-from measure import stats
+from measure import jsonl, stats
 from measure.schema import MEASUREMENT_FIELDS, VERSIONS
 from panels.instruction import INSTRUCTION
 from publish import changes, human_gap, pages, reading, svg
@@ -421,9 +420,8 @@ def sample_responses(lines: list[bytes]) -> list[dict]:
     """
     picked: dict[str, dict] = {}
     for line in lines:
-        try:
-            trial = json.loads(line)
-        except ValueError:
+        trial = jsonl.record_of(line)
+        if trial is None:
             continue
         version = trial.get("version")
         if version in DRAWER_RESPONSES and version not in picked:

@@ -49,7 +49,7 @@ from llmarchive.instrument.verdict import day_verdict
 from llmarchive.protocols import prereg, registry
 from llmarchive.subjects.models import EMBEDDED_SHA256
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from llmarchive.archive.store import load_run
 from panels.build import all_protocol_ids
 from publish.panels import file_name, files

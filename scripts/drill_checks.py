@@ -29,7 +29,7 @@ from typing import Any, Optional
 from dagster import DagsterEventType, DagsterRunStatus, RunsFilter
 
 from llmarchive.archive import record_logs as records
-from llmarchive.budget import ledger_entries
+from llmarchive.budget import eur, ledger_entries
 from llmarchive.budget.ledger import open_reservations
 from scripts.drill_script import resolve
 from scripts.drill_state import State
@@ -173,7 +173,8 @@ def money(state: State) -> Verdict:
         month_total[month] = month_total.get(month, 0.0) + float(entry.get("cost_eur") or 0.0)
         ceiling = _ceiling_at(state, str(entry.get("recorded_at") or ""))
         if month_total[month] > ceiling + 1e-9:
-            problems.append(f"{month}: €{month_total[month]:.2f} charged past the ceiling of €{ceiling:.2f}")
+            problems.append(f"{month}: {eur(month_total[month])} charged past the ceiling of "
+                            f"{eur(ceiling)}")
         charged_calls += 1 if entry.get("answered") else 0
         unknown += int(entry.get("unknown_attempts") or 0)
     billed = state.provider.billed_calls

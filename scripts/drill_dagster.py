@@ -40,9 +40,9 @@ from dagster._scheduler.scheduler import launch_scheduled_runs
 from dagster._time import get_current_datetime
 from dagster._utils.schedules import cron_string_iterator
 
+from llmarchive.archive.paths import REPO_ROOT
 from scripts import drill_sqlite
 
-ROOT = Path(__file__).resolve().parent.parent
 LOCATION_MODULE = "scripts.drill_definitions"
 
 
@@ -104,7 +104,7 @@ def workspace(instance: DagsterInstance) -> Iterator[WorkspaceProcessContext]:
     """The drill's code location (:mod:`scripts.drill_definitions`), loaded in this process."""
     origin = InProcessCodeLocationOrigin(
         LoadableTargetOrigin(executable_path=sys.executable, module_name=LOCATION_MODULE, attribute="defs",
-                             working_directory=str(ROOT)),
+                             working_directory=str(REPO_ROOT)),
         location_name="llm_archive")
     with WorkspaceProcessContext(instance, InProcessWorkspaceLoadTarget(origin)) as context:
         yield context

@@ -16,7 +16,7 @@ rotation stays ``flat``).
 import hashlib
 from dataclasses import dataclass, field
 
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from llmarchive.instrument.engine import Generated
 from tests.instrument_helpers import ScriptedSubject
 

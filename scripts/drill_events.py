@@ -41,7 +41,7 @@ def _daemon(state: State, args: dict) -> str:
 def _budget(state: State, args: dict) -> str:
     figures = {**state.script.budget, **args}
     budget_mod.write_budget(state.paths, budget_of(figures))
-    return f"budget.json rewritten: ceiling €{figures['ceiling']:.2f}"
+    return f"budget.json rewritten: ceiling {budget_mod.eur(figures['ceiling'])}"
 
 
 def _enospc(state: State, args: dict) -> str:

@@ -122,7 +122,7 @@ class Webhook:
             def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
                 length = int(self.headers.get("content-length") or 0)
                 try:
-                    body = json.loads(self.rfile.read(length) or b"{}")
+                    body = json.loads(self.rfile.read(length) or b"{}")     # one JSON document: an HTTP body
                 except ValueError:
                     body = {"unreadable": True}
                 received.append((now(), body))

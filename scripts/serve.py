@@ -18,16 +18,15 @@ import time
 from pathlib import Path
 
 from assets.dagster_home import ensure_dagster_home
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.paths import REPO_ROOT, ArchivePaths
 
-ROOT = Path(__file__).resolve().parent.parent
 GRACE_S = 20.0
 
 
 def commands(dagster_port: int, datasette_port: int) -> list[list[str]]:
     bin_dir = Path(sys.executable).parent
     return [
-        [str(bin_dir / "dagster"), "dev", "-f", str(ROOT / "definitions.py"), "-h", "127.0.0.1",
+        [str(bin_dir / "dagster"), "dev", "-f", str(REPO_ROOT / "definitions.py"), "-h", "127.0.0.1",
          "-p", str(dagster_port)],
         [sys.executable, "-m", "llmarchive", "serve", "--port", str(datasette_port)],
     ]
@@ -63,7 +62,7 @@ def main(argv: list[str]) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, terminate)
-    processes = [subprocess.Popen(cmd, cwd=ROOT, start_new_session=True)
+    processes = [subprocess.Popen(cmd, cwd=REPO_ROOT, start_new_session=True)
                  for cmd in commands(args.dagster_port, args.datasette_port)]
     print(f"Dagster UI  http://127.0.0.1:{args.dagster_port}\n"
           f"Datasette   http://127.0.0.1:{args.datasette_port}   (Ctrl-C stops both)", flush=True)

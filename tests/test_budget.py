@@ -7,6 +7,7 @@ import pytest
 
 import llmarchive
 from llmarchive import budget as B
+from llmarchive.archive import dates
 from llmarchive.archive import record_logs as records
 from llmarchive.cli import main
 from llmarchive.archive.paths import ArchivePaths
@@ -75,7 +76,7 @@ def test_a_bad_budget_file_is_refused_naming_the_field(paths, edit, message):
 @pytest.mark.parametrize("euros, allowed", [(0, 12), (59, 12), (60, 6), (79, 6), (80, 4), (94, 4), (95, 0)])
 def test_the_ladder_cuts_the_sweep_at_60_80_and_95_percent(paths, euros, allowed):
     spend(paths, euros)
-    plan = B.allowed_protocols(paths, v0_headers(), "sweep", month=B.current_month(), date="2026-11-02")
+    plan = B.allowed_protocols(paths, v0_headers(), "sweep", month=dates.utc_month(), date="2026-11-02")
     assert len(plan.allowed) == allowed
     assert len(plan.skipped) == 12 - allowed
     skips = records.read(paths, "skip")
@@ -135,8 +136,8 @@ def test_a_budget_refusal_records_its_condition_and_takes_its_cause_from_skips(p
     """Both ways the budget refuses work — the month's plan and one run's permission — write the skip through
     llmarchive.archive.skips, so the skip names the condition coverage reads and its cause is the mapping's."""
     spend(paths, 96)  # past the 95 % rung: no scenario protocol may run (the spend lands in this month)
-    today = records.utc_today()
-    B.allowed_protocols(paths, v0_headers(), month=B.current_month(), date=today)
+    today = dates.utc_today()
+    B.allowed_protocols(paths, v0_headers(), month=dates.utc_month(), date=today)
     header = header_for("risky_choice_framing__wording__v0", "open", "risky_choice_framing__anchoring__v0")
     with pytest.raises(B.BudgetHalted):
         B.authorize_run(paths, BUDGET, header, "manual", 120, date=today)
@@ -204,7 +205,7 @@ def test_run_refuses_a_paid_subject_without_a_budget(archive_home, monkeypatch, 
 def test_run_stops_before_any_call_when_the_ladder_says_no(paths, monkeypatch, capsys):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-x")
     spend(paths, 96)                     # in this month: the month the run's date falls in
-    today = records.utc_today()
+    today = dates.utc_today()
     code = main(["run", "sunk_cost_fallacy__order__v0", "--subject", "anthropic", "--model", "claude-x",
                  "--base-url", "http://127.0.0.1:9", "--run-date", today])
     assert code == 1
@@ -358,3 +359,12 @@ def test_the_ladder_judges_the_month_of_the_date_it_is_given(paths, time_machine
     assert all("for 2026-12" not in s["reason"] for s in skips)
     # December has spent nothing: the same run dated in December is allowed.
     assert B.authorize_run(paths, tight, header, "manual", 120, date="2026-12-02").pool == "general"
+
+
+def test_money_is_written_one_way_for_a_person():
+    from llmarchive.cli.status import _budget_lines
+    assert B.eur(12.3) == "€12.30" and B.eur(0.000123456, 5) == "€0.00012"
+    lines = _budget_lines({"month": "2026-11", "spent_eur": {"general": 1.5}, "general_pool_eur": 10.0, "used_pct": 15.0,
+                           "rung": None, "bridge_left_eur": 2.0, "heartbeat_left_eur": 0.25})
+    assert lines == ["budget       2026-11: €1.50 of €10.00 general pool used (15.0 %); rung: no cut",
+                     "             bridge reserve left €2.00, heartbeat €0.25"]

@@ -24,7 +24,7 @@ import pytest
 from llmarchive import budget as budget_mod
 from llmarchive.archive.jsonio import read_jsonl
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from llmarchive.archive.run_ids import sweep_run_id
 from llmarchive.archive.store import load_run
 from llmarchive.budget import earmarks
@@ -45,7 +45,7 @@ FIRST = "risky_choice_framing__anchoring__v0"   # with no rung in force the ladd
 PARTITION = """
 import json, sys
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from llmarchive.budget import RunBusy
 from llmarchive.schedule.sweep import sweep
 from llmarchive.subjects import make_subject

@@ -11,7 +11,7 @@ from llmarchive import subjects
 from llmarchive.schedule import lease
 from llmarchive.archive import record_logs as records
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from llmarchive.instrument.fingerprint import runtime_fingerprint
 from tests.fake_provider import Fault, FakeProvider
 from tests.instrument_helpers import webhook_server

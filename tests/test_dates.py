@@ -80,3 +80,15 @@ def test_the_croissant_version_is_only_ever_a_real_day():
     assert calendar_version("2026-12-03") == "2026.12.3"
     with pytest.raises(DateError):
         calendar_version("2026-13-01")
+
+
+def test_the_clock_and_a_records_time_are_read_and_written_by_the_one_dates_module():
+    from datetime import datetime, timedelta, timezone
+
+    from llmarchive.archive.dates import parse_time, utc_millis, utc_month, utc_now, utc_today
+    assert parse_timestamp(utc_now()) and parse_date(utc_today()) and parse_month(utc_month())
+    moment = datetime(2026, 3, 4, 5, 6, 7, 891234, tzinfo=timezone(timedelta(hours=2)))
+    assert utc_millis(moment) == "2026-03-04T03:06:07.891Z"
+    assert utc_millis(moment.replace(tzinfo=None)) == "2026-03-04T05:06:07.891Z"      # naive: taken as UTC
+    assert parse_time("2026-03-04T03:06:07.891Z") == moment.replace(microsecond=891000)
+    assert parse_time("2026-13-01T00:00:00Z") is None and parse_time(None) is None

@@ -11,6 +11,7 @@ so a loop of a module's own cannot come back.
 """
 import ast
 import hashlib
+import io
 from pathlib import Path
 
 import pytest
@@ -346,3 +347,16 @@ def test_the_loop_rule_sees_a_json_loop_planted_in_a_reading_module():
     assert _json_in_loops(planted, "publish/sources.py", excepted) == ["publish/sources.py:4 read_log",
                                                                        "publish/sources.py:7 read_tail",
                                                                        "publish/sources.py:11 mapped"]
+
+
+def test_a_logs_last_line_is_read_from_its_end_past_blank_lines_and_a_torn_tail():
+    long = '{"n": 3, "pad": "' + "x" * 200_000 + '"}'          # longer than one chunk read backwards
+    for text, last in [('{"n": 1}\n{"n": 2}\n', {"n": 2}), ('{"n": 1}\n\n  \n', {"n": 1}),
+                       ('{"n": 1}\n{"n": 2', {"n": 1}), (long + "\n", {"n": 3, "pad": "x" * 200_000}),
+                       ("", None), ("\n\n", None), ('{"n": 1', None), ("[1]\n", None), ("not json\n", None)]:
+        stream = io.BytesIO(text.encode())
+        assert jsonl.last_record(stream) == last, text[:20]
+        assert jsonl.complete_size(stream) == text.rfind("\n") + 1
+    stream = io.BytesIO(b'{"n": 1}\n{"n": 2}\n')
+    assert jsonl.last_line(stream, end=9) == b'{"n": 1}'         # the last line of the first bytes only
+    assert jsonl.record_of(b'{"a": 1}\n') == {"a": 1} and jsonl.record_of("[") is None and jsonl.record_of(b"\xff") is None

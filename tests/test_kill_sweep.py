@@ -27,7 +27,7 @@ from llmarchive import budget as budget_mod
 from llmarchive.protocols import registry
 from llmarchive.archive.jsonio import read_jsonl
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from llmarchive.run.runner import schedule
 from llmarchive.archive.run_ids import sweep_run_id
 from measure import chain

@@ -11,7 +11,7 @@ from llmarchive.archive import record_logs as records
 from llmarchive.protocols import registry
 from llmarchive.cli import main
 from llmarchive.schedule.paid_run import PaidRun, PaidRunError, start_paid_run
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from llmarchive.archive.store import load_run
 from llmarchive.succession.subject_models import load_subject_models
 from llmarchive.subjects import make_subject

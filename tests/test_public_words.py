@@ -11,6 +11,7 @@ import json
 import sqlite3
 
 from llmarchive import budget as budget_mod
+from llmarchive.archive import dates
 from llmarchive.archive import record_logs as records
 from llmarchive.cli import main
 from llmarchive.schedule.coverage import compute, gather
@@ -86,8 +87,8 @@ def test_a_budget_refusal_names_the_rung_never_a_share_or_an_amount(paths):
     meter = budget_mod.SpendMeter(paths, budget_mod.Authorization("manual", "scenario", "general", 1.0),
                                   "filler", "anthropic", "m")
     meter.charge([(f"c{i}", {"answered": True}) for i in range(96)])      # past the last rung
-    plan = budget_mod.allowed_protocols(paths, PROTOCOLS, job="sweep", month=budget_mod.current_month(),
-                                        date=f"{budget_mod.current_month()}-02", budget=budget)
+    plan = budget_mod.allowed_protocols(paths, PROTOCOLS, job="sweep", month=dates.utc_month(),
+                                        date=f"{dates.utc_month()}-02", budget=budget)
     assert plan.allowed == [] and {s["rung"] for s in records.read(paths, "skip")} == {"only subject_fingerprint"}
     from llmarchive.schedule.coverage_wording import skip_words
 

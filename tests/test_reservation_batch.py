@@ -3,7 +3,7 @@ import asyncio
 from unittest import mock
 
 from llmarchive import budget as B
-from llmarchive.archive import record_logs
+from llmarchive.archive import dates
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.budget import SpendMeter
 from llmarchive.run.reservations import Reserver
@@ -73,4 +73,4 @@ def test_a_failed_batch_write_reserves_nothing_and_every_waiting_attempt_sees_th
     with mock.patch.object(meter.log, "extend", side_effect=OSError(28, "No space left on device")):
         got = asyncio.run(ask())
     assert all(isinstance(e, OSError) for e in got)
-    assert B.ledger_entries(paths) == [] and meter.reserved == {} and meter.committed(record_logs.utc_now()[:7], "general") == 0
+    assert B.ledger_entries(paths) == [] and meter.reserved == {} and meter.committed(dates.utc_month(), "general") == 0

@@ -41,6 +41,7 @@ from opentimestamps.core.serialize import StreamSerializationContext
 from opentimestamps.core.timestamp import DetachedTimestampFile, Timestamp
 
 from llmarchive import budget as B
+from llmarchive.archive import dates
 from llmarchive.archive import record_logs as records
 from llmarchive.archive.jsonio import write_json
 from llmarchive.instrument import day_verdict, latched_alarm, raise_alarm, suspect_value
@@ -93,7 +94,7 @@ def test_a_run_whose_whole_cost_is_what_its_pool_has_left_runs_and_one_call_more
         spent(paths, general, "manual")
     if bridge:
         spent(paths, bridge, "bridge")
-    today = records.utc_today()
+    today = dates.utc_today()
     if runs:
         auth = B.authorize_run(paths, POOLS, HEADER, job, calls, date=today)
         assert (auth.pool, auth.rate_eur_per_call) == (B.JOBS[job][1], 0.25)
@@ -120,7 +121,7 @@ def test_the_months_plan_admits_a_protocol_that_exactly_fits_its_pool_and_not_on
     if bridge:
         spent(paths, bridge, "bridge")
     header = dict(HEADER, n=n)
-    plan = B.allowed_protocols(paths, [header], job, date=records.utc_today(), record_skips=False)
+    plan = B.allowed_protocols(paths, [header], job, date=dates.utc_today(), record_skips=False)
     assert plan.allowed == ([header["protocol_id"]] if runs else [])
 
 
@@ -198,7 +199,7 @@ def measured(paths, budget, calls: int) -> Optional[float]:
     meter = B.SpendMeter(paths, B.Authorization("full_sweep", "scenario", "general", 0.001), "measured",
                          "anthropic", "m", budget)
     meter.charge([(f"c{i}", {"answered": True, "input_tokens": 10_000, "output_tokens": 0}) for i in range(calls)])
-    rate = B.measured_rate(paths, "scenario", records.utc_today()[:7])
+    rate = B.measured_rate(paths, "scenario", dates.utc_today()[:7])
     return rate[0] if rate else None
 
 
@@ -219,7 +220,7 @@ def test_the_programme_is_cut_only_on_120_measured_calls_and_only_when_it_costs_
     budget = B.Budget(projected + pool_over_projection, 0.0, 0.0, priced.rates_eur_per_call,
                       prices_eur_per_mtok=priced.prices_eur_per_mtok)
     assert budget.general_pool_eur == projected + pool_over_projection
-    cuts = B.review_degradation(paths, budget, records.utc_today(), 120)
+    cuts = B.review_degradation(paths, budget, dates.utc_today(), 120)
     assert [c["to_level"] for c in cuts][:1] == ([1] if cut else [])
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from llmarchive import budget as budget_mod
 from llmarchive.archive.jsonio import read_json, read_jsonl
 from llmarchive.archive.paths import ArchivePaths

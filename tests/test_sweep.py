@@ -7,6 +7,7 @@ builds is admitted that month, whatever day the suite runs on.
 import pytest
 
 from llmarchive import budget as budget_mod
+from llmarchive.archive import dates
 from llmarchive.archive import record_logs as records
 from llmarchive.protocols import registry
 from llmarchive.cli import main
@@ -181,7 +182,7 @@ PRICED = budget_mod.Budget(12.5, 6.5, 1.0, {"scenario": 0.0001, "fingerprint": 0
 def test_a_measured_cost_above_the_pool_cuts_protocols_then_frequency_then_the_tier_each_a_dated_record(paid_paths):
     # general pool €5; a month of fingerprints 720 × €0.001; protocols of 120 calls at a measured €0.01
     seed_measured_calls(paid_paths, PRICED, 150, 0.01)
-    day = f"{budget_mod.current_month()}-02"
+    day = f"{dates.utc_month()}-02"
     cuts = budget_mod.review_degradation(paid_paths, PRICED, day, 120)
     # 12 (15.12 €) → 8 (10.32 €) → 6 (7.92 €) → 6 quarterly (3.12 €) fits in 5 €
     assert [(c["from_level"], c["to_level"], c["step"]) for c in cuts] == \
@@ -199,7 +200,7 @@ def test_a_measured_cost_above_the_pool_cuts_protocols_then_frequency_then_the_t
 
 def test_without_enough_measured_calls_nothing_is_cut(paid_paths):
     seed_measured_calls(paid_paths, PRICED, budget_mod.MIN_MEASURED_CALLS - 1, 1.0)
-    assert budget_mod.review_degradation(paid_paths, PRICED, f"{budget_mod.current_month()}-02", 120) == []
+    assert budget_mod.review_degradation(paid_paths, PRICED, f"{dates.utc_month()}-02", 120) == []
 
 
 @pytest.mark.parametrize("day, quarter_starts", [
@@ -212,7 +213,7 @@ def test_the_sweep_applies_the_latest_cut_and_names_it_in_every_skip(paid_paths,
     budget_mod.write_budget(paid_paths, PRICED)
     preregister(paid_paths, v0_ids(paid_paths))
     seed_measured_calls(paid_paths, PRICED, 150, 0.0095)              # 12 → 8 → 6 monthly (7.56 € > 5) → quarterly
-    assert day[:7] == budget_mod.current_month(), "the calls were measured in the sweep's month"
+    assert day[:7] == dates.utc_month(), "the calls were measured in the sweep's month"
     kept = "risky_choice_framing__wording__v0"                   # an open protocol: always among the 6 kept
     dropped = "sunk_cost_fallacy__order__v0"
     out = sweep(paid_paths, day, CONFIG, subject_factory=no_sleep_factory(fake), concurrency=8, only={kept, dropped})

@@ -40,8 +40,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Optional
 
-CODE_ROOT = Path(__file__).resolve().parents[2]
-"""The source tree: a path inside it is a path of this machine."""
+from llmarchive.archive.paths import REPO_ROOT
+
 
 # (what, pattern): each provider's documented prefix and the least a real key of it carries after the prefix.
 PROVIDER_KEYS: tuple[tuple[str, str], ...] = (
@@ -147,7 +147,7 @@ def path_pattern(path: str) -> "re.Pattern[str]":
     return re.compile(rf"(?<![\w.-]){re.escape(path)}(?![\w-]|\.[\w.-])")
 
 
-def machine_paths(home: Path, code_root: Path = CODE_ROOT) -> list[tuple[str, str]]:
+def machine_paths(home: Path, code_root: Path = REPO_ROOT) -> list[tuple[str, str]]:
     """``(what, path)``: the archive home (as given and resolved), the user's home directory, the code's folder."""
     found: list[tuple[str, str]] = []
     candidates = [("the archive home's absolute path", str(Path(home).absolute())),

@@ -22,10 +22,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
+from llmarchive.archive.paths import REPO_ROOT
 from llmarchive.archive.yamlfile import read_yaml
 from measure.errors import ArchiveError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 CADENCE_FILE = REPO_ROOT / "cadence.yaml"
 
 SCHEDULE_KEYS = (

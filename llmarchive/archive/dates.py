@@ -12,10 +12,15 @@ Each parser returns the value unchanged when it is good (the strings are
 already canonical: no other spelling is accepted), and raises
 :class:`DateError` naming the option or field (``what``) otherwise.  An
 empty value is refused too; "not given" is the caller's ``None``.
+
+The clock is read here too (:func:`utc_now`, :func:`utc_today`,
+:func:`utc_month`), a record's timestamp is read back here
+(:func:`parse_time`) and a call's millisecond timestamp written here
+(:func:`utc_millis`): one module for every date the archive writes or reads.
 """
 import re
 from datetime import date as Date
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Optional
 
 from measure.errors import ArchiveError
@@ -75,3 +80,41 @@ def not_after(earlier: str, later: str, earlier_what: str, later_what: str) -> N
     if earlier > later:   # both already parsed: the canonical strings sort as the days do
         raise DateError(f"{earlier_what} {earlier} is after {later_what} {later}")
 
+
+
+def utc_now() -> str:
+    """The current time as ``YYYY-MM-DDTHH:MM:SSZ`` (absolute, UTC): a record's ``recorded_at``."""
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def utc_today() -> str:
+    """Today's date in UTC as ``YYYY-MM-DD`` (the day a check, run or skip counts for)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d")
+
+
+def utc_month() -> str:
+    """The current month in UTC as ``YYYY-MM`` (the month a spend is charged to)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m")
+
+
+def parse_time(value: object) -> Optional[datetime]:
+    """A record's ISO 8601 timestamp (``…Z`` or with an offset) as an aware datetime; None when it is not one."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def utc_millis(moment: datetime) -> str:
+    """``moment`` as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC, milliseconds): how a call's start and end are written.
+
+    Why: a trial's ``started_at``/``finished_at`` are written this way by
+    the runner and by an imported harness log alike, so the two can be
+    compared character for character.  A naive datetime is taken as UTC.
+    """
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    moment = moment.astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"

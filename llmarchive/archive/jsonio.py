@@ -73,7 +73,7 @@ def read_json(path: Path) -> Any:
     except FileNotFoundError:
         raise RecordFileError(f"{path}: no such file") from None
     try:
-        return json.loads(_decode(path, raw))
+        return json.loads(_decode(path, raw))      # one JSON document: the archive's reader of a .json file
     except json.JSONDecodeError as exc:
         raise RecordFileError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except RecursionError:
@@ -99,33 +99,6 @@ def read_jsonl(path: Path, tolerate_torn_tail: bool = True) -> list[dict]:
             raise RecordFileError(str(exc)) from None
 
 
-_TAIL_CHUNK = 64 * 1024
-
-
-def _complete_size(fh) -> int:
-    """Bytes up to and including the last newline: the file without a torn last line."""
-    size = fh.seek(0, os.SEEK_END)
-    if size == 0:
-        return 0
-    fh.seek(size - 1)
-    if fh.read(1) == b"\n":
-        return size
-    pos = size
-    while pos > 0:
-        start = max(0, pos - _TAIL_CHUNK)
-        fh.seek(start)
-        newline = fh.read(pos - start).rfind(b"\n")
-        if newline >= 0:
-            return start + newline + 1
-        pos = start
-    return 0
-
-
-def complete_size(fh) -> int:
-    """The size of an open log without a torn last line (a reader's view: nothing is cut)."""
-    return _complete_size(fh)
-
-
 def cut_torn_tail(path: Path) -> None:
     """Cut a torn last line off ``path`` (a killed writer's), as opening a :class:`ChainedLog` does."""
     if path.exists():
@@ -141,29 +114,12 @@ def _cut_torn_tail(fh) -> int:
     line instead of gluing a record onto half of another.
     """
     size = fh.seek(0, os.SEEK_END)
-    keep = _complete_size(fh)
+    keep = jsonl.complete_size(fh)
     if keep != size:
         fh.truncate(keep)
         fh.flush()
         os.fsync(fh.fileno())
     return keep
-
-
-def _last_line(fh, size: int) -> bytes:
-    """The last line of the first ``size`` bytes, which end with a newline (newline dropped)."""
-    pos = size - 1
-    pieces: list[bytes] = []
-    while pos > 0:
-        start = max(0, pos - _TAIL_CHUNK)
-        fh.seek(start)
-        block = fh.read(pos - start)
-        newline = block.rfind(b"\n")
-        if newline >= 0:
-            pieces.append(block[newline + 1:])
-            break
-        pieces.append(block)
-        pos = start
-    return b"".join(reversed(pieces))
 
 
 def tail_hash(path: Path) -> str:
@@ -178,17 +134,12 @@ def tail_hash(path: Path) -> str:
     if not path.exists():
         return chain.GENESIS
     with open(path, "rb") as fh:
-        return _hash_of_tail(path, fh, _complete_size(fh))
+        return _hash_of_tail(path, fh, jsonl.complete_size(fh))
 
 
 def _hash_of_tail(path: Path, fh, size: int) -> str:
-    line = b""
-    while size > 0:
-        line = _last_line(fh, size)
-        if line.strip():
-            break
-        size -= len(line) + 1  # a blank line, which readers skip too
-    if size <= 0:
+    line = jsonl.last_line(fh, size)
+    if not line:
         return chain.GENESIS
     try:
         last = jsonl.JsonlReader(jsonl.STRICT, str(path), torn_tail=jsonl.READ).parse(line)

@@ -14,12 +14,13 @@ complete runs are asked.
 The folder's files are found through :mod:`llmarchive.archive.store`, which alone
 spells their names.
 """
-import json
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
 from llmarchive.archive.store import RUN_FILE, TRIALS_FILE, trial_log
+from measure import jsonl
 
 
 @dataclass(frozen=True)
@@ -44,16 +45,8 @@ def log_state(folder: Path) -> LogState:
     raw = path.read_bytes()
     torn = bool(raw) and not raw.endswith(b"\n")
     body = raw[:raw.rfind(b"\n") + 1] if torn else raw
-    last = None
-    for line in reversed(body.split(b"\n")):
-        if line.strip():
-            try:
-                record = json.loads(line)
-            except ValueError:
-                record = None
-            last = record.get("record_sha256") if isinstance(record, dict) else None
-            break
-    return LogState(body.count(b'"record_type":"trial"'), last, torn)
+    last = jsonl.last_record(io.BytesIO(body))
+    return LogState(body.count(b'"record_type":"trial"'), None if last is None else last.get("record_sha256"), torn)
 
 
 def state_of_records(folder: Path, records: list[dict]) -> LogState:

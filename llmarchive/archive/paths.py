@@ -30,6 +30,16 @@ from typing import Optional, Union
 
 from measure.errors import ArchiveError
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
+"""The source tree this code runs from (a checkout, or the one an editable install points at).
+
+Why one definition: ``cadence.yaml``, ``subject_models.yaml`` and the
+release's files are read from it, the pre-registration records its commit,
+and the publication guard counts a path inside it as a path of this
+machine; each of them imports this name rather than counting ``parents``
+from its own file.
+"""
+
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 
 

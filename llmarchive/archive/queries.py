@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from llmarchive.archive import record_logs as records
+from llmarchive.archive.dates import parse_time
 from llmarchive.archive import store
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.run_ids import sweep_run_id
@@ -84,7 +85,7 @@ def records_on(paths: ArchivePaths, kind: str, day: str) -> list[dict]:
 
 def times_recorded(found: Iterable[dict]) -> list[datetime]:
     """When each record was written (its ``recorded_at``), sorted; a record without a readable time is left out."""
-    return sorted(t for t in (records.parse_time(r.get("recorded_at")) for r in found) if t)
+    return sorted(t for t in (parse_time(r.get("recorded_at")) for r in found) if t)
 
 
 # --------------------------------------------------------------------------

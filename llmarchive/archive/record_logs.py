@@ -19,10 +19,10 @@ Some kinds are in the closed ``record_type`` list of method §10.3 (``subject_mo
 bookkeeping kept deliberately outside that list, because adding a value to
 it would change ``schema_sha256``.
 """
-from datetime import datetime, timezone
 from typing import Any, Mapping, Optional, Sequence
 
 from measure.errors import ArchiveError
+from llmarchive.archive.dates import utc_now
 from llmarchive.archive.jsonio import append_record, append_records, read_jsonl, verify_log
 from llmarchive.archive.paths import ArchivePaths
 from measure.schema import GAP_CAUSES, SCHEMA_VERSION
@@ -69,16 +69,6 @@ KINDS: dict[str, tuple[str, ...]] = {
 
 class RecordError(ArchiveError, ValueError):
     """A record that does not carry what its kind requires."""
-
-
-def utc_now() -> str:
-    """The current time as ``YYYY-MM-DDTHH:MM:SSZ`` (absolute, UTC)."""
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
-def utc_today() -> str:
-    """Today's date in UTC as ``YYYY-MM-DD`` (the day a check, run or skip counts for)."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%d")
 
 
 def _prepare(kind: str, fields: Mapping[str, Any], recorded_at: Optional[str]) -> dict:
@@ -138,13 +128,3 @@ def read(paths: ArchivePaths, kind: str) -> list[dict]:
     if kind not in KINDS:
         raise RecordError(f"unknown record kind {kind!r}")
     return read_jsonl(paths.record_log(kind))
-
-
-def parse_time(value: object) -> Optional[datetime]:
-    """A record's ISO 8601 timestamp (``…Z`` or with an offset) as an aware datetime; None when it is not one."""
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None

@@ -29,7 +29,8 @@ jobs table and checked where a run's permission is made
 One module per concern, each importing only those above it in this list:
 
 * :mod:`~llmarchive.budget.config` — ``budget.json``, the paid jobs and
-  their pools, the errors;
+  their pools, the errors, and :func:`eur`, how an amount is written for a
+  person;
 * :mod:`~llmarchive.budget.ledger` — reading the ledger: charges,
   reservations, a month's spend;
 * :mod:`~llmarchive.budget.earmarks` — what running runs keep back of a
@@ -46,7 +47,7 @@ reaches the whole API.  A skip the budget records gets its cause from
 :mod:`llmarchive.archive.skips`, never by hand.
 """
 from llmarchive.budget.config import (CATEGORIES, DEFAULT_LADDER, EPSILON_EUR, JOBS, POOL_NAMES, POOLS, PRICE_KEYS,
-                                      PROMPT_FRAMING_TOKENS, Budget, BudgetError, BudgetHalted, Rung, job_name,
+                                      PROMPT_FRAMING_TOKENS, Budget, BudgetError, BudgetHalted, Rung, eur, job_name,
                                       load_budget, parse_budget, write_budget)
 from llmarchive.budget.degradation import (CUT_KIND, FINGERPRINT_CALLS_PER_MONTH, LEVELS, MEASURED_MONTHS,
                                            MIN_MEASURED_CALLS, QUARTER_START_MONTHS, Level, budget_cuts,
@@ -59,17 +60,17 @@ from llmarchive.budget.ladder import (TYPE_ORDER, Authorization, LadderState, Pl
                                       pool_shortfall,
                                       protocol_calls, record_plan_skips, refusal_facts, rung_selection,
                                       select_protocols, unbudgeted)
-from llmarchive.budget.ledger import (CHARGE, RESERVATION, MonthTotals, current_month, ledger, ledger_entries,
-                                      month_totals, open_reservations)
+from llmarchive.budget.ledger import (CHARGE, RESERVATION, MonthTotals, ledger, ledger_entries, month_totals,
+                                      open_reservations)
 from llmarchive.budget.meter import SpendMeter
 
 __all__ = [
     # config
     "CATEGORIES", "DEFAULT_LADDER", "EPSILON_EUR", "JOBS", "POOL_NAMES", "POOLS", "PRICE_KEYS",
     "PROMPT_FRAMING_TOKENS",
-    "Budget", "BudgetError", "BudgetHalted", "Rung", "job_name", "load_budget", "parse_budget", "write_budget",
+    "Budget", "BudgetError", "BudgetHalted", "Rung", "eur", "job_name", "load_budget", "parse_budget", "write_budget",
     # ledger
-    "CHARGE", "RESERVATION", "MonthTotals", "current_month", "ledger", "ledger_entries", "month_totals",
+    "CHARGE", "RESERVATION", "MonthTotals", "ledger", "ledger_entries", "month_totals",
     "open_reservations",
     # checkpoint
     "LedgerTally", "LedgerView", "read_ledger",

@@ -40,7 +40,7 @@ from typing import Iterable, Mapping, Optional
 from llmarchive.archive import jsonio
 from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_now
+from llmarchive.archive.dates import utc_now
 from llmarchive.budget.config import POOLS
 from llmarchive.budget.ledger import CHARGE, RESERVATION, MonthTotals
 from measure import chain, jsonl
@@ -182,7 +182,7 @@ def _load(paths: ArchivePaths) -> Optional[dict]:
         digest, _, body = checkpoint_file(paths).read_bytes().partition(b"\n")
         if hashlib.sha256(body).hexdigest().encode() != digest:
             return None
-        data = json.loads(body)
+        data = json.loads(body)       # one JSON document: the checkpoint after its digest line
         if data.get("format") != FORMAT or data.get("ledger") != paths.spend_ledger.name:
             return None
         data["tally"] = LedgerTally.from_json(data["tally"])
@@ -237,7 +237,7 @@ def read_ledger(paths: ArchivePaths, since: Optional[LedgerView] = None) -> Ledg
     except FileNotFoundError:
         return LedgerView(LedgerTally(), 0, chain.GENESIS, [], 0, chain.GENESIS, True)
     with fh:
-        size = jsonio.complete_size(fh)
+        size = jsonl.complete_size(fh)
         saved = _load(paths)
         base = since if since is not None else _view_of(saved, month)
         view = _after(path, fh, size, base) if base is not None else None

@@ -58,6 +58,17 @@ class BudgetHalted(ArchiveError, RuntimeError):
     """A run the ladder or a pool does not allow; recorded as a ``budget_halted`` skip."""
 
 
+def eur(amount: float, places: int = 2) -> str:
+    """An amount of euros as a person reads it: ``€12.34`` (``places`` decimals; a call's cost wants 4 or 5).
+
+    Why one function: every message, reason and report that names money
+    (the refusals, the ladder's cuts, ``budget show``, ``status``) writes it
+    the same way, so the owner meets one form and the publication guard,
+    which looks for amounts near a euro sign, has one form to look for.
+    """
+    return f"€{amount:.{places}f}"
+
+
 def job_name(job: str) -> str:
     """The paid job's one name (an older name is accepted); an unknown or unpaid job is refused."""
     try:

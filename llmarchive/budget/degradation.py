@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
 from llmarchive.archive import record_logs as records
-from llmarchive.budget.config import EPSILON_EUR, Budget, BudgetError
+from llmarchive.budget.config import EPSILON_EUR, Budget, BudgetError, eur
 from llmarchive.budget.ladder import select_protocols
 from llmarchive.budget.ledger import CHARGE, ledger
 from llmarchive.archive.jsonio import RecordFileError
@@ -155,8 +155,8 @@ def review_degradation(paths: ArchivePaths, budget: Budget, day: str, calls_per_
             "measured_eur_per_call": round(scenario_eur, 8), "calls_measured": calls,
             "fingerprint_eur_per_call": round(fingerprint_eur, 8),
             "projected_month_eur": round(projected, 4), "general_pool_eur": budget.general_pool_eur,
-            "reason": (f"at the measured €{scenario_eur:.5f} a call ({calls} calls), {level.describe()} costs about "
-                       f"€{projected:.2f} a month against a general pool of €{budget.general_pool_eur:.2f}; "
+            "reason": (f"at the measured {eur(scenario_eur, 5)} a call ({calls} calls), {level.describe()} costs about "
+                       f"{eur(projected)} a month against a general pool of {eur(budget.general_pool_eur)}; "
                        f"cut to {nxt.describe()}"),
         }
         if programme is not None:

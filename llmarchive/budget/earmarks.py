@@ -27,13 +27,12 @@ on?  A second authorisation of a run whose earmark is live is refused
 or the schedule's tick beside a manual launch of the same partition.
 """
 import fcntl
-import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Optional
 
-from llmarchive.archive.jsonio import write_json
+from llmarchive.archive.jsonio import read_json, write_json
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.budget.ledger import CHARGE, RESERVATION
 from measure.errors import ArchiveError
@@ -146,7 +145,7 @@ def take(paths: ArchivePaths, record: EarmarkRecord) -> Earmark:
 
 def _read(path: Path) -> Optional[EarmarkRecord]:
     try:
-        return EarmarkRecord(**json.loads(path.read_text(encoding="utf-8")))
+        return EarmarkRecord(**read_json(path))
     except (OSError, ValueError, TypeError):
         return None
 

@@ -25,14 +25,13 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 from llmarchive.archive import jobs as job_table
 from llmarchive.budget.config import (EPSILON_EUR, JOBS, POOL_NAMES, Budget, BudgetError, BudgetHalted, Rung,
-                                      job_name, load_budget)
+                                      eur, job_name, load_budget)
 from llmarchive.budget import earmarks
 from llmarchive.budget.checkpoint import LedgerView, read_ledger
-from llmarchive.budget.ledger import current_month
 from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.locks import file_lock
-from llmarchive.archive.record_logs import utc_now, utc_today
+from llmarchive.archive.dates import utc_month, utc_now, utc_today
 from llmarchive.archive.skips import record_skip
 from measure.chain import ChainError
 
@@ -82,7 +81,7 @@ def judged_month(month: Optional[str] = None, date: Optional[str] = None) -> str
         return month[:7]
     if date:
         return str(date)[:7]
-    return current_month()
+    return utc_month()
 
 
 def ledger_view(paths: ArchivePaths) -> LedgerView:
@@ -187,7 +186,7 @@ def pool_shortfall(calls: int, rate_eur: float, left_eur: float, job: str, month
     if cost <= left_eur + EPSILON_EUR:
         return None
     pool = "bridge reserve" if job == "bridge" else "general pool"
-    return f"a run of {calls} calls costs about €{cost:.2f}; €{max(left_eur, 0):.2f} left in the {pool} for {month}"
+    return f"a run of {calls} calls costs about {eur(cost)}; {eur(max(left_eur, 0))} left in the {pool} for {month}"
 
 
 def refusal_facts(state: LadderState, job: str, by_rung: bool) -> dict[str, str]:

@@ -10,16 +10,11 @@ provider bills, never understate it.  This module reads the ledger; it
 never writes it.
 """
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Mapping, Optional, Sequence
 
 from llmarchive.budget.config import POOLS, BudgetError
 from llmarchive.archive.jsonio import RecordFileError, read_jsonl
 from llmarchive.archive.paths import ArchivePaths
-
-
-def current_month() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m")
 
 
 CHARGE = "spend"                    # a charge: what a call cost (record_type of the ledger's charges)

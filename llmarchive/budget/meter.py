@@ -20,9 +20,9 @@ model is free and never reaches this module.
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive.dates import utc_now
 from llmarchive.budget import earmarks
-from llmarchive.budget.config import EPSILON_EUR, PROMPT_FRAMING_TOKENS, Budget, BudgetHalted
+from llmarchive.budget.config import EPSILON_EUR, PROMPT_FRAMING_TOKENS, Budget, BudgetHalted, eur
 from llmarchive.budget.checkpoint import LedgerView, entries_between, read_ledger
 from llmarchive.budget.ladder import Authorization
 from llmarchive.budget.ledger import CHARGE, RESERVATION, open_reservations
@@ -173,7 +173,7 @@ class SpendMeter:
 
     def reserve(self, call_key: str, session: str, attempt: int, prompt_bytes: int, max_tokens: int) -> dict:
         """Make one attempt's worst case durable before it is sent; refuse it past the pool's cap."""
-        now = records.utc_now()
+        now = utc_now()
         with file_lock(self.paths.spend_ledger):
             self._fresh()
             entry = self._reservation(now, now[:7], call_key, session, attempt, prompt_bytes, max_tokens,
@@ -192,7 +192,7 @@ class SpendMeter:
         raises (nothing of the batch is reserved) and leaves the tallies as
         they were.
         """
-        now = records.utc_now()
+        now = utc_now()
         month = now[:7]
         with file_lock(self.paths.spend_ledger):
             self._fresh()
@@ -230,9 +230,9 @@ class SpendMeter:
         if cap is not None and worst is not None:
             committed = self.committed(month, pool) + (held or {}).get(pool, 0.0)
             if committed + worst > cap + EPSILON_EUR:
-                raise BudgetHalted(f"the {pool} pool for {month} earmarks €{cap:.4f}; €{committed:.4f} is "
+                raise BudgetHalted(f"the {pool} pool for {month} earmarks {eur(cap, 4)}; {eur(committed, 4)} is "
                                    f"charged, reserved or held by a running neighbour and the next call may cost "
-                                   f"€{worst:.4f}: stopping before it is sent")
+                                   f"{eur(worst, 4)}: stopping before it is sent")
         return {
             "record_type": RESERVATION, "schema_version": SCHEMA_VERSION, "recorded_at": now, "month": month,
             "job": self.auth.job, "category": self.auth.category, "pool": pool, "run_id": self.run_id,
@@ -272,7 +272,7 @@ class SpendMeter:
 
     def _entry(self, call_key: str, call: Mapping, *, trial: bool, charge_id: str, settles: Sequence[str],
                pending: Sequence[Mapping] = ()) -> dict:
-        now = records.utc_now()
+        now = utc_now()
         month = now[:7]
         answered = bool(call.get("answered", True))
         cost, basis = self._cost(call, answered)

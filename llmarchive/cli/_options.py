@@ -22,7 +22,7 @@ from llmarchive.archive import dates
 from llmarchive.cli import CommandError
 from llmarchive.archive.outputs import OutputFile
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from llmarchive.archive.textsafe import json_safe
 from llmarchive.subjects import list_models, make_subject, registry
 from llmarchive.succession.subject_models import load_subject_models

@@ -3,6 +3,7 @@ import argparse
 import sys
 
 from llmarchive import budget as budget_mod
+from llmarchive.budget import eur
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import add_json, print_json
 from llmarchive.protocols import registry
@@ -76,7 +77,7 @@ def do_init(args: argparse.Namespace) -> int:
         data["prices_eur_per_mtok"] = {"input": args.input_price, "output": args.output_price}
     budget = budget_mod.parse_budget(data, "the given numbers")
     budget_mod.write_budget(paths, budget)
-    print(f"wrote {paths.budget_file} (general pool €{budget.general_pool_eur:.2f} a month)")
+    print(f"wrote {paths.budget_file} (general pool {eur(budget.general_pool_eur)} a month)")
     if not budget.priced:
         print("no token prices given: every call is charged its flat per-call rate; add --input-price and "
               "--output-price to charge the usage the provider reports", file=sys.stderr)
@@ -96,18 +97,18 @@ def do_show(args: argparse.Namespace) -> int:
 
     def pool(name: str, size: float) -> str:
         charged, worst = state.charged_eur[name], state.worst_case_eur[name]
-        return (f"€{charged:.4f} charged + €{worst:.4f} worst case (calls of unknown fate) = "
-                f"€{charged + worst:.4f} of €{size:.2f}")
+        return (f"{eur(charged, 4)} charged + {eur(worst, 4)} worst case (calls of unknown fate) = "
+                f"{eur(charged + worst, 4)} of {eur(size)}")
 
     print(f"month: {state.month}")
     charging = ("reported usage × prices_eur_per_mtok" if state.priced
                 else "flat per-call rates (budget.json has no prices_eur_per_mtok)")
     print(f"charging: {charging}")
     print(f"general pool: {pool('general', state.general_pool_eur)} "
-          f"({state.used_pct:.1f} % used, €{state.general_left_eur:.2f} left)")
-    print(f"bridge reserve: {pool('bridge', budget.bridge_reserve_eur)}, €{state.bridge_left_eur:.2f} left")
+          f"({state.used_pct:.1f} % used, {eur(state.general_left_eur)} left)")
+    print(f"bridge reserve: {pool('bridge', budget.bridge_reserve_eur)}, {eur(state.bridge_left_eur)} left")
     print(f"heartbeat reserve: {pool('heartbeat', budget.heartbeat_reserve_eur)}, "
-          f"€{state.heartbeat_left_eur:.2f} left")
+          f"{eur(state.heartbeat_left_eur)} left")
     print(f"ladder: {state.describe()}")
     cuts = budget_mod.budget_cuts(paths)
     level = budget_mod.current_level(paths)

@@ -4,6 +4,7 @@ import sys
 
 from llmarchive.archive import store
 from llmarchive.archive.run_ids import manual_run_id
+from llmarchive.budget import eur
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import (add_concurrency, add_max_tokens, add_model, add_reference, add_run_id,
                                      add_subject)
@@ -12,8 +13,7 @@ from llmarchive.run.progress import TrialProgress
 from llmarchive.run.runner import RunInterrupted
 from llmarchive.subjects import api_provider, make_subject, subject_kinds
 from llmarchive.subjects import registry as provider_table
-from llmarchive.archive.dates import parse_date
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import parse_date, utc_today
 from llmarchive.protocols import registry
 from llmarchive.schedule import paid_run
 from llmarchive.schedule.no_backfill import refuse_backfill
@@ -134,7 +134,7 @@ def _summary(result) -> None:
         print(f"  {version}: {shown or '-'}")
     cost = run.get("cost_eur")
     print(f"tokens: {run['input_tokens']} in, {run['output_tokens']} out; "
-          f"cost: {'unknown' if cost is None else f'€{cost:.4f}'}")
+          f"cost: {'unknown' if cost is None else eur(cost, 4)}")
     m = result.measurement
     if m is not None:
         flags = ", ".join(m["flags"]) or "none"

@@ -6,6 +6,7 @@ from llmarchive.cli import archive
 from llmarchive.cli._options import add_date, add_json, day, print_json
 from llmarchive.archive.jsonio import read_json
 from llmarchive.archive.textsafe import terminal
+from llmarchive.budget import eur
 from llmarchive.schedule.status import morning_status
 
 ORDER = 5
@@ -81,11 +82,11 @@ def _budget_lines(budget: Optional[dict]) -> list[str]:
     if _error(budget):
         return [f"budget       cannot be read: {budget['error']}"]
     spent = budget["spent_eur"]
-    return [f"budget       {budget['month']}: {spent.get('general', 0.0):.2f} of "
-            f"{budget['general_pool_eur']:.2f} EUR general pool used ({budget['used_pct']:.1f} %); "
+    return [f"budget       {budget['month']}: {eur(spent.get('general', 0.0))} of "
+            f"{eur(budget['general_pool_eur'])} general pool used ({budget['used_pct']:.1f} %); "
             f"rung: {budget['rung'] or 'no cut'}",
-            f"             bridge reserve left {budget['bridge_left_eur']:.2f} EUR, heartbeat "
-            f"{budget['heartbeat_left_eur']:.2f} EUR"]
+            f"             bridge reserve left {eur(budget['bridge_left_eur'])}, heartbeat "
+            f"{eur(budget['heartbeat_left_eur'])}"]
 
 
 def _coverage_lines(cov: dict) -> list[str]:

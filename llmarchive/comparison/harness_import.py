@@ -22,13 +22,12 @@ whose top level carries ``eval`` and ``samples``;
 :mod:`llmarchive.comparison.inspect_log`).  A new harness joins with one
 entry in :data:`IMPORTERS` and one rule in :func:`log_kind`.
 """
-import json
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Union
 
 from llmarchive.archive.outputs import OutputFile
 from llmarchive.comparison.inspect_log import KIND as INSPECT, submission_from_inspect_log
-from llmarchive.comparison.log_bounds import LogTooLarge, check_json_file
+from llmarchive.comparison.log_bounds import LogTooLarge, read_json_log
 from llmarchive.comparison.lmeval_log import KIND as LM_EVAL, is_lm_eval_log, results_file, submission_from_lm_eval
 from llmarchive.comparison.log_submission import ImportedRun, LogImportRefused, write_submission
 from llmarchive.comparison.read import header_problems
@@ -46,11 +45,9 @@ class LogKindError(ArchiveError, ValueError):
 
 def _json_head(path: Path) -> Optional[dict]:
     """The top level of a JSON log (None for a file that is not a JSON object); a file over the bounds of a log
-    read whole (:func:`llmarchive.comparison.log_bounds.check_json_file`) is refused before it is parsed."""
+    read whole (:func:`llmarchive.comparison.log_bounds.read_json_log`) is refused before it is parsed."""
     try:
-        with open(path, "rb") as fh:
-            check_json_file(path, fh)
-            value = json.loads(fh.read().decode("utf-8"))
+        value = read_json_log(path)
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         if isinstance(exc, LogTooLarge):
             raise

@@ -86,7 +86,7 @@ from llmarchive.comparison.read import HEADER_FIELDS, HEADER_TYPE, HEADER_TYPES,
 from llmarchive.archive.jsonio import write_json
 from llmarchive.archive.locks import lock_file
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from llmarchive.archive.textsafe import terminal
 from measure.errors import ArchiveError
 from measure.measurement import MeasurementError, build

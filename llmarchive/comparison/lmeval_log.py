@@ -66,7 +66,7 @@ from typing import Any, Mapping, Optional
 
 from llmarchive.archive.run_ids import lm_eval_run_id
 from llmarchive.comparison.check import is_exact_model_id, model_id_problems, run_id_problems
-from llmarchive.comparison.log_bounds import LogTooLarge, check_json_file
+from llmarchive.comparison.log_bounds import LogTooLarge, check_json_file, read_json_log
 from llmarchive.comparison.log_submission import (ImportedRun, LogImportRefused, answer_reasons, chained, few, header,
                                                   slot_name, slot_reasons, trial_record, utc_date, value_reasons)
 from llmarchive.protocols.open_panels import prompt_sha256
@@ -167,9 +167,7 @@ def read_results(path: Optional[Path], log_path: Path) -> tuple[dict, list[str]]
                     f"{Path(log_path).name}): lm-eval writes the model, its arguments and the run's date there, "
                     "and the samples file alone does not say them; import from the folder lm-eval wrote"]
     try:
-        with open(path, "rb") as fh:          # within a log's bounds before it is parsed (LogTooLarge)
-            check_json_file(path, fh, "the results file")
-            value = json.loads(fh.read().decode("utf-8"))
+        value = read_json_log(path, "the results file")      # within a log's bounds before it is parsed
     except LogTooLarge:
         raise
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -348,7 +346,7 @@ def _sent_text(sample: Mapping) -> tuple[Optional[dict], Optional[str], str]:
         return gen, None, ("its prompt was sent as bare text, not as a chat message (run with --model "
                            f"{MODEL_TYPE} --apply_chat_template)")
     try:
-        messages = json.loads(prompt[0])
+        messages = json.loads(prompt[0])        # one JSON document: the chat request lm-eval sends as text
     except (ValueError, RecursionError):
         return gen, None, "its chat request is not the JSON list of messages lm-eval sends"
     if not (isinstance(messages, list) and len(messages) == 1 and isinstance(messages[0], dict)

@@ -37,13 +37,14 @@ at its peak — about 2.3 bytes per byte of text and 75 per value, on the
 90 MB that importing Inspect takes — within the 512 MB its test allows.
 """
 import io
+import json
 import os
 import stat
 import struct
 import zipfile
 import zlib
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator
 
 from llmarchive.archive.textsafe import terminal
 from llmarchive.comparison.read import MAX_LINE_BYTES, MAX_RECORDS
@@ -103,6 +104,20 @@ def check_json_file(path: Path, fh: BinaryIO, what: str = "the log") -> None:
     if count > LOG_VALUES:
         raise LogTooLarge(path, _values_refusal(count, what))
     fh.seek(0)
+
+
+def read_json_log(path: Path, what: str = "the log") -> Any:
+    """A JSON log read whole, once :func:`check_json_file` has found it within a log's bounds.
+
+    Why: a harness's JSON file (an Inspect log, lm-eval's results) is one
+    JSON document, not JSON lines, and must be bounded before it is parsed;
+    the importers share this one reading.  Raises :class:`LogTooLarge`, an
+    ``OSError``, or (not UTF-8, not JSON, nested too deeply) a ``ValueError``
+    or ``RecursionError``, for the caller to word.
+    """
+    with open(path, "rb") as fh:
+        check_json_file(path, fh, what)
+        return json.loads(fh.read().decode("utf-8"))      # one JSON document: a log read whole, bounded
 
 
 def is_zip(fh: BinaryIO) -> bool:

@@ -23,10 +23,11 @@ finite — a NaN temperature, which no JSON the archive writes can carry — is
 refused naming where in the log it stands, before anything is made of it.
 """
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
+from llmarchive.archive.dates import parse_time, utc_millis
 from llmarchive.archive.outputs import OutputFile
 from llmarchive.archive.textsafe import terminal
 from llmarchive.comparison.read import HEADER_TYPE, READABLE_DEPTH, RESPONSE_CHARS_PER_TOKEN, value_problems
@@ -162,17 +163,9 @@ def slot_reasons(found: Iterable[tuple[str, str, int]], doc: Mapping, replicates
 
 def timestamp(value: Any) -> Optional[str]:
     """A time as the runner writes one (UTC, milliseconds, ``Z``), from a datetime or an ISO 8601 text."""
-    if isinstance(value, str) and value:
-        try:
-            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    if not isinstance(value, datetime):
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    value = value.astimezone(timezone.utc)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    if isinstance(value, str):
+        value = parse_time(value)
+    return utc_millis(value) if isinstance(value, datetime) else None
 
 
 def utc_date(value: Any) -> Optional[str]:

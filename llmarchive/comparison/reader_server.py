@@ -256,7 +256,7 @@ class _Handler(BaseHTTPRequestHandler):
                                  "body_too_large")
         raw = self.rfile.read(length)
         try:
-            body = json.loads(raw.decode("utf-8"))
+            body = json.loads(raw.decode("utf-8"))     # one JSON document: the HTTP request's body
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             raise _Refused(400, "the body is not JSON", "invalid_json") from None
         if not isinstance(body, dict):

@@ -31,7 +31,7 @@ from llmarchive.instrument.verdict import (accepted_rotation_runs, append_core_c
                                            read_core_changes)
 from llmarchive.archive.locks import lock_file
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from measure.errors import ArchiveError
 
 ALARMED_VERDICTS = ("improved", "regressed", "changed")

@@ -118,7 +118,8 @@ def _room_refusal(paths: ArchivePaths, budget: budget_mod.Budget, calls: list[tu
     need = _worst_case_day(budget, calls)
     if need <= left + budget_mod.EPSILON_EUR:
         return None
-    return (f"the day's {len(calls)} calls may cost up to €{need:.4f}; €{left:.4f} is left in the general pool "
+    return (f"the day's {len(calls)} calls may cost up to {budget_mod.eur(need, 4)}; {budget_mod.eur(left, 4)} is "
+            f"left in the general pool "
             f"and the heartbeat reserve for {state.month}")
 
 

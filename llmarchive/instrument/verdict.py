@@ -64,7 +64,7 @@ from llmarchive.archive import record_logs as records
 from llmarchive.archive import store
 from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from llmarchive.succession.review import file_points, held_paths
 
 # method §7's word for the only way out of an alarm.  Bookkeeping kept outside

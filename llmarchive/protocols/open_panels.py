@@ -213,7 +213,7 @@ def read_panel_file(path: Union[str, Path]) -> dict:
     except (OSError, UnicodeDecodeError) as exc:
         raise OpenPanelFileError(f"{file}: cannot be read as UTF-8 text ({type(exc).__name__})") from None
     try:
-        doc = json.loads(text)
+        doc = json.loads(text)        # one JSON document: a published open-panel file
     except json.JSONDecodeError as exc:
         raise OpenPanelFileError(f"{file}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     _check_shape(doc, str(file))

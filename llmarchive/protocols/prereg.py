@@ -24,15 +24,14 @@ Manifests live under ``private/`` because they list sealed protocols'
 hashes; publishing one later is how a protocol is revealed.
 """
 import hashlib
-import json
 import os
 import subprocess
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
-from llmarchive.archive.jsonio import write_json
-from llmarchive.archive.paths import ArchivePaths, check_id
-from llmarchive.archive.record_logs import utc_now, utc_today
+from llmarchive.archive.jsonio import RecordFileError, read_json, write_json
+from llmarchive.archive.paths import REPO_ROOT, ArchivePaths, check_id
+from llmarchive.archive.dates import utc_now, utc_today
 from measure.canonical import canonical_json
 from llmarchive.protocols import registry
 from measure.errors import ArchiveError
@@ -45,7 +44,6 @@ DEFAULT_CALENDARS = (
     "https://a.pool.eternitywall.com",
     "https://ots.btc.catallaxy.com",
 )
-REPO_ROOT = Path(__file__).resolve().parents[2]
 ROW_FIELDS = ("protocol_id", "panel_sha256", "protocol_sha256")
 
 
@@ -93,9 +91,9 @@ def manifest_file(paths: ArchivePaths, key: str) -> Path:
 
 def read_manifest(path: Path) -> dict:
     try:
-        manifest = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PreregError(f"{path}: not a readable manifest ({exc})") from None
+        manifest = read_json(path)
+    except (OSError, RecordFileError) as exc:
+        raise PreregError(f"not a readable manifest: {exc}") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("protocols"), list):
         raise PreregError(f"{path}: a manifest needs a 'protocols' list")
     return manifest

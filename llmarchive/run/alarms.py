@@ -12,6 +12,7 @@ instrument.
 from typing import Optional
 
 from llmarchive.archive import record_logs as records
+from llmarchive.archive.dates import parse_time
 from llmarchive.archive.paths import ArchivePaths
 
 ALARM_KIND = "instrument_alarm"
@@ -25,11 +26,11 @@ def alarm_since(paths: ArchivePaths, since: str) -> Optional[str]:
     answers came from an instrument nobody vouches for.  An alarm recorded
     before the session began was already seen when the run started.
     """
-    start = records.parse_time(since)
+    start = parse_time(since)
     if start is None:
         return None
     raised = [a for a in records.read(paths, ALARM_KIND)
-              if (when := records.parse_time(a.get("recorded_at"))) is not None and when >= start]
+              if (when := parse_time(a.get("recorded_at"))) is not None and when >= start]
     if not raised:
         return None
     first = raised[0]

@@ -64,7 +64,7 @@ from llmarchive.archive import store
 from llmarchive.run.alarms import alarm_since
 from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.paths import ArchivePaths, check_id
-from llmarchive.archive.record_logs import utc_now, utc_today
+from llmarchive.archive.dates import utc_now, utc_today
 from llmarchive.archive.returned_model import returned_model_id
 from llmarchive.archive.store import measurement_run
 from llmarchive.run.calls import CallLoop

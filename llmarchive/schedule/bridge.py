@@ -318,7 +318,8 @@ def _check_reserve(paths: ArchivePaths, bridge: dict, protocols: Mapping[str, di
     state = budget_mod.ladder_state(paths, budget, date=day)
     cost = calls_left * budget.rate("scenario")
     if cost > state.bridge_left_eur + budget_mod.EPSILON_EUR:
-        reason = (f"the bridge needs {calls_left} more calls (about €{cost:.2f}) but €{max(state.bridge_left_eur, 0):.2f} "
+        reason = (f"the bridge needs {calls_left} more calls (about {budget_mod.eur(cost)}) but "
+                  f"{budget_mod.eur(max(state.bridge_left_eur, 0))} "
                   f"is left in the bridge reserve for {state.month}")
         record_skip(paths, day, "bridge", None, "budget_refused", reason)
         raise BridgeError(reason)

@@ -46,6 +46,7 @@ from urllib.parse import urlsplit
 
 from measure.errors import ArchiveError
 from llmarchive.archive import record_logs as records
+from llmarchive.archive.dates import parse_time
 from llmarchive.archive.cadence import Cadence, load_cadence
 from llmarchive.archive.jsonio import read_json, write_json
 from llmarchive.archive.locks import file_lock
@@ -165,11 +166,11 @@ def last_alert(paths: ArchivePaths) -> Optional[dict]:
 
 def alert_due(state: LeaseState, last: Optional[dict]) -> Optional[dict]:
     """The webhook payload this check owes, or None (see the module docstring: on a change, daily while it lasts)."""
-    now = records.parse_time(state.now)
+    now = parse_time(state.now)
     previous = last["state"] if last else "alive"
     # A dead daemon during a vacation is news too: the dead-man flag is part of what a person was told.
     if (state.label, state.deadman) == (previous, bool(last and last.get("deadman"))):
-        posted = records.parse_time(last.get("posted_at")) if last else None
+        posted = parse_time(last.get("posted_at")) if last else None
         if state.label == "alive" or (posted is not None and now is not None and now - posted < REMIND_EVERY):
             return None
         event, since = "reminder", last.get("since") or state.now

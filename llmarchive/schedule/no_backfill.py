@@ -32,7 +32,7 @@ from typing import Optional
 
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.queries import open_sweep_runs, sweep_run_folder
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from llmarchive.archive.store import read_run
 from llmarchive.succession.subject_models import SubjectModels, active_model
 from measure.errors import ArchiveError

@@ -27,7 +27,7 @@ from llmarchive.archive.paths import ArchivePaths, check_id
 from llmarchive.archive.run_ids import open_weights_run_id
 from llmarchive.protocols import registry
 from llmarchive.run.runner import RunResult, RunSettings, preregistration, run_protocol
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 
 SERIES = "open_weights"
 # What run_generation is told about the instrument: a value, or how to judge the generation's own date.

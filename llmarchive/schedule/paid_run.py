@@ -52,7 +52,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequenc
 from llmarchive import budget as budget_mod
 from llmarchive.archive import jobs as job_table
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import utc_today
+from llmarchive.archive.dates import utc_today
 from llmarchive.archive.skips import cause_for, record_skip
 from llmarchive.budget.earmarks import Earmark
 from llmarchive.instrument.verdict import suspect_value

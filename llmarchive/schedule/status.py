@@ -17,7 +17,6 @@ fallback is by time: no record appended and no run finished after the build
 time in ``public/status.json`` (which can also flag a record publication
 does not read).
 """
-import json
 from datetime import date as Date, timedelta
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -27,13 +26,14 @@ from llmarchive.archive import store
 from llmarchive.archive.jsonio import RecordFileError, read_json
 from llmarchive.archive.log_agreement import log_disagreement, measured_trials
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.record_logs import parse_time, utc_today
+from llmarchive.archive.dates import parse_time, utc_today
 from llmarchive.budget import ladder_state, load_budget
 from llmarchive.instrument.verdict import day_verdict, latched_alarm
 from llmarchive.protocols.admissions import read_admissions
 from llmarchive.schedule.bridge import open_bridges
 from llmarchive.schedule.coverage import compute, gather
 from llmarchive.succession.review import reviews
+from measure import jsonl
 from measure.errors import ArchiveError
 from panels.build import all_protocol_ids
 
@@ -153,19 +153,10 @@ def _last_line_time(log: Path) -> Optional[str]:
     """``recorded_at`` of the last complete line of a JSONL log (read from its end)."""
     try:
         with open(log, "rb") as fh:
-            fh.seek(0, 2)
-            size = fh.tell()
-            fh.seek(max(0, size - 65536))
-            tail = fh.read().split(b"\n")
+            last = jsonl.last_record(fh)
     except OSError:
         return None
-    for line in reversed(tail[:-1]):
-        if line.strip():
-            try:
-                return json.loads(line).get("recorded_at")
-            except (ValueError, AttributeError):
-                return None
-    return None
+    return None if last is None else last.get("recorded_at")
 
 
 def newest_input(paths: ArchivePaths) -> Optional[dict]:

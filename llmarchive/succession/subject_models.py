@@ -28,11 +28,10 @@ from typing import Any, Optional, Union
 from measure.errors import ArchiveError
 from llmarchive.archive.queries import latest_subject_model  # the family's switch in force: a record query
 from llmarchive.archive.jsonio import RecordFileError, read_json
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.paths import REPO_ROOT, ArchivePaths
 from llmarchive.archive.yamlfile import read_yaml
 from llmarchive.subjects import registry
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 SUBJECT_MODELS_FILE = REPO_ROOT / "subject_models.yaml"
 REQUIRED = ("model_family", "provider", "pattern", "active_model", "tier", "effort", "auto_bridge",
             "protocol_series", "successor_declaration")

@@ -44,7 +44,7 @@ def compact(value: object) -> tuple[str, str, str] | None:
     stripped = value.lstrip()
     if stripped[:1] in ("{", "[") and len(value) > JSON_CHARS:
         try:
-            parsed = json.loads(value)
+            parsed = json.loads(value)         # one JSON document: a table cell (the plugin runs in Datasette)
         except ValueError:
             parsed = None
         if isinstance(parsed, (dict, list)):
