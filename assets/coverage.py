@@ -17,6 +17,7 @@ from dagster import (AllPartitionMapping, AssetCheckResult, AssetCheckSeverity, 
 
 from assets.partitions import months
 from assets.resources import ArchiveResource
+from llmarchive.archive import jobs as job_table
 from llmarchive.archive.dates import parse_month
 from llmarchive.schedule.coverage import record_month
 from measure.errors import ArchiveError
@@ -35,7 +36,7 @@ with warnings.catch_warnings():
        # A month's coverage reads every generation there is: a generation is not a period of time, so the
        # dynamic generation partitions map onto each month as a whole.
        deps=["commercial_measurements", AssetDep("open_weights_measurements", partition_mapping=AllPartitionMapping()),
-             "runtime_fingerprint", "guard_rotation", "subject_fingerprint", "revalidation"],
+             *job_table.assets()],     # every daily job's asset, from the job table
        description="The month's coverage rows, written as one batch: for every scheduled job and period, it ran "
                    "or exactly one cause from the closed list (a gap is a coverage_gap record). The month is "
                    "judged on the day this runs, so on the 1st the month just ended is whole. A period with "

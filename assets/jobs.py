@@ -36,10 +36,10 @@ manifest_job = _asset_job("manifest_job", ("preregistration_manifest",), (),
 open_weights_job = _asset_job("open_weights_job", ("open_weights_trials", "open_weights_measurements"),
                               (library.OPEN_WEIGHTS_SERIES,),
                               "The open protocols on the reference model for one generation (free).")
+# The instrument's free daily self-checks, as the job table lists them (llmarchive.archive.jobs.self_checks).
 daily_instrument_job = _asset_job(
-    "daily_instrument_job", ("runtime_fingerprint", "guard_rotation", "revalidation"),
-    (library.RUNTIME_FINGERPRINT, library.GUARD_MARGIN_ROTATION, library.REVALIDATION_DAILY),
-    "The free daily checks: runtime fingerprint, guard rotation, revalidation.")
+    "daily_instrument_job", library.assets(self_check=True), tuple(job.name for job in library.self_checks()),
+    "The free daily checks: " + ", ".join(job.says for job in library.self_checks()) + ".")
 subject_fingerprint_job = _asset_job("subject_fingerprint_job", ("subject_fingerprint",),
                                      (library.SUBJECT_FINGERPRINT,),
                                      "PAID. The daily subject fingerprint (24 items); manual.")

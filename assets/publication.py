@@ -12,6 +12,7 @@ from dagster import (
 )
 
 from assets.resources import ArchiveResource
+from llmarchive.archive import jobs as job_table
 from measure.errors import ArchiveError
 from publish import checks, publish_all
 
@@ -26,8 +27,8 @@ CHECK_DESCRIPTIONS = {
 }
 
 
-UPSTREAM = ["open_weights_measurements", "commercial_measurements", "coverage", "runtime_fingerprint",
-            "guard_rotation", "subject_fingerprint"]
+# The measurements, coverage, and every daily job whose records are published (the job table's ``published``).
+UPSTREAM = ["open_weights_measurements", "commercial_measurements", "coverage", *job_table.assets(published=True)]
 
 
 @asset(group_name="publication", deps=UPSTREAM,

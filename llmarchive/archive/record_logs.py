@@ -7,7 +7,8 @@ appended to ``private/records/<kind>.jsonl``.  Each log is append-only and
 hash-chained (:mod:`measure.chain`), so a record cannot be quietly edited
 after the fact, and publication reads these logs and nothing hand-written.
 
-:data:`KINDS` is the contract between the modules that write a kind and the
+:data:`KINDS` (the kinds below, and each daily job's record kind from
+:mod:`llmarchive.archive.jobs`) is the contract between the modules that write a kind and the
 ones that read it (publication, the Dagster assets): the fields each record
 must carry.  Writers may add fields; they may not drop these.  Every record
 also gets ``record_type`` (the kind), ``schema_version`` and ``recorded_at``
@@ -19,31 +20,23 @@ Some kinds are in the closed ``record_type`` list of method §10.3 (``subject_mo
 bookkeeping kept deliberately outside that list, because adding a value to
 it would change ``schema_sha256``.
 """
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from measure.errors import ArchiveError
+from llmarchive.archive import jobs as job_table
 from llmarchive.archive.dates import utc_now
 from llmarchive.archive.jsonio import append_record, append_records, read_jsonl, verify_log
 from llmarchive.archive.paths import ArchivePaths
 from measure.schema import GAP_CAUSES, SCHEMA_VERSION
 
-KINDS: dict[str, tuple[str, ...]] = {
+_BOOKKEEPING: dict[str, tuple[str, ...]] = {
     # One row per scheduled job and period: it ran, or exactly one gap cause.
     # status "ran" → cause None and run_id set; status "gap" → cause ∈ GAP_CAUSES.
     "coverage": ("period", "job", "series", "protocol_id", "status", "cause", "run_id", "detail"),
-    # The reference model's daily fingerprint (method §7.1): status pass | fail | unavailable.
-    "runtime_fingerprint": ("date", "status", "digest", "expected_digest", "model_sha256", "template_sha256",
-                            "llama_cpp_version", "runner_arch", "n_threads", "n_batch", "seed"),
     # Anything that makes the day's measurements instrument_suspect.
     "instrument_alarm": ("date", "source", "reason"),
-    # One guard protocol a day on the reference model, compared with its last accepted baseline.
-    "guard_rotation": ("date", "protocol_id", "run_id", "previous_run_id", "verdict"),
-    # 24 single-fact items against the subject: a public daily series.
-    "subject_fingerprint": ("date", "subject_model_id", "returned_model_id", "correct", "total", "items"),
     # A model id seen on the provider's models list.
     "model_observed": ("date", "provider", "model_id", "in_family"),
-    # A historical measurement recomputed from its trials; status ok | differs.
-    "revalidation": ("date", "run_id", "status", "differences"),
     # Work that was due and skipped, with why (budget ladder, pre-registration guard, …).
     "skip": ("date", "job", "protocol_id", "reason", "cause"),
     # Succession (method §4.3).
@@ -65,6 +58,32 @@ KINDS: dict[str, tuple[str, ...]] = {
     # A dated cut of the budget ladder's order (method §9.2), written by llmarchive.budget.
     "budget_cut": ("date", "month", "from_level", "to_level", "step", "reason"),
 }
+
+
+class _Kinds(Mapping[str, tuple[str, ...]]):
+    """``KINDS`` as the job table has it now: the bookkeeping kinds here, then each daily job's record kind.
+
+    The daily checks' kinds and fields (the runtime and subject
+    fingerprints, the guard rotation, revalidation) are declared once, in
+    their job's row of :mod:`llmarchive.archive.jobs`; this view reads that
+    table at each look-up, so a job registered later (a test's toy check)
+    has its kind here as well.
+    """
+
+    def _now(self) -> dict[str, tuple[str, ...]]:
+        return {**_BOOKKEEPING, **job_table.record_fields()}
+
+    def __getitem__(self, kind: str) -> tuple[str, ...]:
+        return self._now()[kind]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._now())
+
+    def __len__(self) -> int:
+        return len(self._now())
+
+
+KINDS: Mapping[str, tuple[str, ...]] = _Kinds()
 
 
 class RecordError(ArchiveError, ValueError):

@@ -1,9 +1,10 @@
 """``llmarchive status``: the owner's morning check in one screen."""
 import argparse
-from typing import Optional
+from typing import Any, Optional
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_date, add_json, day, print_json
+from llmarchive.archive import jobs as job_table
 from llmarchive.archive.jsonio import read_json
 from llmarchive.archive.textsafe import terminal
 from llmarchive.budget import eur
@@ -40,14 +41,19 @@ def render(s: dict) -> list[str]:
     return out
 
 
+def _shown_words(value: Any) -> str:
+    """A daily check's part of the instrument line: its fields' values in order, or "not run"."""
+    if not value:
+        return "not run"
+    return " ".join(str(v) for v in value.values()) if isinstance(value, dict) else str(value)
+
+
 def _instrument_lines(inst: dict) -> list[str]:
     """Today's verdict, its reasons, and the latched alarm with the command that ends it."""
     if _error(inst):
         return [f"instrument   cannot be read: {inst['error']}"]
-    fp = inst["runtime_fingerprint"] or "not run"
-    rot = inst["guard_rotation"]
-    rot_text = f"{rot['protocol_id']} {rot['verdict']}" if rot else "not run"
-    out = [f"instrument   {'PASSING' if inst['passing'] else 'SUSPECT'} — fingerprint {fp}; rotation {rot_text}"]
+    checks = "; ".join(f"{job.shown.label} {_shown_words(inst.get(job.record.kind))}" for job in job_table.shown())
+    out = [f"instrument   {'PASSING' if inst['passing'] else 'SUSPECT'} — {checks}"]
     out += [f"             - {reason}" for reason in inst["reasons"]]
     latch = inst["latched_alarm"]
     if not latch:

@@ -131,16 +131,17 @@ of leaving it out.
 """
 from dataclasses import dataclass, field
 from datetime import date as Date, datetime, timezone
-from typing import Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from llmarchive import budget as budget_mod
 from llmarchive.archive import jobs as job_table
 from llmarchive.archive import record_logs as records
 from llmarchive.archive import store
 from llmarchive.archive.cadence import Cadence, load_cadence
+from llmarchive.schedule import coverage_conditions
 from llmarchive.schedule.coverage_conditions import (  # noqa: F401  (the job table and conditions, named here too)
-    AFTER_THE_FACT, GAP_RECORD_TYPE, INSTRUMENT_LOGS, JOB_NAMES, JOBS, LOG_KINDS, Facts, Job, _day, _days, _months,
-    _Observer, month_bounds, period_ended, period_kind, sweep_runs_between)
+    AFTER_THE_FACT, GAP_RECORD_TYPE, Facts, Job, _day, _days, _months, _Observer, coverage_jobs, instrument_logs,
+    log_kinds, month_bounds, period_ended, period_kind, sweep_runs_between)
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.store import UNREADABLE_CONDITION, Unreadable, complete_runs, is_sweep_run  # noqa: F401
 from llmarchive.archive.skips import PRECEDENCE, UnexplainedGap, cause_for
@@ -167,7 +168,7 @@ def declared_models(paths: ArchivePaths, config=None) -> Optional[set]:
 
 def gather(paths: ArchivePaths, protocols: Optional[list[dict]] = None, series: str = "v0",
            cadence: Optional[Cadence] = None) -> Facts:
-    logs = {kind: records.read(paths, kind) for kind in LOG_KINDS}
+    logs = {kind: records.read(paths, kind) for kind in log_kinds()}
     if protocols is None:
         protocols = sweep_protocols(paths, series)
     heartbeats = times_recorded(logs["runtime_fingerprint"])
@@ -182,7 +183,8 @@ def gather(paths: ArchivePaths, protocols: Optional[list[dict]] = None, series: 
 def archive_start(facts: Facts) -> Optional[Date]:
     """The first day anything happened: a run, an instrument record, a skip, a model configuration."""
     dates = [str(r["run_date"]) for r in facts.runs]
-    for kind in ("runtime_fingerprint", "guard_rotation", "subject_fingerprint", "skip", "subject_model"):
+    opening = tuple(job.record.kind for job in job_table.covered() if job.record and job.covered.opens_archive)
+    for kind in opening + ("skip", "subject_model"):
         dates += [str(r.get("date")) for r in facts.logs.get(kind, []) if r.get("date")]
     valid = []
     for d in dates:
@@ -216,24 +218,30 @@ def _output(facts: Facts, job: Job, first: Date, last: Date, protocol_id: Option
             return None
         when, _, run = min(found, key=lambda r: r[1])     # the first such run of the store's listing
         return run["run_id"], f"run {run['run_id']} on {run.get('subject_model_id')} ({when})"
-    kind = {"subject_fingerprint": "subject_fingerprint", "runtime_fingerprint": "runtime_fingerprint",
-            "guard_margin_rotation": "guard_rotation", "revalidation_daily": "revalidation"}[job.name]
-    found = by_date[kind].get(first.isoformat(), [])
-    if job.name in INSTRUMENT_LOGS:
+    table = job_table.spec(job.name)
+    found = by_date[table.record.kind].get(first.isoformat(), [])
+    if table.covered.unavailable:
         # A record that says the job could not run is no output (instrument_unavailable explains the day).
-        status_field = INSTRUMENT_LOGS[job.name][1]
-        found = [r for r in found if r.get(status_field) != "unavailable"]
+        found = [r for r in found if r.get(table.covered.unavailable) != "unavailable"]
     if not found:
         return None
-    r = found[-1]
-    if kind == "runtime_fingerprint":
-        return None, f"status {r.get('status')}"
-    if kind == "guard_rotation":
-        return r.get("run_id"), f"{r.get('protocol_id')}: {r.get('verdict')}"
-    if kind == "subject_fingerprint":
-        return None, f"{r.get('subject_model_id')}: {r.get('correct')}/{r.get('total')} correct"
-    statuses = sorted({str(x.get("status")) for x in found})
-    return None, f"{len(found)} measurement(s) recomputed: {', '.join(statuses)}"
+    return ran_detail(table.covered, found)
+
+
+class _Fields(dict):
+    """A record's fields for a detail's words: a field it lacks reads ``None``, as ``record.get`` would."""
+
+    def __missing__(self, key: str) -> None:
+        return None
+
+
+def ran_detail(covered: job_table.Covered, found: list[dict]) -> tuple[Optional[str], str]:
+    """``(run_id, detail)`` of a day that ran, in the words the job table gives the job (its ``detail``)."""
+    last = found[-1]
+    statuses = ", ".join(sorted({str(x.get("status")) for x in found}))
+    words = (covered.detail or "{count} record(s): {statuses}").format_map(
+        _Fields(last, count=len(found), statuses=statuses))
+    return (last.get(covered.run_id) if covered.run_id else None), words
 
 
 def judgement_day(through: str, today: Optional[str]) -> Date:
@@ -252,7 +260,7 @@ def judgement_day(through: str, today: Optional[str]) -> Date:
 
 
 def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, facts: Optional[Facts] = None,
-            jobs: Sequence[str] = JOB_NAMES, periods: Optional[Sequence[str]] = None,
+            jobs: Optional[Sequence[str]] = None, periods: Optional[Sequence[str]] = None,
             now: Optional[datetime] = None, today: Optional[str] = None) -> Coverage:
     """Coverage rows for every scheduled job and period from the archive's start through ``through``.
 
@@ -274,10 +282,9 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
         return Coverage(rows, unexplained, pending, None, through)
     begin = min(start, _day(since)) if since else start
     observer = _Observer(facts, start, judged_on, now)
-    by_date = {kind: facts.by_date(kind) for kind in ("subject_fingerprint", "runtime_fingerprint",
-                                                     "guard_rotation", "revalidation")}
+    by_date = {kind: facts.by_date(kind) for kind in job_table.record_kinds()}
     first_run = observer.run_dates[0] if observer.run_dates else None
-    for job in (j for j in JOBS if j.name in jobs):
+    for job in (j for j in coverage_jobs() if jobs is None or j.name in jobs):
         kind = period_kind(facts.cadence, job)
         if kind == "month":
             slots = [(m, *month_bounds(m)) for m in _months(begin, end)]
@@ -424,3 +431,10 @@ def record_month(paths: ArchivePaths, month: str, today: Date,
                      **kwargs)
     write_rows(paths, result.rows)
     return result, unexplained_gap(result, whole="periods" not in kwargs and "jobs" not in kwargs)
+
+
+def __getattr__(name: str) -> Any:
+    """``JOBS``, ``JOB_NAMES``, ``INSTRUMENT_LOGS``, ``LOG_KINDS``: the job table's views as it is now."""
+    if name in ("JOBS", "JOB_NAMES", "INSTRUMENT_LOGS", "LOG_KINDS"):
+        return getattr(coverage_conditions, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

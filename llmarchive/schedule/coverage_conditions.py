@@ -12,7 +12,7 @@ detail, an instrument record's reason, a budget cut's reason).
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import date as Date, datetime, timedelta, timezone
-from typing import Optional
+from typing import Any, Optional
 
 from llmarchive import budget as budget_mod
 from llmarchive.archive import jobs as job_table
@@ -26,9 +26,14 @@ AFTER_THE_FACT = frozenset({"run_left_interrupted", "storage_write_failed", "run
                             "cycle_step_missing", "paid_job_not_started"})
 # A stop of the sweep for one of these stops it for every protocol not yet run that month.
 SWEEP_STOPPING = ("provider_unreachable", "provider_refused_request")
-# An instrument job → (its log, the field that says ``unavailable`` when it could not run).
-INSTRUMENT_LOGS = {job_table.RUNTIME_FINGERPRINT: ("runtime_fingerprint", "status"),
-                   job_table.GUARD_MARGIN_ROTATION: ("guard_rotation", "verdict")}
+
+
+def instrument_logs() -> dict[str, tuple[str, str]]:
+    """An instrument job → (its log, the field that says ``unavailable`` when it could not run): the job table's."""
+    return {job.name: (job.record.kind, job.covered.unavailable) for job in job_table.covered()
+            if job.record and job.covered.unavailable}
+
+
 # method §10's record type of a coverage row that is a gap.
 GAP_RECORD_TYPE = "coverage_gap"
 
@@ -63,15 +68,24 @@ class Job:
         return job_table.stored_names(self.name)
 
 
-JOBS = (
-    Job(job_table.FULL_SWEEP, "commercial", per_protocol=True, needs_provider=True, commercial=True),
-    Job(job_table.SUBJECT_FINGERPRINT, "commercial", needs_provider=True, commercial=True),
-    Job(job_table.RUNTIME_FINGERPRINT, None),
-    Job(job_table.GUARD_MARGIN_ROTATION, None),
-    Job(job_table.REVALIDATION_DAILY, None),
-)
-JOB_NAMES = tuple(j.name for j in JOBS)
-_SERIES = {j.name: j.series for j in JOBS}
+def coverage_jobs() -> tuple[Job, ...]:
+    """The jobs coverage accounts for, as the job table (:func:`llmarchive.archive.jobs.covered`) has them now."""
+    return tuple(Job(job.name, job.covered.series, per_protocol=job.covered.per_protocol,
+                     needs_provider=job.covered.needs_provider, commercial=job.covered.commercial)
+                 for job in job_table.covered())
+
+
+def __getattr__(name: str) -> Any:
+    """``JOBS``, ``JOB_NAMES``, ``INSTRUMENT_LOGS`` and ``LOG_KINDS``: the job table's views as it is now."""
+    if name == "JOBS":
+        return coverage_jobs()
+    if name == "JOB_NAMES":
+        return tuple(job.name for job in coverage_jobs())
+    if name == "INSTRUMENT_LOGS":
+        return instrument_logs()
+    if name == "LOG_KINDS":
+        return log_kinds()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def job_series(name: str, recorded: Optional[str] = None) -> Optional[str]:
@@ -81,15 +95,16 @@ def job_series(name: str, recorded: Optional[str] = None) -> Optional[str]:
     label still carry it; a job the table does not know keeps ``recorded``.
     """
     try:
-        return _SERIES.get(job_table.canonical(name), recorded)
+        return {j.name: j.series for j in coverage_jobs()}.get(job_table.canonical(name), recorded)
     except job_table.UnknownJob:
         return recorded
 
 
 def period_kind(cadence: Cadence, job: Job) -> str:
     """``day`` or ``month``: a 1d cadence is a calendar day, the 30d sweep a calendar month."""
-    if job.cadence_key == "revalidation_daily":
-        return "day"   # a count per day: daily by its name
+    fixed = job_table.spec(job.name).covered.period
+    if fixed:
+        return fixed   # a count per day (revalidation): daily by the table, not by a schedule
     every = cadence.every(job.cadence_key)
     if every == timedelta(days=1):
         return "day"
@@ -161,8 +176,13 @@ class Facts:
         return out
 
 
-LOG_KINDS = ("runtime_fingerprint", "guard_rotation", "subject_fingerprint", "revalidation", "skip",
-             "generation_bridge", "series_closed", "subject_model", "model_observed", "lease")
+# The bookkeeping logs coverage reads beside the daily jobs' own (:func:`log_kinds`).
+_OTHER_LOGS = ("skip", "generation_bridge", "series_closed", "subject_model", "model_observed", "lease")
+
+
+def log_kinds() -> tuple[str, ...]:
+    """Every log :func:`llmarchive.schedule.coverage.gather` reads: each daily job's record kind, then the others."""
+    return job_table.record_kinds() + _OTHER_LOGS
 
 
 def belongs_to(bad: Unreadable, first: Date, protocol_id: Optional[str]) -> bool:
@@ -322,7 +342,7 @@ class _Observer:
 
     def instrument_unavailable(self, job: Job, day: Date) -> Optional[str]:
         """The instrument job's record of ``day`` says it could not run (``unavailable``)."""
-        kind, field_name = INSTRUMENT_LOGS[job.name]
+        kind, field_name = instrument_logs()[job.name]
         for r in self.facts.logs.get(kind, []):
             if str(r.get("date")) == day.isoformat() and r.get(field_name) == "unavailable":
                 # Its reason (an error's text, a model file's path) stays in the private record.
@@ -422,7 +442,7 @@ class _Observer:
             absent = [r for r in (self.no_cycle_on(d) for d in days) if r]
         else:
             absent = [r for r in (self.deadman_around(d) for d in days) if r]
-        if kind == "day" and job.name in INSTRUMENT_LOGS:
+        if kind == "day" and job.name in instrument_logs():
             reason = self.instrument_unavailable(job, first)
             if reason:
                 found["instrument_unavailable"] = reason

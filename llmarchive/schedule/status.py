@@ -21,6 +21,7 @@ from datetime import date as Date, timedelta
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from llmarchive.archive import jobs as job_table
 from llmarchive.archive import record_logs as records
 from llmarchive.archive import store
 from llmarchive.archive.jsonio import RecordFileError, read_json
@@ -47,17 +48,24 @@ def _guarded(part: Callable[[], Any]) -> Any:
 
 def instrument_part(paths: ArchivePaths, today: str) -> dict:
     verdict = day_verdict(paths, today)
-    prints = [r for r in records.read(paths, "runtime_fingerprint") if r.get("date") == today]
-    rotations = [r for r in records.read(paths, "guard_rotation") if r.get("date") == today]
-    return {
-        "date": today,
-        "passing": verdict.passing,
-        "reasons": list(verdict.reasons),
-        "runtime_fingerprint": prints[-1].get("status") if prints else None,
-        "guard_rotation": ({"protocol_id": rotations[-1].get("protocol_id"), "verdict": rotations[-1].get("verdict")}
-                           if rotations else None),
-        "latched_alarm": latched_alarm(paths),
-    }
+    part: dict[str, Any] = {"date": today, "passing": verdict.passing, "reasons": list(verdict.reasons)}
+    for job in job_table.shown():     # each daily check the job table shows, under its record kind
+        part[job.record.kind] = shown_today(paths, job, today)
+    part["latched_alarm"] = latched_alarm(paths)
+    return part
+
+
+def shown_today(paths: ArchivePaths, job: job_table.JobSpec, today: str) -> Any:
+    """What status shows of ``job``'s last record of ``today``: its one field's value, or its fields by name; None if none.
+
+    The fields are the job table's (:class:`llmarchive.archive.jobs.Shown`), so a
+    new daily check shows up here by its row alone.
+    """
+    found = [r for r in records.read(paths, job.record.kind) if r.get("date") == today]
+    if not found:
+        return None
+    fields = job.shown.fields
+    return found[-1].get(fields[0]) if len(fields) == 1 else {name: found[-1].get(name) for name in fields}
 
 
 def bridges_part(paths: ArchivePaths) -> list[dict]:
