@@ -7,6 +7,7 @@ from llmarchive.cli import archive
 from llmarchive.cli._options import (add_api, add_date, add_json, add_max_tokens, add_model, add_reference,
                                      add_subject, add_subject_models, api_subject_factory, day, print_json,
                                      reference_options, refuse_unbudgeted_with_a_budget, subject_models)
+from llmarchive.archive import jobs as job_table
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive import store
 from llmarchive.archive.jsonio import RecordFileError
@@ -86,6 +87,10 @@ def register(subparsers) -> None:
     add_date(ack)
     add_json(ack)
     ack.set_defaults(func=do_acknowledge)
+
+    checks = sub.add_parser("checks", help="list the daily checks of the job table: record kind, asset, publication")
+    add_json(checks)
+    checks.set_defaults(func=do_checks)
 
     marks = sub.add_parser(
         "apply-marks", help="apply the suspect marks an alarm left in run folders it could not read",
@@ -243,3 +248,28 @@ def _warn_pending(paths: ArchivePaths) -> None:
         print(f"PENDING SUSPECT MARK: run folder {entry['run_id']} (alarm of {', '.join(entry['alarm_dates']) or '?'}) "
               f"could not be marked — {entry['problem']}; publication refuses it until the mark is applied "
               "(repair its record, then `llmarchive instrument apply-marks`)", file=sys.stderr)
+
+
+def daily_checks() -> list[dict]:
+    """The job table's daily jobs (those that append a daily record), one dict each, in table order.
+
+    Read from :mod:`llmarchive.archive.jobs` at each call, so the listing is
+    the table: a check added there is listed here without an edit.
+    """
+    return [{"job": job.name, "record_kind": job.record.kind, "self_check": job.self_check, "asset": job.asset,
+             "covered": job.covered is not None, "published": list(job.published), "says": job.says}
+            for job in job_table.table() if job.record]
+
+
+def do_checks(args: argparse.Namespace) -> int:
+    """Print the daily checks (``--json``: as a list); nothing is run or written."""
+    rows = daily_checks()
+    if args.json:
+        print_json(rows)
+        return 0
+    for row in rows:
+        what = "self-check" if row["self_check"] else "subject"
+        where = ", ".join(row["published"]) or "not published"
+        print(f"{row['job']:<24} {row['record_kind']:<20} {what:<10} asset {row['asset'] or '-'}; {where} — "
+              f"{row['says']}")
+    return 0

@@ -56,7 +56,7 @@ def instrument_part(paths: ArchivePaths, today: str) -> dict:
 
 
 def shown_today(paths: ArchivePaths, job: job_table.JobSpec, today: str) -> Any:
-    """What status shows of ``job``'s last record of ``today``: its one field's value, or its fields by name; None if none.
+    """What status shows of ``job``'s last record of ``today``: its one field, or its fields by name; None if none.
 
     The fields are the job table's (:class:`llmarchive.archive.jobs.Shown`), so a
     new daily check shows up here by its row alone.
