@@ -22,6 +22,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
+from llmarchive.archive import jobs as job_table
 from llmarchive.archive.paths import REPO_ROOT
 from llmarchive.archive.yamlfile import read_yaml
 from measure.errors import ArchiveError
@@ -39,6 +40,19 @@ POLICY_KEYS = (
     "open_weights_series", "sealed_scan", "revalidation_daily", "generation_bridge_protocols",
     "bridge_trigger", "active_switch", "bridge_reserve_monthly", "retirement_threshold", "declassify_after",
 )
+
+
+
+def schedule_keys() -> tuple[str, ...]:
+    """:data:`SCHEDULE_KEYS`, and the key of any scheduled job of the job table that method §8 does not list yet.
+
+    A job is named by its cadence key (:mod:`llmarchive.archive.jobs`); a new
+    daily check's row names a key the file must then hold as a schedule, so
+    the row and the file line are all a new check takes here.
+    """
+    listed = SCHEDULE_KEYS + POLICY_KEYS
+    return SCHEDULE_KEYS + tuple(name for name in job_table.SCHEDULED if name not in listed)
+
 
 _SHAPE = re.compile(r"^([1-9][0-9]*)([dh])$")
 
@@ -96,8 +110,9 @@ def parse_document(data: Any, where: str = "cadence.yaml") -> Cadence:
     """Validate a loaded cadence document (every SPEC key, nothing else, schedules well-shaped)."""
     if not isinstance(data, dict):
         raise CadenceError(f"{where}: must be a mapping of keys to values")
-    known = set(SCHEDULE_KEYS) | set(POLICY_KEYS)
-    missing = [k for k in SCHEDULE_KEYS + POLICY_KEYS if k not in data]
+    schedule = schedule_keys()
+    known = set(schedule) | set(POLICY_KEYS)
+    missing = [k for k in schedule + POLICY_KEYS if k not in data]
     unknown = sorted(str(k) for k in data if k not in known)
     problems = []
     if missing:
@@ -105,7 +120,7 @@ def parse_document(data: Any, where: str = "cadence.yaml") -> Cadence:
     if unknown:
         problems.append(f"unknown key(s) {', '.join(unknown)}")
     schedules = {}
-    for key in SCHEDULE_KEYS:
+    for key in schedule:
         if key in data:
             try:
                 schedules[key] = parse_cadence(data[key], key)
