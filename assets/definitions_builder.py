@@ -10,6 +10,7 @@ from assets.jobs import JOBS
 from assets.resources import ArchiveResource, BudgetResource, ReferenceModelResource, SubjectResource
 from assets.schedules import SCHEDULES
 from assets.sensors import SENSORS
+from llmarchive.archive import jobs as job_table
 
 ASSETS = [
     protocols.protocols,
@@ -18,10 +19,8 @@ ASSETS = [
     commercial.commercial_measurements,
     open_weights.open_weights_trials,
     open_weights.open_weights_measurements,
-    instrument.runtime_fingerprint,
-    instrument.guard_rotation,
-    instrument.subject_fingerprint,
-    instrument.revalidation,
+    # every daily job's asset, by the name the job table gives it, from the instrument's asset module
+    *(getattr(instrument, name) for name in job_table.assets()),
     coverage.coverage,
     publication.public_archive,
     health.archive_health,
