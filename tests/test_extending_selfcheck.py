@@ -1,0 +1,198 @@
+"""A new daily self-check is one row of the job table (and the module that does the check), and nothing else.
+
+The toy check below exists in this file alone: one
+:class:`~llmarchive.archive.jobs.JobSpec` row, registered by a fixture and
+taken out again after each test, and (for Dagster) one asset defined in a
+child process.  Everything the job table drives must see it: the record
+kinds (``record_logs.KINDS``) and the logs coverage reads, the cadence
+check, the coverage rows of a day (ran, unavailable, step missing), the
+morning status and its line, ``llmarchive instrument checks``, and the
+Dagster definitions (the daily instrument job, its tag, the coverage asset's
+deps).  A place that kept a list of its own would miss ``toy_check`` and a
+test here fails; :func:`test_no_module_writes_the_daily_kinds_out` catches a
+list of the daily record kinds written out again in the source.
+
+Not reached yet, by a named reason: ``publish/`` (being moved into
+subpackages on another branch) still lists the instrument kinds itself, so
+the toy row says ``published=()``.
+"""
+import ast
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from llmarchive.archive import jobs
+from llmarchive.archive import record_logs as records
+from llmarchive.archive.cadence import CADENCE_FILE, CadenceError, load_cadence, parse_document
+from llmarchive.archive.yamlfile import read_yaml
+from llmarchive.cli import main
+from llmarchive.cli.status import _instrument_lines
+from llmarchive.schedule import coverage_conditions
+from llmarchive.schedule.coverage import compute, gather
+from llmarchive.schedule.status import instrument_part
+
+ROOT = Path(__file__).resolve().parents[1]
+TOY = jobs.JobSpec(
+    "toy_check", True,
+    record=jobs.Record("toy_check", ("date", "status", "reading")),
+    covered=jobs.Covered(unavailable="status", detail="toy reading {reading}"),
+    self_check=True, asset="toy_check", shown=jobs.Shown("toy", ("status",)), says="toy check")
+RUNTIME = {"status": "pass", "digest": "d", "expected_digest": "d", "model_sha256": "m", "template_sha256": "t",
+           "llama_cpp_version": "v", "runner_arch": "x86_64", "n_threads": 1, "n_batch": 1, "seed": 0}
+
+
+@pytest.fixture
+def toy():
+    """The toy row in the table for one test, and out of it after."""
+    unregister = jobs.register(TOY)
+    try:
+        yield TOY
+    finally:
+        unregister()
+    assert "toy_check" not in records.KINDS
+
+
+def toy_cadence():
+    """The repository's cadence with the line a new check adds to ``cadence.yaml``."""
+    return parse_document({**read_yaml(CADENCE_FILE, CadenceError), "toy_check": "1d"})
+
+
+def test_the_row_declares_the_record_kind_and_the_logs_coverage_reads(toy, paths):
+    assert records.KINDS["toy_check"] == ("date", "status", "reading")
+    assert "toy_check" in jobs.record_kinds(self_check=True) and "toy_check" in coverage_conditions.log_kinds()
+    records.append(paths, "toy_check", {"date": "2026-11-01", "status": "pass", "reading": 7})
+    with pytest.raises(records.RecordError, match="a toy_check record needs reading"):
+        records.append(paths, "toy_check", {"date": "2026-11-01", "status": "pass"})
+    with pytest.raises(jobs.JobTableError):
+        jobs.register(TOY)
+
+
+def test_the_cadence_check_asks_for_the_rows_key(toy):
+    with pytest.raises(CadenceError, match="missing key.*toy_check"):
+        load_cadence()
+    assert toy_cadence().every("toy_check").days == 1
+
+
+def test_coverage_rows_of_a_day_come_from_the_row(toy, paths):
+    for day in ("2026-11-01", "2026-11-02", "2026-11-03"):
+        records.append(paths, "runtime_fingerprint", {"date": day, **RUNTIME}, recorded_at=f"{day}T04:00:00Z")
+    records.append(paths, "toy_check", {"date": "2026-11-01", "status": "pass", "reading": 7})
+    records.append(paths, "toy_check", {"date": "2026-11-02", "status": "unavailable", "reading": None})
+    facts = gather(paths, protocols=[], cadence=toy_cadence())
+    result = compute(paths, "2026-11-03", facts=facts, jobs=("toy_check",), today="2026-11-04",
+                     now=datetime(2026, 11, 4, 5, tzinfo=timezone.utc))
+    rows = {row["period"]: row for row in result.rows}
+    assert [row["job"] for row in result.rows] == ["toy_check"] * 3 and result.unexplained == []
+    assert (rows["2026-11-01"]["status"], rows["2026-11-01"]["detail"]) == ("ran", "toy reading 7")
+    assert rows["2026-11-01"]["series"] is None
+    assert rows["2026-11-02"]["condition"] == "instrument_unavailable"
+    assert rows["2026-11-03"]["condition"] == "cycle_step_missing"
+    # and coverage accounts for it when no job list is given
+    everything = compute(paths, "2026-11-03", facts=facts, today="2026-11-04",
+                         now=datetime(2026, 11, 4, 5, tzinfo=timezone.utc))
+    assert "toy_check" in {row["job"] for row in everything.rows}
+
+
+def test_status_and_its_line_show_the_rows_field(toy, paths):
+    records.append(paths, "toy_check", {"date": "2026-11-01", "status": "pass", "reading": 7})
+    part = instrument_part(paths, "2026-11-01")
+    assert part["toy_check"] == "pass" and list(part)[-1] == "latched_alarm"
+    [line, *_] = _instrument_lines(part)
+    assert line.endswith("fingerprint not run; rotation not run; toy pass")
+    assert "toy not run" in _instrument_lines(instrument_part(paths, "2026-11-02"))[0]
+
+
+def test_the_cli_lists_the_row(toy, capsys):
+    capsys.readouterr()
+    assert main(["instrument", "checks", "--json"]) == 0
+    listed = {row["job"]: row for row in json.loads(capsys.readouterr().out)}
+    assert listed["toy_check"]["self_check"] is True and listed["toy_check"]["record_kind"] == "toy_check"
+    assert main(["instrument", "checks"]) == 0
+    assert "toy_check" in capsys.readouterr().out
+
+
+def test_an_unregistered_row_reaches_nothing():
+    assert "toy_check" not in records.KINDS and "toy_check" not in jobs.assets()
+    assert "toy_check" not in {job.name for job in coverage_conditions.coverage_jobs()}
+    with pytest.raises(jobs.UnknownJob):
+        jobs.canonical("toy_check")
+
+
+# The Dagster graph is built at import, so the toy row and its asset are put in a fresh interpreter first.
+DAGSTER_CHILD = textwrap.dedent('''
+    import json
+    from dagster import MaterializeResult, asset
+
+    from llmarchive.archive import jobs
+    from tests.test_extending_selfcheck import TOY
+
+    jobs.register(TOY)
+    import assets.instrument
+    from assets.partitions import days
+
+    @asset(partitions_def=days, group_name="instrument", name="toy_check")
+    def toy_check() -> MaterializeResult:
+        return MaterializeResult()
+
+    assets.instrument.toy_check = toy_check
+    from assets.definitions_builder import build_definitions
+    from assets.jobs import RUNS, RUNS_TAG
+
+    defs = build_definitions()
+    import assets.coverage
+    job = defs.resolve_job_def("daily_instrument_job")
+    coverage_deps = {key.to_user_string() for key in assets.coverage.coverage.dependency_keys}
+    print(json.dumps({"job_assets": sorted(k.to_user_string() for k in job.asset_layer.selected_asset_keys),
+                      "runs": RUNS["daily_instrument_job"], "tag": job.tags[RUNS_TAG],
+                      "description": job.description, "coverage_deps": sorted(coverage_deps)}))
+''')
+
+
+def test_dagster_definitions_take_the_rows_asset():
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DAGSTER_HOME": os.environ.get("DAGSTER_HOME", "/tmp")}
+    done = subprocess.run([sys.executable, "-c", DAGSTER_CHILD], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "toy_check" in seen["job_assets"] and "runtime_fingerprint" in seen["job_assets"]
+    assert seen["runs"][-1] == "toy_check" and seen["tag"].endswith("+toy_check")
+    assert seen["description"].startswith("The free daily checks: runtime fingerprint, guard rotation, "
+                                          "revalidation, toy check.")
+    assert "toy_check" in seen["coverage_deps"]
+
+
+def daily_names() -> set[str]:
+    """The daily jobs' record kinds and job names: two of them in one literal is a list of them written out."""
+    return {name for job in jobs.table() if job.record for name in (job.record.kind, job.name)}
+
+
+# Where the kinds may still be written out, and why.
+ALLOWED = {
+    "llmarchive/archive/jobs.py": "the job table itself",
+    "llmarchive/archive/cadence.py": "method §8's list of every cadence.yaml key, jobs among them (tests/test_jobs.py)",
+    "assets/instrument.py": "each alarm check's own description, written beside the asset it checks",
+}
+
+
+def test_no_module_writes_the_daily_kinds_out():
+    names = daily_names()
+    found = []
+    for folder in ("llmarchive", "assets"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            where = str(path.relative_to(ROOT))
+            if where in ALLOWED:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else \
+                    node.keys if isinstance(node, ast.Dict) else []
+                named = {i.value for i in items if isinstance(i, ast.Constant) and i.value in names}
+                if len(named) >= 2:
+                    found.append(f"{where}:{node.lineno} {sorted(named)}")
+    assert found == [], "the daily kinds written out again (derive them from llmarchive.archive.jobs):\n" + \
+        "\n".join(found)
