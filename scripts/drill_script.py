@@ -106,18 +106,34 @@ class Script:
             day = (day + dt.timedelta(days=32)).replace(day=1)
         return out
 
+    def _daemon_back(self, end: dt.datetime) -> dt.datetime:
+        """``end``, or when the script has the daemon down at that moment, the first ``end``-o'clock after it is
+        started again (a cut that ended in the outage would judge a month no daemon was there to record)."""
+        daemon = sorted((e for e in self.events if e.kind == "daemon"), key=lambda e: e.when)
+        down = [e for e in daemon if e.when <= end]
+        if not down or down[-1].args.get("state") != "down":
+            return end
+        back = next((e.when for e in daemon if e.when > end and e.args.get("state") == "up"), None)
+        if back is None:
+            return end
+        later = back.replace(hour=end.hour, minute=end.minute, second=0, microsecond=0)
+        return later if later > back else later + dt.timedelta(days=1)
+
     def cut(self, months: Optional[int]) -> "Script":
         """The script's first ``months`` months, and only what it expects of them.
 
         The drill then ends, as the whole script does, at noon on the 1st after its last month (that month's
-        publication); an expectation dated after that is dropped, one that spans the end keeps its start: a
-        bridge not yet left incomplete, a dead-man outage not yet over are judged by what they show so far.
+        publication) — or, when the daemon is down then, at noon of the day it is started again, so the last
+        month is recorded and published by its catch-up as it would be. An expectation dated after the end is
+        dropped, one that spans it keeps its start: a bridge not yet left incomplete, a dead-man outage not yet
+        over are judged by what they show so far.
         """
         wanted = self.months()
         if not months or months >= len(wanted):
             return self
         first = at(f"{wanted[months - 1]}-01T00:00")
-        end = (first + dt.timedelta(days=32)).replace(day=1, hour=self.end.hour, minute=self.end.minute)
+        end = self._daemon_back((first + dt.timedelta(days=32)).replace(day=1, hour=self.end.hour,
+                                                                      minute=self.end.minute))
         last_day = end.date().isoformat()
         expect = self.expect
         bridge = expect.bridge

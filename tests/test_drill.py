@@ -49,7 +49,10 @@ def test_a_drill_cut_short_expects_only_what_its_months_can_show():
     assert cut.expect.bridge == ("2027-01-12", "2027-04-20")
     assert any(gap.period == "2027-06" for gap in cut.expect.gaps)
     assert not any(gap.period >= "2027-09" for gap in cut.expect.gaps)
-    spanning = FULL.cut(4)          # ends 2027-03-01 noon: the bridge is open, the daemon still down
+    spanning = FULL.cut(4)          # the daemon is down on 2027-03-01: the cut ends when it is back, noon of 03-03
+    assert spanning.end == dt.datetime(2027, 3, 3, 12, tzinfo=dt.timezone.utc)
     assert spanning.expect.bridge == ("2027-01-12", None)
-    assert spanning.expect.deadman_day is None
+    assert (spanning.expect.deadman_day, spanning.expect.deadman_over) == ("2027-03-01", "2027-03-03")
+    assert not any(gap.period >= "2027-03" for gap in spanning.expect.gaps)
+    assert SHORT.cut(2).end == dt.datetime(2027, 1, 3, 12, tzinfo=dt.timezone.utc)
     assert FULL.cut(None) is FULL and FULL.cut(len(FULL.months())) is FULL
