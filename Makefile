@@ -51,7 +51,7 @@ bench: $(STAMP)
 	@for script in bench/*_bench.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
 # Datasette on 127.0.0.1:8001 (database opened immutable, with the SQL time limit and row cap of
-# publish/datasette_meta.py; the site at /site/index.html) beside `dagster dev -f definitions.py` on
+# publish/datasette/meta.py; the site at /site/index.html) beside `dagster dev -f definitions.py` on
 # 127.0.0.1:3000 (webserver and daemon: schedules and sensors tick while it is up). Ctrl-C stops both
 # (scripts/serve.py). Run `make demo` first so there is something to serve.
 serve: $(STAMP)

@@ -14,7 +14,8 @@ from dagster import (
 from assets.resources import ArchiveResource
 from llmarchive.archive import jobs as job_table
 from measure.errors import ArchiveError
-from publish import checks, publish_all
+from publish import publish_all
+from publish.pipeline import checks
 
 CHECK_DESCRIPTIONS = {
     "trial_log_chains": "Every trial log and bookkeeping log verifies as a hash chain, and every complete run's "

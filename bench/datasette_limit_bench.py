@@ -1,8 +1,8 @@
 """Benchmark: how soon Datasette stops a query that would never end, and what a hostile query costs.
 
 The public database is served with an explicit SQL time limit
-(``publish.datasette_meta.SETTINGS["sql_time_limit_ms"]``) and the limits of
-``publish/datasette_plugins/archive_limits.py``.  The test suite proves the
+(``publish.datasette.meta.SETTINGS["sql_time_limit_ms"]``) and the limits of
+``publish/datasette/plugins/archive_limits.py``.  The test suite proves the
 behaviour — a runaway query gets a 400 saying it took too long, never a hang
 or a 500 (``tests/test_datasette.py``); each hostile query of
 ``tests/test_datasette_server.py`` gets a clean 400 and the server's memory
@@ -60,7 +60,8 @@ def main() -> int:
     import yaml
     from datasette.app import Datasette
 
-    from publish import datasette_meta, publish_all
+    from publish import publish_all
+    from publish.datasette import meta as datasette_meta
     from tests import publish_helpers as ph
 
     limit_s = datasette_meta.SETTINGS["sql_time_limit_ms"] / 1000

@@ -14,8 +14,8 @@ Reported:
 
 * the full build, ``publish.publish_all`` (target ≤ 60 s), against a
   baseline measured in the same run: reading the inputs alone
-  (``publish.sources.gather``, target build ≤ 3× it), best of two each, with
-  the build's split by stage (``publish.build.STAGE_SECONDS``; ``--profile N``
+  (``publish.data.sources.gather``, target build ≤ 3× it), best of two each, with
+  the build's split by stage (``publish.pipeline.build.STAGE_SECONDS``; ``--profile N``
   adds one build under cProfile);
 * the p95 latency of every canned query through Datasette's ASGI app
   (in-process client, the serving settings of ``make serve``; target ≤ 100 ms),
@@ -242,7 +242,7 @@ def bench_queries(db_path: Path) -> list[tuple[str, float, float]]:
     import yaml
     from datasette.app import Datasette
 
-    from publish import datasette_meta
+    from publish.datasette import meta as datasette_meta
 
     metadata = yaml.safe_load(datasette_meta.REPO_METADATA.read_text(encoding="utf-8"))
     ds = Datasette(immutables=[str(db_path)], metadata=metadata, settings=dict(datasette_meta.SETTINGS),
@@ -282,7 +282,7 @@ def bench_downloads(db_path: Path) -> list[tuple[str, int, float, float, int]]:
     import yaml
     from datasette.app import Datasette
 
-    from publish import datasette_meta
+    from publish.datasette import meta as datasette_meta
 
     metadata = yaml.safe_load(datasette_meta.REPO_METADATA.read_text(encoding="utf-8"))
     ds = Datasette(immutables=[str(db_path)], metadata=metadata, settings=dict(datasette_meta.SETTINGS),
@@ -312,7 +312,7 @@ def bench_downloads(db_path: Path) -> list[tuple[str, int, float, float, int]]:
 def _verify_seconds(paths: ArchivePaths) -> float:
     """Reading and verifying every trial log and record log, as the build's blocking check must (every run
     folder, not only the open lane's: 460,800 trial records where the open lane holds 172,800)."""
-    from publish import checks
+    from publish.pipeline import checks
 
     started = time.perf_counter()
     problems = checks.chain_problems(paths)
@@ -321,7 +321,7 @@ def _verify_seconds(paths: ArchivePaths) -> float:
 
 
 def _gather_seconds(paths: ArchivePaths) -> tuple[float, object]:
-    from publish import sources
+    from publish.data import sources
 
     started = time.perf_counter()
     inputs = sources.gather(paths)
@@ -329,7 +329,7 @@ def _gather_seconds(paths: ArchivePaths) -> tuple[float, object]:
 
 
 def _print_stages(label: str) -> None:
-    from publish import build as build_mod
+    from publish.pipeline import build as build_mod
 
     stages = dict(build_mod.STAGE_SECONDS)
     total = sum(stages.values()) or 1.0
@@ -383,7 +383,8 @@ def bench_build(paths: ArchivePaths, profile: int = 0) -> tuple[float, float]:
     print(f"  baseline, reading the inputs alone (sources.gather): {gather_first:.1f} s before the builds and "
           f"{gather_second:.1f} s after; build / baseline = {build_s / gather_s:.1f}x (best of each; target <= "
           f"{RATIO_TARGET:.0f}x)")
-    print(f"  for scale: reading and verifying every log the build must verify (publish.checks.chain_problems, "
+    print(f"  for scale: reading and verifying every log the build must verify ("
+          "publish.pipeline.checks.chain_problems, "
           f"all run folders) takes {verify_s:.1f} s on its own, {verify_s / gather_s:.1f}x the baseline; the build is "
           f"{build_s / (gather_s + verify_s):.1f}x both together")
     if profile:
@@ -432,7 +433,7 @@ def main() -> int:
         for table, count, through, direct, size in bench_downloads(paths.public / "archive.db"):
             print(f"  {table:<20} {count:>9,} rows {size / 1e6:7.1f} MB in {through:6.1f} s   sqlite3 -> csv "
                   f"{direct:5.2f} s   ratio {through / max(direct, 1e-6):5.1f}x")
-        from publish import checks
+        from publish.pipeline import checks
 
         started = time.perf_counter()
         blocking = checks.blocking_problems(paths)

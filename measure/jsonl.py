@@ -340,7 +340,7 @@ def record_of(raw: bytes | str) -> Optional[dict]:
     """The record one line holds; None when it holds none (blank, not JSON, nested too deeply, not an object).
 
     Why: publication keeps a log's trial lines byte for byte as a reader
-    verified them (:func:`publish.sources.open_run_read`) and parses them again
+    verified them (:func:`publish.data.sources.open_run_read`) and parses them again
     where a page, a table or a guard needs a field, and the tail of a log is
     read for one field of its last record; a line that is not a record is
     then one to pass over, never one to report (the reader has reported it).

@@ -2,14 +2,22 @@
 
 This is the package's face: it re-exports what the entry points (the CLI,
 the Dagster assets, the make scripts) call, and holds nothing itself.  The
-pipeline is :mod:`publish.build` (:func:`publish_all`); the guards of one
-build are :mod:`publish.boundary`; the checks before and after a build are
-:mod:`publish.checks`.  Modules inside ``publish/`` import from each other,
-never from this face.
+packages stand on floors, one concern each, every one with its own face
+(``.importlinter``, publish-floors):
+
+* ``pipeline`` — one build (:func:`publish_all`), its checks, a release;
+* ``site`` — the static site; ``readback`` — published files read back;
+* ``datasette`` — how the database is served; ``guard`` — the two guards;
+* ``data`` — the archive's records read once, and every data file;
+* ``tasks`` — the outside routes' task files; ``words`` — numbers and fields
+  in plain words;
+* ``errors`` and ``workers`` — the errors and the process pool, under all.
+
+Modules inside ``publish/`` import from each other, never from this face.
 """
-from publish.boundary import leak_guard, publication_guard
-from publish.build import publish_all
 from publish.errors import LeakError, PublishError, SiteError
-from publish.guard import GuardError
+from publish.guard.boundary import leak_guard, publication_guard
+from publish.guard.publication import GuardError
+from publish.pipeline.build import publish_all
 
 __all__ = ["publish_all", "PublishError", "LeakError", "GuardError", "SiteError", "leak_guard", "publication_guard"]

@@ -52,7 +52,7 @@ from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.dates import utc_today
 from llmarchive.archive.store import load_run
 from panels.build import all_protocol_ids
-from publish.panels import file_name, files
+from publish.data import panels as panel_files
 
 
 def dagster_instance(paths: ArchivePaths) -> DagsterInstance:
@@ -176,8 +176,8 @@ def own_measurements(paths: ArchivePaths, generation: str, protocols: Optional[l
 
 def known_answers_step(paths: ArchivePaths, today: Optional[str] = None) -> list[KnownAnswerPoint]:
     """Publish the open panel file as publication would, then file the three readers through the outsider route."""
-    published = files(paths, registry.list_protocols(paths))
-    name = file_name(KNOWN_ANSWER_PROTOCOL)
+    published = panel_files.files(paths, registry.list_protocols(paths))
+    name = panel_files.file_name(KNOWN_ANSWER_PROTOCOL)
     if name not in published:
         print(f"   {KNOWN_ANSWER_PROTOCOL} is not in the open lane: no panel file to run")
         return []

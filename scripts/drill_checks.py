@@ -127,7 +127,7 @@ def verify_public(state: State) -> Verdict:
     from llmarchive.archive.returned_model import returned_model_id_differences
     from llmarchive.cli.verify import beside_differences
     from measure.verify import recompute
-    from publish.reader import public_inputs
+    from publish.readback import public_inputs
 
     public = state.paths.public
     db = public / "archive.db"

@@ -1,7 +1,7 @@
 """Running a published open panel's Inspect AI task the way an outsider does, for the Inspect tests.
 
 * :func:`publish_panels` — the ``panels/`` folder exactly as publication
-  writes it (:func:`publish.panels.files`: each panel file and its task file);
+  writes it (:func:`publish.data.panels.files`: each panel file and its task file);
 * :func:`inspect_eval` — ``inspect eval <protocol_id>.py --model
   openai-api/<service>/<model>`` as a user types it: Inspect's own command, in
   the folder of the downloaded files (Inspect takes the task file by a
@@ -38,7 +38,7 @@ OPEN = "risky_choice_framing__wording__v0"
 
 def publish_panels(paths: ArchivePaths, public: Path) -> Path:
     """Write ``public/panels/`` as publication does for the admitted archive at ``paths``; returns the folder."""
-    from publish.panels import files
+    from publish.data.panels import files
 
     for name, data in files(paths, registry.list_protocols(paths)).items():
         (public / name).parent.mkdir(parents=True, exist_ok=True)

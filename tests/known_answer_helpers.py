@@ -23,7 +23,7 @@ from llmarchive.protocols import registry
 from llmarchive.archive.paths import ArchivePaths
 from measure.schema import VERSIONS
 from panels import readers
-from publish.panels import file_name, files
+from publish.data.panels import file_name, files
 from tests.instrument_helpers import admitted_archive
 
 PROTOCOL_ID = "risky_choice_framing__wording__v0"

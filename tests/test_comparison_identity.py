@@ -22,7 +22,7 @@ from llmarchive.run.runner import run_protocol
 from llmarchive.subjects.anthropic import AnthropicSubject
 from measure.schema import VERSIONS
 from panels import readers
-from publish import reading
+from publish.words import numbers
 from tests.fake_provider import FakeProvider
 from tests.inspect_helpers import reader_run as inspect_reader_run
 from tests.test_comparison import (OPEN, comparison_run_settings, paths, trials_of,  # noqa: F401
@@ -72,7 +72,7 @@ def test_two_models_that_write_the_same_short_answers_are_two_runs_and_the_share
         {"source": "comparison_point", "id": filed.comparison_id, "answers": same_words, "trials": 0,
          "of": len(second), "record_sha256": filed.record["record_sha256"]}]
     assert f"answers shared: {same_words} of 120 answers word for word those of comparison point " \
-           f"point-{filed.record['record_sha256'][:16]}" in reading.point_columns(other.record)["reading"]
+           f"point-{filed.record['record_sha256'][:16]}" in numbers.point_columns(other.record)["reading"]
     # the first reader's run itself, under the second's names, is still the first's: refused, naming it
     copy = [dict(t, run_id="terse-b-2", returned_model_id="terse-model-b") for t in first]
     reasons = reasons_of(paths, write(tmp_path, [header("terse-model-b")] + copy, name="copy.jsonl"))
@@ -93,7 +93,7 @@ def test_an_independent_rerun_of_a_deterministic_own_run_is_filed_and_shown_as_i
     accepted = submit(paths, paths.run_dir("rerun-1") / "trials.jsonl", submitted_by="a rerunning lab")
     assert accepted.record["coinciding_answers"] == [
         {"source": "own_run", "id": run_id, "answers": 120, "trials": 0, "of": 120, "reproduction": True}]
-    words = reading.point_columns(accepted.record)["reading"]
+    words = numbers.point_columns(accepted.record)["reading"]
     assert f"120 of 120 answers word for word those of the archive's run {run_id} (a reproduction of it)" in words
     # the own run itself, relabelled, is still refused
     relabelled = [dict(t, run_id="mallory-1", returned_model_id="mallory-7")

@@ -146,8 +146,8 @@ def test_the_archives_own_runs_are_refused_however_relabelled_wherever_they_are_
 
 
 def test_the_published_open_lane_is_refused_but_a_comparison_run_made_here_is_not(paths, tmp_path, monkeypatch):
-    from publish import open_lane
-    from publish.sources import gather
+    from publish.data import open_lane
+    from publish.data.sources import gather
 
     run_id = own_run(paths, monkeypatch)
     published = open_lane.files(gather(paths).open_runs)     # the bytes of public/open-lane/<year>.jsonl

@@ -14,7 +14,7 @@ import pytest
 from llmarchive.archive import record_logs as records
 from llmarchive.comparison.intake import SubmissionRejected, submit
 from llmarchive.comparison.names import KNOWN_ANSWER_SOURCE, skeleton
-from publish import reading
+from publish.words import numbers
 from tests.test_comparison import paths, trials_of, twin_runs_template, unchained, write  # noqa: F401
 
 CYRILLIC_A, CYRILLIC_O = "\u0430", "\u043e"
@@ -93,13 +93,13 @@ def test_a_label_is_published_from_how_the_point_was_filed_not_from_its_names(pa
     own = submitted(paths, tmp_path, "simulated-reader-invariant", "demo",
                     submitted_by="make demo (simulated reader, known answer)", source=KNOWN_ANSWER_SOURCE)
     assert own.record["source"] == KNOWN_ANSWER_SOURCE
-    assert reading.point_columns(own.record)["point_kind"] == reading.KNOWN_ANSWER
+    assert numbers.point_columns(own.record)["point_kind"] == numbers.KNOWN_ANSWER
     outside = submitted(paths, tmp_path, "other-model-1", "outside")
     assert "source" not in outside.record
-    assert reading.point_columns(outside.record)["point_kind"] == reading.OUTSIDE_RUN
+    assert numbers.point_columns(outside.record)["point_kind"] == numbers.OUTSIDE_RUN
     # a record that names the archive's reader and bridge but has no source recorded is an outsider's
     borrowed = dict(outside.record, model_id="simulated-reader-invariant",
                     submitted_by="this archive's generation bridge (needs_review)")
-    assert reading.point_columns(borrowed) == {**reading.point_columns(borrowed), "point_kind": reading.OUTSIDE_RUN,
+    assert numbers.point_columns(borrowed) == {**numbers.point_columns(borrowed), "point_kind": numbers.OUTSIDE_RUN,
                                                "expected": None}
     assert json.dumps(records.read(paths, "comparison_point")[0]["source"]) == '"known_answer"'

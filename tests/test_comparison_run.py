@@ -38,7 +38,7 @@ def published(tmp_path_factory):
         mp.setenv("LLMARCHIVE_HOME", str(home))
         paths = admitted_archive(mp)
         public = root / "public"
-        from publish.panels import files     # the publisher's own bytes for public/panels/
+        from publish.data.panels import files     # the publisher's own bytes for public/panels/
 
         for name, data in files(paths, registry.list_protocols(paths)).items():
             (public / name).parent.mkdir(parents=True, exist_ok=True)
@@ -153,8 +153,8 @@ def test_a_run_from_the_published_file_alone_resumes_after_an_interruption_and_i
     assert m["run_id"] == trials[0]["run_id"] and m["n"] == 30
     assert verify_submission(tmp_path, out, m, registry.header(registry.load_protocol(paths, OPEN))) == 0
     assert json.loads(capsys.readouterr().out) == [], "llmarchive verify recomputes the same measurement"
-    from publish.database import comparison_rows
-    from publish.sources import gather
+    from publish.data.database import comparison_rows
+    from publish.data.sources import gather
 
     (row,) = comparison_rows(gather(paths))
     assert (row["model_id"], row["stability_pct"], row["panel_sha256"]) == (MODEL, m["stability_pct"],

@@ -9,7 +9,7 @@ from llmarchive.schedule.coverage import UnexplainedGap, compute, gather, record
 from llmarchive.archive.skips import CONDITIONS, DEFAULT_CONDITION, PRECEDENCE, cause_for, record_skip
 from llmarchive.archive.jsonio import write_json
 from measure.schema import GAP_CAUSES
-from publish.csvs import coverage_rows
+from publish.data.csvs import coverage_rows
 
 P_OPEN = "risky_choice_framing__wording__v0"
 P_GUARD = "risky_choice_framing__anchoring__v0"

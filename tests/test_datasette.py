@@ -3,7 +3,7 @@
 The server is configured exactly as ``make serve`` runs it: the database
 opened immutable, ``metadata.yml`` from the repository root, the
 archive's plugins and templates, and the explicit time limit and row cap of
-``publish.datasette_meta.SETTINGS``.  The same server over real HTTP, started
+``publish.datasette.meta.SETTINGS``.  The same server over real HTTP, started
 by ``llmarchive serve``: tests/test_datasette_server.py.
 """
 import asyncio
@@ -15,7 +15,9 @@ import urllib.parse
 import pytest
 import yaml
 
-from publish import database, datasette_meta, publish_all
+from publish import publish_all
+from publish.data import database
+from publish.datasette import meta as datasette_meta
 from tests import publish_helpers as ph
 
 BUILD = "2026-12-03T00:00:00Z"
@@ -68,20 +70,20 @@ def test_every_table_view_and_column_of_the_database_is_described(db_path):
 
 def test_measurement_column_descriptions_come_from_the_schema():
     from measure.schema import MEASUREMENT_FIELD_NAMES
-    from publish.field_words import PUBLISHED_DESCRIPTIONS
-    from publish.reading import READING_COLUMNS
+    from publish.words.fields import PUBLISHED_DESCRIPTIONS
+    from publish.words.numbers import READING_COLUMNS
 
     metadata = datasette_meta.build_metadata()
     columns = metadata["databases"]["archive"]["tables"]["measurements"]["columns"]
     assert list(columns) == ([name for name, _, _ in READING_COLUMNS] + list(MEASUREMENT_FIELD_NAMES)
                              + ["system_fingerprints", "min_detectable_change_pct"])
-    # the schema's words, but for the one publication corrects (publish.field_words)
+    # the schema's words, but for the one publication corrects (publish.words.fields)
     assert {n: columns[n] for n in MEASUREMENT_FIELD_NAMES} == \
         {n: PUBLISHED_DESCRIPTIONS[n] for n in MEASUREMENT_FIELD_NAMES}
 
 
 def test_licences_and_the_comparison_sentence_are_in_the_metadata():
-    from publish import wording
+    from publish.words import wording
 
     metadata = datasette_meta.build_metadata()
     assert metadata["license"] == "CC-BY-4.0"
@@ -223,7 +225,7 @@ def test_what_changed_lists_the_called_changes_of_the_changes_table_newest_first
 
 
 def test_min_detectable_change_is_a_column_of_the_measurements_table(db_path):
-    from publish.changes import min_detectable_change_pct
+    from publish.data.changes import min_detectable_change_pct
 
     con = sqlite3.connect(db_path)
     con.row_factory = sqlite3.Row

@@ -9,7 +9,8 @@ import time
 import httpx
 import pytest
 
-from publish import datasette_meta, publish_all
+from publish import publish_all
+from publish.datasette import meta as datasette_meta
 from tests import publish_helpers as ph
 from tests.ports import free_port, stop
 
@@ -84,7 +85,7 @@ def test_bad_download_requests_over_http_are_clean_4xx(server):
 
 @pytest.mark.slow
 def test_every_table_downloads_whole_with_each_row_once(server):
-    from publish import database
+    from publish.data import database
 
     base, db = server
     con = sqlite3.connect(db)

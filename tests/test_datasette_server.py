@@ -29,7 +29,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from publish import datasette_meta, publish_all, reading
+from publish import publish_all
+from publish.datasette import meta as datasette_meta
+from publish.words import numbers
 from tests import publish_helpers as ph
 from tests.ports import free_port, stop, wait_for_http
 
@@ -223,7 +225,7 @@ def test_the_index_and_database_pages_start_a_newcomer_at_start_here(served):
     rows = httpx.get(base + "/archive/start_here.json?_shape=objects", timeout=30).json()["rows"]
     kinds = {(r["what"], r["kind"]) for r in rows}
     assert ("measurements", "commercial / claude-sonnet") in kinds
-    assert ("comparison points", reading.KNOWN_ANSWER) in kinds
+    assert ("comparison points", numbers.KNOWN_ANSWER) in kinds
     assert all(r["look_next"] for r in rows)
 
 
@@ -232,10 +234,10 @@ def test_simulated_reader_points_are_described_as_known_answers(served):
     metadata = httpx.get(base + "/-/metadata.json", timeout=30).json()["databases"]["archive"]
     for text in (metadata["tables"]["comparison_points"]["description"],
                  metadata["queries"]["comparison_points_by_date"]["description"]):
-        assert reading.KNOWN_ANSWER in text and SIMULATED in text
+        assert numbers.KNOWN_ANSWER in text and SIMULATED in text
     rows = httpx.get(base + "/archive/comparison_points_by_date.json?_shape=objects", timeout=30).json()["rows"]
     kinds = {r["model_id"]: r["point_kind"] for r in rows}
-    assert kinds == {SIMULATED: reading.KNOWN_ANSWER, "other-model-1": reading.OUTSIDE_RUN}
+    assert kinds == {SIMULATED: numbers.KNOWN_ANSWER, "other-model-1": numbers.OUTSIDE_RUN}
 
 
 @pytest.mark.slow
@@ -327,7 +329,7 @@ def test_a_row_of_guarded_calls_stops_at_the_time_limit():
 
 
 def test_the_limits_leave_room_for_the_archive_itself():
-    from publish import database
+    from publish.data import database
 
     limits = _plugin("archive_limits")
     widest = max(len(t.columns) for t in database.TABLES)

@@ -75,7 +75,7 @@ def test_an_absent_value_stays_absent_and_a_range_may_not_run_backwards():
 
 
 def test_the_croissant_version_is_only_ever_a_real_day():
-    from publish.croissant import calendar_version
+    from publish.data.croissant import calendar_version
 
     assert calendar_version("2026-12-03") == "2026.12.3"
     with pytest.raises(DateError):

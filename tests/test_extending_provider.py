@@ -145,7 +145,7 @@ def published(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("LLMARCHIVE_HOME", str(root / "archive"))
         paths = admitted_archive(mp)
-        from publish.panels import files
+        from publish.data.panels import files
 
         for name, data in files(paths, protocols.list_protocols(paths)).items():
             (root / "public" / name).parent.mkdir(parents=True, exist_ok=True)

@@ -1,8 +1,8 @@
 """The leak and publication guards over every kind of file publication writes, at their exact boundaries.
 
 Both guards are read the way publication runs them: one pass of
-:meth:`publish.leak.LeakGuard.check_tree` over a staged folder, the
-publication guard (:func:`publish.guard.build`) searched beside the leak
+:meth:`publish.guard.leak.LeakGuard.check_tree` over a staged folder, the
+publication guard (:func:`publish.guard.publication.build`) searched beside the leak
 guard.  Every kind of published file is written here with the text placed
 where a reader would meet it and where a naive byte search would not:
 
@@ -21,7 +21,7 @@ than the window is refused whole and published less one word.  The
 publication guard's boundaries are each rule's edge: two decimals are cents
 and one or three are not, a budget figure at each precision it can be
 written with and the nearest amount beside it, a credential of exactly
-:data:`publish.guard.MIN_SECRET_LENGTH` characters and one shorter, a path
+:data:`publish.guard.publication.MIN_SECRET_LENGTH` characters and one shorter, a path
 and the longer path that merely starts like it.
 """
 import json
@@ -30,10 +30,11 @@ from pathlib import Path
 
 import pytest
 
-from publish import GuardError, LeakError, leak
-from publish.guard import CONTEXT, MIN_SECRET_LENGTH, PublicationGuard, build as build_guard
-from publish.leak import WINDOW, LeakGuard
-from publish.protocols import ProtocolText
+from publish import GuardError, LeakError
+from publish.guard import leak
+from publish.guard.publication import CONTEXT, MIN_SECRET_LENGTH, PublicationGuard, build as build_guard
+from publish.guard.leak import WINDOW, LeakGuard
+from publish.data.protocols import ProtocolText
 
 # A guarded text whose every run of twelve words holds a word outside ASCII, so JSON's \u escapes and HTML's
 # entities hide it from a byte search; only a reader that decodes them finds it.
@@ -166,9 +167,9 @@ def test_guarded_words_that_an_open_panel_also_publishes_are_not_a_leak(tmp_path
 # --------------------------------------------------------------------------
 
 def _build_scan():
-    """The build's scan of bytes in memory (publish.leak.TreeScan and data_texts), where this tree has it."""
+    """The build's scan of bytes in memory (publish.guard.leak.TreeScan and data_texts), where this tree has it."""
     if not hasattr(leak, "TreeScan") or not hasattr(leak, "data_texts"):
-        pytest.skip("this tree's publication scans its files from disk only (no publish.leak.TreeScan)")
+        pytest.skip("this tree's publication scans its files from disk only (no publish.guard.leak.TreeScan)")
     return leak.TreeScan, leak.data_texts
 
 

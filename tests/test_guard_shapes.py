@@ -17,8 +17,8 @@ import pytest
 
 from llmarchive.archive import record_logs as records
 from publish import GuardError, publish_all
-from publish.guard import build as build_guard
-from publish.leak import LeakGuard
+from publish.guard.publication import build as build_guard
+from publish.guard.leak import LeakGuard
 from tests import publish_helpers as ph
 
 OPEN = "base_rate_neglect__wording__v0"

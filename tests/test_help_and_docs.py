@@ -57,7 +57,7 @@ def test_run_help_says_what_retries_end_in_and_offers_no_refused_job():
 
 
 def test_instrument_help_and_the_site_compare_the_rotation_with_the_accepted_baseline():
-    from publish.pages import GLOSSARY
+    from publish.site.pages import GLOSSARY
 
     instrument = " ".join(dict(every_parser())[("instrument",)].format_help().split())
     assert "previous result" not in instrument and "last accepted baseline" in instrument
@@ -106,7 +106,8 @@ def test_croissant_describes_coverage_csv_and_names_no_internal_constant(paths):
     import mlcroissant as mlc
 
     from llmarchive.schedule.coverage import record_coverage
-    from publish import csvs, publish_all
+    from publish import publish_all
+    from publish.data import csvs
 
     records.append(paths, "subject_model", {"date": "2026-11-30", "model_family": "claude-sonnet",
                                             "model_id": "claude-sonnet-5", "previous_model_id": None,
@@ -141,7 +142,7 @@ def test_every_command_reads_its_dates_with_the_one_parser():
     own = re.compile(r"strptime|fromisoformat|\\d\{4\}")
     files = (sorted((REPO / "llmarchive" / "cli").glob("*.py")) + sorted((REPO / "assets").glob("*.py"))
              + sorted((REPO / "scripts").glob("*.py"))
-             + [REPO / "publish" / name for name in ("__init__.py", "croissant.py", "release.py")])
+             + [REPO / "publish" / name for name in ("__init__.py", "data/croissant.py", "pipeline/release.py")])
     offenders = [f"{f.relative_to(REPO)}:{n}" for f in files
                  for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1) if own.search(line)]
     assert offenders == []

@@ -1,7 +1,7 @@
 """The open panels as an Inspect AI task: published beside each panel file, needing nothing of this archive.
 
 Publication writes ``panels/<protocol_id>.py`` next to ``panels/<protocol_id>.json``
-(:mod:`publish.inspect_task`).  Run with Inspect's own ``inspect eval`` against
+(:mod:`publish.tasks.inspect_task`).  Run with Inspect's own ``inspect eval`` against
 the simulated readers' OpenAI-compatible server on 127.0.0.1, it must send
 the panel exactly as the archive does — one sample per scenario × version,
 the published text alone, ``n_per_scenario`` epochs whose scores are never
@@ -22,8 +22,8 @@ from llmarchive.protocols import open_panels
 from measure.canonical import canonical_sha256
 from measure.schema import VERSIONS
 from panels import readers
-from publish import inspect_task
-from publish.panels import task_file_problems
+from publish.tasks import inspect_task
+from publish.data.panels import task_file_problems
 from tests.inspect_helpers import OPEN, SERVICE, reader_run
 
 FRAMING = readers.simulated_model_id(readers.FRAMING_SENSITIVE)

@@ -99,7 +99,7 @@ def test_status_json_has_a_null_instrument_alarm_when_nothing_is_latched(archive
 
 
 def test_status_json_reads_the_acknowledgement_from_the_core_change_log(paths):
-    from publish import sources, status
+    from publish.data import sources, status
 
     _clean_start(paths)
     runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(tamper=("fp02", 0)))

@@ -276,7 +276,7 @@ READERS = {
     "measure/chain.py": None,
     "llmarchive/archive/jsonio.py": "STRICT",
     "llmarchive/comparison/read.py": "COLLECT",
-    "publish/sources.py": "REFUSE",
+    "publish/data/sources.py": "REFUSE",
 }
 # Where a reading module parses JSON in a loop all the same, with why.  Nothing else.
 PARSED_AGAIN_ALLOWED: dict[tuple[str, str], str] = {}
@@ -343,10 +343,10 @@ def test_the_loop_rule_sees_a_json_loop_planted_in_a_reading_module():
         "llmarchive/comparison/read.py:4 read_log", "llmarchive/comparison/read.py:7 read_tail",
         "llmarchive/comparison/read.py:9 gather", "llmarchive/comparison/read.py:11 mapped"]
     # an exception names one function of one module, not a name anywhere
-    excepted = {("publish/sources.py", "gather"): "planted"}
-    assert _json_in_loops(planted, "publish/sources.py", excepted) == ["publish/sources.py:4 read_log",
-                                                                       "publish/sources.py:7 read_tail",
-                                                                       "publish/sources.py:11 mapped"]
+    excepted = {("publish/data/sources.py", "gather"): "planted"}
+    assert _json_in_loops(planted, "publish/data/sources.py", excepted) == ["publish/data/sources.py:4 read_log",
+                                                                            "publish/data/sources.py:7 read_tail",
+                                                                            "publish/data/sources.py:11 mapped"]
 
 
 def test_a_logs_last_line_is_read_from_its_end_past_blank_lines_and_a_torn_tail():

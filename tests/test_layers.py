@@ -10,6 +10,7 @@ function runs over 80 lines outside the named exceptions, and one module
 """
 import ast
 import configparser
+import importlib
 import pkgutil
 import re
 import subprocess
@@ -30,15 +31,15 @@ def _contracts() -> configparser.ConfigParser:
     return config
 
 
-def _floors() -> list[list[str]]:
-    layers = _contracts()["importlinter:contract:llmarchive-floors"]["layers"].split("\n")
+def _floors(contract: str = "llmarchive-floors") -> list[list[str]]:
+    layers = _contracts()[f"importlinter:contract:{contract}"]["layers"].split("\n")
     return [re.split(r"\s*[|:]\s*", line.strip()) for line in layers if line.strip()]
 
 
 def test_import_contracts_are_kept():
     result = subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    assert "Contracts: 4 kept, 0 broken." in result.stdout
+    assert "Contracts: 5 kept, 0 broken." in result.stdout
 
 
 def test_llmarchive_holds_packages_only_no_loose_module():
@@ -54,6 +55,26 @@ def test_every_package_of_llmarchive_stands_on_a_floor_of_the_layers_contract():
     assert placed - packages == set(), "the contract names packages that do not exist"
     assert len(packages) <= MAX_PACKAGES
     assert len(_floors()) + 1 <= MAX_FLOORS          # + the package's own __main__ above the command line
+
+
+PUBLISH_GROUND = ("errors", "workers")
+"""The only loose modules of publish/: the errors and the process pool every package stands on."""
+
+
+def test_every_package_of_publish_stands_on_a_floor_and_has_a_face():
+    import publish
+
+    found = {info.name: info.ispkg for info in pkgutil.iter_modules(publish.__path__)}
+    loose = sorted(name for name, ispkg in found.items() if not ispkg and name not in PUBLISH_GROUND)
+    assert loose == [], f"put these modules in the publish package of their concern: {loose}"
+    placed = {name for floor in _floors("publish-floors") for name in floor}
+    assert set(found) - placed == set(), "give these packages a floor in .importlinter (publish-floors)"
+    assert placed - set(found) == set(), "the contract names packages that do not exist"
+    assert len(_floors("publish-floors")) <= MAX_FLOORS
+    for name, ispkg in found.items():
+        if ispkg:
+            face = importlib.import_module(f"publish.{name}")
+            assert face.__doc__ and face.__all__, f"publish.{name} needs a face: a docstring and __all__"
 
 
 # --------------------------------------------------------------------------- long functions

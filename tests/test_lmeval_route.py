@@ -1,7 +1,7 @@
 """The lm-evaluation-harness route: the published task run by the real ``lm_eval``, its log imported and submitted.
 
 The open panel file is written as publication writes it, and beside it the
-task :mod:`publish.lmeval_task` renders.  The real harness (``python -m
+task :mod:`publish.tasks.lmeval_task` renders.  The real harness (``python -m
 lm_eval``, in a subprocess, run inside that folder) sends the task to the
 simulated readers' OpenAI-compatible server over HTTP on 127.0.0.1, through
 a recording proxy that keeps every request body; its ``--log_samples`` log
@@ -52,7 +52,7 @@ from llmarchive.protocols.open_panels import load_panel_file
 from measure.schema import VERSIONS
 from panels import readers
 from publish.errors import PublishError
-from publish.lmeval_task import published_problems, task_files, task_name
+from publish.tasks.lmeval_task import published_problems, task_files, task_name
 from tests.known_answer_helpers import published_panel
 
 pytestmark = pytest.mark.slow    # four real lm_eval runs (a dev dependency: never skipped)

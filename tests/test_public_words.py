@@ -18,8 +18,9 @@ from llmarchive.schedule.coverage import compute, gather
 from llmarchive.schedule.coverage_wording import CONDITION_WORDS, public_detail
 from llmarchive.archive.jsonio import write_json
 from llmarchive.archive.skips import CONDITIONS
-from publish import publish_all, sources, status
-from publish.csvs import coverage_rows
+from publish import publish_all
+from publish.data import sources, status
+from publish.data.csvs import coverage_rows
 from tests import publish_helpers as ph
 from tests.fake_provider import FakeProvider, decide_by_hash
 from tests.test_coverage import NOW, PROTOCOLS, P_GUARD, P_OPEN, beat_days, open_run

@@ -16,8 +16,8 @@ import pytest
 from llmarchive import budget as budget_mod
 from llmarchive.archive import record_logs as records
 from publish import GuardError, publish_all
-from publish.guard import PublicationGuard, build as build_guard
-from publish.leak import LeakGuard
+from publish.guard.publication import PublicationGuard, build as build_guard
+from publish.guard.leak import LeakGuard
 from tests import publish_helpers as ph
 
 BUILD = "2026-12-03T00:00:00Z"

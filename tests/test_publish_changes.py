@@ -4,8 +4,8 @@ import math
 import pytest
 
 from measure.stats import compare
-from publish.changes import (CHANGE_FIELDS, cells_moved, change_rows, min_detectable_change_pct, modal_cells,
-                             newest_first)
+from publish.data.changes import (CHANGE_FIELDS, cells_moved, change_rows, min_detectable_change_pct, modal_cells,
+                                  newest_first)
 
 
 def point(run_id: str, run_date: str, stability: float, half_width: float, drop: float, *,

@@ -13,7 +13,7 @@ import pytest
 
 from llmarchive.archive.jsonio import ChainedLog
 from llmarchive.archive.paths import ArchivePaths
-from publish import checks
+from publish.pipeline import checks
 
 
 @pytest.mark.parametrize("runs", [3, 70], ids=["few-logs", "many-logs-in-two-processes"])

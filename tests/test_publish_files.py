@@ -11,7 +11,8 @@ from measure import chain
 from measure.canonical import sha256_hex
 from measure.schema import (BESIDE_MEASUREMENT_FIELD_NAMES, MEASUREMENT_FIELD_NAMES, MEASUREMENT_FIELDS,
                             OUTCOME_FIELD_NAMES, OUTCOMES, VERSIONS)
-from publish import PublishError, publish_all, reading
+from publish import PublishError, publish_all
+from publish.words import numbers
 from tests import publish_helpers as ph
 
 BUILD_1 = "2026-12-03T00:00:00Z"
@@ -46,8 +47,8 @@ def test_stability_csv_has_one_row_per_measurement_with_json_cells_for_non_scala
     for row in rows:
         record = dict(zip(header, row))
         m = by_run[record["run_id"]]
-        assert record["reading"] == reading.reading(m)
-        assert json.loads(record["flag_sentences"]) == reading.flag_sentences(m)
+        assert record["reading"] == numbers.reading(m)
+        assert json.loads(record["flag_sentences"]) == numbers.flag_sentences(m)
         for name in MEASUREMENT_FIELD_NAMES:
             value, cell = m[name], record[name]
             if value is None:
@@ -243,7 +244,7 @@ def test_croissant_marks_the_dataset_live_and_versions_it_by_publication_date(pu
 
 def test_changes_csv_holds_every_consecutive_on_curve_pair_labelled_by_compare(published):
     from measure.stats import compare
-    from publish.changes import CHANGE_FIELDS
+    from publish.data.changes import CHANGE_FIELDS
 
     paths, data, _ = published
     rows = read_csv(paths.public / "changes.csv")
@@ -311,7 +312,7 @@ def test_two_builds_of_one_home_never_run_at_once(archive):
 
 
 def test_publish_refuses_a_flagged_measurement_on_the_curve_under_the_assets_rule(archive):
-    from publish import checks
+    from publish.pipeline import checks
 
     p = ph.protocol(archive, "risky_choice_framing__wording__v0")
     ph.write_run(archive, p, "edited", "2026-10-02")
@@ -328,7 +329,7 @@ def test_publish_refuses_a_flagged_measurement_on_the_curve_under_the_assets_rul
 def test_protocols_table_carries_design_readers_as_json_when_a_protocol_has_them(archive, monkeypatch):
     import sqlite3
 
-    from publish import protocols as publish_protocols
+    from publish.data import protocols as publish_protocols
 
     real = publish_protocols.registry.load_protocol
     stripped = "base_rate_neglect__wording__v0"
@@ -478,7 +479,7 @@ def test_a_v1_protocol_admitted_to_the_open_lane_gets_its_own_panel_file(archive
 
 
 def test_publish_check_reports_a_panel_file_of_a_guard_protocol_and_an_edited_one(archive):
-    from publish import checks
+    from publish.pipeline import checks
 
     publish_all(archive, build_time=BUILD_1)
     assert checks.leak_problems(archive) == []
@@ -539,16 +540,16 @@ def test_a_run_with_few_readable_answers_reads_not_measurable_first_in_the_csv_a
         assert got == row["reading"] and mdc == 360.0
         assert [c[1] for c in db.execute("pragma table_info(changes)")][0] == "reading"
         kinds = dict(db.execute("select model_id, point_kind from comparison_points"))
-        assert kinds == {point["model_id"]: reading.KNOWN_ANSWER for point in points.values()}
+        assert kinds == {point["model_id"]: numbers.KNOWN_ANSWER for point in points.values()}
         expected = db.execute("select expected, reading from comparison_points where model_id = ?",
                               (points["framing-sensitive"]["model_id"],)).fetchone()
-        assert expected[0] and expected[1] == reading.reading(points["framing-sensitive"]["measurement"])
+        assert expected[0] and expected[1] == numbers.reading(points["framing-sensitive"]["measurement"])
     finally:
         db.close()
 
 
 def test_the_public_reader_takes_stability_csv_with_or_without_its_reading_columns(published, tmp_path):
-    from publish.reader import public_inputs
+    from publish.readback.files import public_inputs
 
     paths, data, _ = published
     folder = tmp_path / "public"
@@ -572,7 +573,7 @@ def test_the_public_reader_takes_stability_csv_with_or_without_its_reading_colum
 
 def test_the_open_lane_type_labels_see_a_type_first_met_on_a_later_trial():
     from measure.jsonl import Line
-    from publish.sources import open_run_read
+    from publish.data.sources import open_run_read
 
     trials = [{"record_type": "trial", "item_id": "s01", "version": "A", "outcome": "valid", "latency_ms": 10, "token": None},
               {"record_type": "trial", "item_id": "s01", "version": "A", "outcome": "valid", "latency_ms": 10, "token": None},

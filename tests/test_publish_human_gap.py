@@ -5,7 +5,8 @@ from fractions import Fraction
 
 import pytest
 
-from publish import human_gap, publish_all
+from publish import publish_all
+from publish.data import human_gap
 from tests import publish_helpers as ph
 
 

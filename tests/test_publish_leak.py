@@ -9,9 +9,10 @@ from hypothesis import strategies as st
 
 from panels.instruction import INSTRUCTION
 from panels.template import words as panel_words
-from publish import LeakError, pages, publish_all
-from publish.leak import _WORD, LeakGuard, words
-from publish.protocols import ProtocolText
+from publish import LeakError, publish_all
+from publish.site import pages
+from publish.guard.leak import _WORD, LeakGuard, words
+from publish.data.protocols import ProtocolText
 from tests import publish_helpers as ph
 
 BUILD = "2026-12-03T00:00:00Z"
@@ -208,7 +209,8 @@ def test_guard_wording_planted_in_an_open_panel_file_is_refused_and_nothing_is_w
 
 
 def test_a_guard_protocol_is_never_made_into_a_panel_file_even_if_asked(archive, monkeypatch):
-    from publish import PublishError, panels
+    from publish import PublishError
+    from publish.data import panels
 
     monkeypatch.setattr(panels, "open_ids", lambda headers: [GUARD_ID])
     with pytest.raises(PublishError, match=f"protocol {GUARD_ID}: lane is 'guard'"):
@@ -237,7 +239,7 @@ _CELLS = st.one_of(st.none(), st.integers(min_value=-2**63, max_value=2**63 - 1)
 @settings(max_examples=120, deadline=None)
 @given(st.lists(st.tuples(_CELLS, _CELLS, _CELLS), min_size=1, max_size=12))
 def test_a_database_row_is_searched_as_its_text_cells_joined_whatever_the_cells_hold(tmp_path_factory, rows):
-    from publish.published_texts import sqlite_parts, sqlite_texts
+    from publish.guard.published_texts import sqlite_parts, sqlite_texts
 
     path = tmp_path_factory.mktemp("db") / "t.db"
     with sqlite3.connect(path) as connection:
@@ -281,8 +283,8 @@ def _one_by_one(texts, guard, also):
 @given(st.lists(st.sampled_from(range(len(_TEXTS))), max_size=700),
        st.lists(st.integers(min_value=0, max_value=699), max_size=3))
 def test_texts_searched_in_batches_are_refused_exactly_as_one_by_one(indexes, noise_positions):
-    from publish.guard import PublicationGuard
-    from publish.leak import _first_refusal
+    from publish.guard.publication import PublicationGuard
+    from publish.guard.leak import _first_refusal
 
     guard = LeakGuard([ProtocolText("guarded_p", "s01", "B", _GUARDED)], [INSTRUCTION])
     also = PublicationGuard(paths=[("the archive home", "/srv/llmarchive-home")],
@@ -303,9 +305,9 @@ def test_texts_searched_in_batches_are_refused_exactly_as_one_by_one(indexes, no
 @example([(0, 0, "€9.99 in a blob".encode())] * 3)          # a refusal only a blob holds
 @example([(0, 1, None)] * 300 + [(0, 0, "€9.99 in a blob".encode())])
 def test_a_database_searched_in_batches_is_refused_exactly_as_row_by_row(tmp_path_factory, rows):
-    from publish.guard import PublicationGuard
-    from publish.leak import _check_task
-    from publish.published_texts import sqlite_parts, sqlite_texts
+    from publish.guard.publication import PublicationGuard
+    from publish.guard.leak import _check_task
+    from publish.guard.published_texts import sqlite_parts, sqlite_texts
 
     guard = LeakGuard([ProtocolText("guarded_p", "s01", "B", _GUARDED)], [INSTRUCTION])
     also = PublicationGuard(paths=[("the archive home", "/srv/llmarchive-home")],

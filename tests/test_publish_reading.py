@@ -1,4 +1,4 @@
-"""The plain-words reading of a published measurement (publish/reading.py): what its numbers can be read as.
+"""The plain-words reading of a published measurement (publish/words/numbers.py): what its numbers can be read as.
 
 Every measurement here is built by the real estimator from hand-made trials,
 so the words are checked against the figures the archive would publish.
@@ -6,7 +6,7 @@ so the words are checked against the figures the archive would publish.
 import pytest
 
 from measure.measurement import build
-from publish import reading
+from publish.words import numbers
 from tests import measure_helpers as mh
 
 ITEMS = mh.ITEMS
@@ -42,31 +42,31 @@ def barely_readable():
 def test_a_run_with_few_readable_answers_is_not_measurable_whatever_its_stability():
     m = measured(barely_readable())
     assert (m["stability_pct"], m["ci_low_pct"], m["ci_high_pct"], m["drop_bound_pct_ab"]) == (100.0, 0.0, 100.0, 180.0)
-    assert reading.reading(m) == ("not measurable: 6 of 60 answers of A and B readable — the losses alone could "
+    assert numbers.reading(m) == ("not measurable: 6 of 60 answers of A and B readable — the losses alone could "
                                   "explain any result; off the curve")
-    assert reading.readable(m) == {"readable": 6, "total": 60}
+    assert numbers.readable(m) == {"readable": 6, "total": 60}
 
 
 def test_on_the_curve_at_the_noise_floor_and_off_the_curve_with_its_reasons():
     on = measured(healthy())
     assert on["on_curve"] and not on["at_noise_floor"]
-    assert reading.reading(on) == "measurable; on the curve"
-    assert reading.flag_sentences(on) == {}
+    assert numbers.reading(on) == "measurable; on the curve"
+    assert numbers.flag_sentences(on) == {}
 
     same = healthy()
     same["B"] = same["A"]
     floor = measured(same)
     assert floor["at_noise_floor"] and not floor["on_curve"]
-    assert reading.reading(floor) == ("at the noise floor; off the curve: gap within what the losses allow, moved no "
+    assert numbers.reading(floor) == ("at the noise floor; off the curve: gap within what the losses allow, moved no "
                                       "more than a cosmetic change")
 
     candidate = measured(healthy(), status="candidate")
-    assert reading.reading(candidate) == "measurable; off the curve: the protocol is a candidate, not admitted"
+    assert numbers.reading(candidate) == "measurable; off the curve: the protocol is a candidate, not admitted"
 
 
 def test_every_flag_is_a_sentence_with_its_figures_not_a_formula():
     collapsed = measured(plan_of(["A", "A"]))
-    sentences = reading.flag_sentences(collapsed)
+    sentences = numbers.flag_sentences(collapsed)
     assert list(sentences) == collapsed["flags"]
     assert sentences["degenerate_candidate"] == (
         "Nearly always the same answer: entropy 0.00 in A and 0.00 in B (below 0.20) with stability 100.0 (above "
@@ -76,16 +76,16 @@ def test_every_flag_is_a_sentence_with_its_figures_not_a_formula():
     lossy = healthy()
     lossy["B"][ITEMS[0]] = ["A", "refused"]              # B loses one answer in 30, A none
     m = measured(lossy)
-    sentences = reading.flag_sentences(m)
+    sentences = numbers.flag_sentences(m)
     assert sentences["drop_confounded"] == ("Unreadable answers alone could move the gap between A and B by up to 3.3 "
                                             "points. The check allows at most 2.0 points per pair.")
     assert sentences["asymmetric_missingness"] == (
         "The versions lost different shares of answers: A lost 0.0% of its answers and B 3.3%, 3.3 points apart. "
         "The check allows at most 1.0 points of difference within a pair.")
-    for text in list(sentences.values()) + list(reading.flag_sentences(collapsed).values()):
+    for text in list(sentences.values()) + list(numbers.flag_sentences(collapsed).values()):
         assert " = " not in text and "exceeds" not in text, text
 
-    poor = reading.flag_sentences(measured(barely_readable()))
+    poor = numbers.flag_sentences(measured(barely_readable()))
     assert "between A and B by up to 180.0 points, between A and A′ by up to 190.0 points, between A and C by up to " \
            "190.0 points — more than the whole 0–100 scale, so the losses alone could explain any result" in \
            poor["drop_confounded"]
@@ -97,23 +97,23 @@ def test_the_instrument_and_exploratory_flags_are_said_from_public_fields_only()
     m = build(mh.protocol(), mh.trials_from(healthy()),
               dict(mh.RUN, instrument_suspect="no passing runtime fingerprint on 2026-11-29 (status: established)",
                    exploratory="a private note"))
-    sentences = reading.flag_sentences(m)
+    sentences = numbers.flag_sentences(m)
     assert sentences["instrument_suspect"].startswith("The instrument was in doubt on 2026-11-29 ")
     assert "established" not in sentences["instrument_suspect"] and "private" not in sentences["exploratory"]
 
 
-@pytest.mark.parametrize("value, words", [(180.0, reading.MORE_THAN_THE_SCALE), (100.01, reading.MORE_THAN_THE_SCALE),
+@pytest.mark.parametrize("value, words", [(180.0, numbers.MORE_THAN_THE_SCALE), (100.01, numbers.MORE_THAN_THE_SCALE),
                                           (100.0, None), (2.0, None), (None, None), (True, None), ("180", None)])
 def test_a_bound_is_beyond_the_scale_only_above_100(value, words):
-    assert reading.beyond_scale(value) == words
+    assert numbers.beyond_scale(value) == words
 
 
 def test_a_change_row_reads_its_verdict_and_both_margins():
     called = {"label": "regressed", "delta_pct": -42.5, "bound_pct": 12.0, "cap_pct": 1.5}
-    assert reading.change_reading(called) == ("regressed: stability moved -42.5 points, clearing both margins "
+    assert numbers.change_reading(called) == ("regressed: stability moved -42.5 points, clearing both margins "
                                               "(random-error bound 12.0, loss cap 1.5)")
     flat = dict(called, label="flat", delta_pct=3.0)
-    assert reading.change_reading(flat).startswith("flat: the move of +3.0 points does not clear both margins")
+    assert numbers.change_reading(flat).startswith("flat: the move of +3.0 points does not clear both margins")
 
 
 def test_a_points_label_comes_from_how_the_archive_filed_it_never_from_its_names():
@@ -122,14 +122,14 @@ def test_a_points_label_comes_from_how_the_archive_filed_it_never_from_its_names
 
     for name in readers.KNOWN_ANSWER_READERS:
         filed = {"model_id": readers.simulated_model_id(name), "source": "known_answer"}
-        assert reading.point_kind(filed) == reading.KNOWN_ANSWER
-        assert reading.expected(filed) == readers.KNOWN_ANSWER_WORDS[name]
+        assert numbers.point_kind(filed) == numbers.KNOWN_ANSWER
+        assert numbers.expected(filed) == readers.KNOWN_ANSWER_WORDS[name]
         # the same names with no source recorded: an outsider's point (issue 36 item 6)
         borrowed = {"model_id": readers.simulated_model_id(name), "submitted_by": "make demo"}
-        assert reading.point_kind(borrowed) == reading.OUTSIDE_RUN and reading.expected(borrowed) is None
-    assert reading.point_kind({"model_id": "simulated-reader-unknown", "source": "known_answer"}) == reading.OUTSIDE_RUN
-    assert reading.point_kind({"model_id": "other-model-1"}) == reading.OUTSIDE_RUN
-    assert reading.expected({"model_id": "other-model-1"}) is None
-    assert reading.point_kind({"model_id": "claude-sonnet-6", "submitted_by": BRIDGE_SUBMITTER}) == reading.OUTSIDE_RUN
-    assert reading.point_kind({"model_id": "claude-sonnet-6", "submitted_by": BRIDGE_SUBMITTER,
-                               "source": "generation_bridge"}) == reading.BRIDGE_RUN
+        assert numbers.point_kind(borrowed) == numbers.OUTSIDE_RUN and numbers.expected(borrowed) is None
+    assert numbers.point_kind({"model_id": "simulated-reader-unknown", "source": "known_answer"}) == numbers.OUTSIDE_RUN
+    assert numbers.point_kind({"model_id": "other-model-1"}) == numbers.OUTSIDE_RUN
+    assert numbers.expected({"model_id": "other-model-1"}) is None
+    assert numbers.point_kind({"model_id": "claude-sonnet-6", "submitted_by": BRIDGE_SUBMITTER}) == numbers.OUTSIDE_RUN
+    assert numbers.point_kind({"model_id": "claude-sonnet-6", "submitted_by": BRIDGE_SUBMITTER,
+                               "source": "generation_bridge"}) == numbers.BRIDGE_RUN

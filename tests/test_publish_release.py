@@ -7,7 +7,7 @@ import yaml
 from llmarchive.cli import main
 from publish import PublishError
 from llmarchive.archive.paths import REPO_ROOT as REPO
-from publish.release import LICENCE_FILES, assemble
+from publish.pipeline.release import LICENCE_FILES, assemble
 from tests import publish_helpers as ph
 
 BUILD = "2026-12-03T00:00:00Z"
@@ -43,7 +43,7 @@ def test_publish_command_reports_bad_input_as_an_error(archive, capsys):
 
 
 def test_publish_metadata_option_writes_the_generated_file(tmp_path):
-    from publish import datasette_meta
+    from publish.datasette import meta as datasette_meta
 
     target = tmp_path / "metadata.yml"
     assert main(["publish", "--metadata", str(target)]) == 0
@@ -59,11 +59,11 @@ def test_release_assembles_the_public_payload_and_nothing_private(archive, spec,
     files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     for name in ("data/stability.csv", "data/outcomes.csv", "data/coverage.csv", "data/open-lane/2026.jsonl",
                  "data/croissant.json", "data/archive.db", "data/index.html", "data/status.json",
-                 "data/render_manifest.json", "measure/schema.py", "measure/measurement.py", "publish/leak.py",
+                 "data/render_manifest.json", "measure/schema.py", "measure/measurement.py", "publish/guard/leak.py",
                  "panels/instruction.py", "metadata.yml", "docs/method.md", "CITATION.cff", ".zenodo.json", "SPEC.md",
                  "RELEASE.json", "RELEASE_CHECKLIST.md", "LICENSE", "LICENSES/README.md", "LICENSES/CC-BY-4.0.txt",
-                 "LICENSES/CC-BY-SA-4.0.txt", "publish/datasette_templates/table.html",
-                 "publish/datasette_plugins/archive_limits.py"):
+                 "LICENSES/CC-BY-SA-4.0.txt", "publish/datasette/templates/table.html",
+                 "publish/datasette/plugins/archive_limits.py"):
         assert name in files, name
     for name in ("LICENSE", "LICENSES/README.md", "LICENSES/CC-BY-4.0.txt", "LICENSES/CC-BY-SA-4.0.txt"):
         assert (out / name).read_bytes() == (REPO / name).read_bytes(), name
@@ -104,7 +104,7 @@ AGPL_3_SHA256 = "57c8ff33c9c0cfc3ef00e650a1cc910d7ee479a8bc509f6c9209a7c2a11399d
 def test_the_licence_texts_are_at_the_root_and_name_what_each_covers():
     import hashlib
 
-    from publish import wording
+    from publish.words import wording
 
     licence = (REPO / "LICENSE").read_bytes()
     assert hashlib.sha256(licence).hexdigest() == AGPL_3_SHA256
@@ -125,7 +125,7 @@ def test_the_licence_texts_are_at_the_root_and_name_what_each_covers():
 
 @pytest.mark.parametrize("missing", LICENCE_FILES)
 def test_release_refuses_naming_a_missing_licence_file(archive, spec, tmp_path, missing):
-    from publish.release import CODE_FILES
+    from publish.pipeline.release import CODE_FILES
 
     repo = tmp_path / "repo"
     for name in CODE_FILES:

@@ -7,7 +7,9 @@ import re
 import pytest
 
 from measure.schema import FLAGS, GAP_CAUSES, LANES, OUTCOMES, SERIES, VERSIONS
-from publish import SiteError, pages, publish_all, reading, site, svg, wording
+from publish import SiteError, publish_all
+from publish.site import pages, render as site, svg
+from publish.words import numbers, wording
 from publish.errors import CurveError
 from tests import known_answer_helpers as kh
 from tests import publish_helpers as ph
@@ -30,8 +32,8 @@ def published_site(publish_template, tmp_path_factory):
 
 def published_points(paths):
     """Every comparison point the build publishes, by its drawer key, with its recomputed measurement."""
-    from publish.database import comparison_rows
-    from publish.sources import gather
+    from publish.data.database import comparison_rows
+    from publish.data.sources import gather
 
     return {site.point_key(p): p["measurement"] for p in comparison_rows(gather(paths))}
 
@@ -133,8 +135,8 @@ def test_flagged_measurements_appear_with_their_reasons_and_not_on_a_chart(publi
     for m in flagged:
         assert f'data-run="{m["run_id"]}"' in table
         row = re.search(rf'<tr data-run="{m["run_id"]}".*?</tr>', table, re.S).group(0)
-        assert row.startswith(f'<tr data-run="{m["run_id"]}" class="flagged"><td data-v="{reading.reading(m)}"')
-        for flag, sentence in reading.flag_sentences(m).items():
+        assert row.startswith(f'<tr data-run="{m["run_id"]}" class="flagged"><td data-v="{numbers.reading(m)}"')
+        for flag, sentence in numbers.flag_sentences(m).items():
             assert f"<code>{flag}</code>: {html.escape(sentence)}</li>" in row
     for chart in re.findall(r'<svg class="chart".*?</svg>', document, re.S):
         protocol_id = re.search(r'aria-label="([^ ]+) ', chart).group(1)
@@ -181,7 +183,7 @@ def test_only_the_first_scenario_of_an_open_protocol_is_shown(published_site):
 
 def test_more_than_the_first_scenario_is_refused(published_site):
     paths, _, _ = published_site
-    from publish import sources
+    from publish.data import sources
 
     inputs = sources.gather(paths)
     pid = "risky_choice_framing__wording__v0"
@@ -295,7 +297,7 @@ def test_the_stylesheet_and_script_are_package_files_inlined_into_the_one_docume
 # --- the site at ten years (issue 14) ------------------------------------------------------------
 
 def _context(paths, extra=(), **texts):
-    from publish import csvs, panels, sources
+    from publish.data import csvs, panels, sources
 
     inputs = sources.gather(paths)
     inputs.measurements.extend(extra)
@@ -421,7 +423,7 @@ def test_an_open_lane_run_drawer_quotes_three_responses_with_their_decisions(pub
 def test_the_drawer_carries_the_smallest_detectable_change(published_site):
     import json
 
-    from publish import changes
+    from publish.data import changes
 
     paths, data, document = published_site
     drawer = json.loads(re.search(r'<script type="application/json" id="drawer-data">(.*?)</script>', document,
@@ -436,7 +438,7 @@ def test_the_drawer_carries_the_smallest_detectable_change(published_site):
 
 
 def test_the_biggest_move_reads_the_change_rows(published_site, monkeypatch):
-    from publish import changes
+    from publish.data import changes
 
     paths, data, _ = published_site
     rows = changes.change_rows(data["measurements"])
@@ -462,7 +464,7 @@ def test_a_latched_instrument_alarm_shows_on_home_and_results(published_site, mo
     for page, box in (("home", "instrument-alarm-home"), ("results", "instrument-alarm-results")):
         text = section(document, page)
         assert f'id="{box}"' in text and "latched since 2026-11-15" in text
-    from publish import status as status_file
+    from publish.data import status as status_file
 
     real = status_file.status
     monkeypatch.setattr(status_file, "status", lambda *a: {k: v for k, v in real(*a).items()
@@ -478,7 +480,7 @@ def json_status(paths):
 
 
 def test_the_design_page_shows_the_simulated_readers_when_a_protocol_has_them(published_site):
-    from publish import sources
+    from publish.data import sources
 
     paths, _, document = published_site
     published = sources.gather(paths).texts.designs
@@ -500,7 +502,7 @@ def test_the_design_page_shows_the_simulated_readers_when_a_protocol_has_them(pu
 def test_the_data_page_shows_the_outsiders_verify_command_for_an_open_run(published_site):
     import json
 
-    from publish.open_lane import verify_command
+    from publish.data.open_lane import verify_command
 
     paths, _, document = published_site
     data = section(document, "data")
@@ -570,7 +572,7 @@ def test_every_results_table_shows_the_reading_first(published_site):
         assert re.search(r'<thead><tr><th scope="col" data-type="text">Reading</th>', table), css
         for key, row in _rows(table).items():
             first = re.match(r'<td data-v="[^"]*" class="reading[^"]*">(.*?)</td>', row, re.S)
-            assert first and html.unescape(first.group(1)) == reading.reading(by_key[key]), (css, key)
+            assert first and html.unescape(first.group(1)) == numbers.reading(by_key[key]), (css, key)
             seen += 1
     assert seen >= 10
     columns = re.search(r'<h2 id="stability-columns">.*?</table>', section(document, "data"), re.S).group(0)
@@ -623,14 +625,14 @@ def test_known_answer_points_are_labelled_with_their_interval_on_results_and_in_
         key, m = site.point_key(point), point["measurement"]
         row = rows[key]
         assert point["model_id"] == readers.simulated_model_id(name) and point["model_id"] in row
-        assert f'<span class="kind known-answer">{reading.KNOWN_ANSWER}</span>' in row
+        assert f'<span class="kind known-answer">{numbers.KNOWN_ANSWER}</span>' in row
         assert f"<td data-v=\"{m['ci_low_pct']}\">{m['ci_low_pct']:.1f}–{m['ci_high_pct']:.1f}</td>" in row
         entry = drawer[key]
-        assert entry["point_kind"] == reading.KNOWN_ANSWER and entry["known_answer"] is True
+        assert entry["point_kind"] == numbers.KNOWN_ANSWER and entry["known_answer"] is True
         assert entry["expected"] == readers.KNOWN_ANSWER_WORDS[name]
-        assert entry["reading"] == reading.reading(m)
+        assert entry["reading"] == numbers.reading(m)
     outside = next(row for key, row in rows.items() if "other-model-1" in row)
-    assert reading.KNOWN_ANSWER not in outside and f'<span class="kind">{reading.OUTSIDE_RUN}</span>' in outside
+    assert numbers.KNOWN_ANSWER not in outside and f'<span class="kind">{numbers.OUTSIDE_RUN}</span>' in outside
     recovered = data["points"][readers.FRAMING_SENSITIVE]["measurement"]
     assert recovered["ci_high_pct"] < 100 - recovered["null_floor_pct"], "the framing reader's effect is recovered"
     assert "known_answer" in site.static_text("site.js") and "expected" in site.static_text("site.js")
@@ -642,8 +644,8 @@ def test_a_bound_beyond_the_scale_is_said_in_words_in_the_drawer(published_site)
     lost = dict(latest, run_id="lost", run_date="2027-01-01", u_a=0.9, u_b=0.9, drop_bound_pct_ab=180.0,
                 drop_bound_pct_aa=95.0, on_curve=False, flags=["drop_confounded"])
     entry = site.drawer_data(data["measurements"] + [lost])["lost"]
-    assert entry["bounds"] == {"drop_bound_pct_ab": reading.MORE_THAN_THE_SCALE,
-                               "min_detectable_change_pct": reading.MORE_THAN_THE_SCALE}
+    assert entry["bounds"] == {"drop_bound_pct_ab": numbers.MORE_THAN_THE_SCALE,
+                               "min_detectable_change_pct": numbers.MORE_THAN_THE_SCALE}
     assert entry["min_detectable_change_pct"] == 360.0
     assert entry["reading"].startswith("not measurable: ")
     assert "bounds.min_detectable_change_pct" in site.static_text("site.js")

@@ -123,7 +123,7 @@ def test_publication_refuses_a_measurement_whose_field_has_the_wrong_type(folder
     """Before the typed store, publication checked only the measurement's keys: a ``gap_pct`` of "12.5"
     would have been published as text."""
     from publish.errors import PublishError
-    from publish.sources import gather
+    from publish.data.sources import gather
 
     path = store.measurement_file(folder)
     path.write_text(json.dumps({**json.loads(path.read_text(encoding="utf-8")), "gap_pct": "12.5"}), encoding="utf-8")

@@ -256,7 +256,7 @@ def test_a_run_folder_recorded_before_roles_still_verifies_with_a_null_role_gap(
 
 
 def test_a_measurement_written_before_the_new_fields_is_published_with_them_null(tmp_path):
-    from publish.sources import _check_measurement
+    from publish.data.sources import _check_measurement
 
     record = build(protocol(), trials_from(healthy_plan()), RUN)
     old = {k: v for k, v in record.items() if k not in NEW_FIELDS}

@@ -81,7 +81,7 @@ def bridge_of(paths):
 
 
 def published_measurements(paths):
-    from publish.sources import gather
+    from publish.data.sources import gather
 
     return gather(paths).measurements
 
@@ -115,8 +115,8 @@ def test_an_undeclared_models_bridge_runs_are_comparison_points_and_on_no_curve(
     # What publication reads: no measurement of the new model anywhere, the points in their own table.
     published = published_measurements(paths)
     assert {m["subject_model_id"] for m in published} == {OLD}
-    from publish.database import comparison_rows
-    from publish.sources import gather
+    from publish.data.database import comparison_rows
+    from publish.data.sources import gather
 
     rows = comparison_rows(gather(paths))
     assert sorted((r["model_id"], r["protocol_id"]) for r in rows) == sorted((NEW, p) for p in bridge["protocol_ids"])
@@ -246,8 +246,8 @@ def test_a_review_resolved_mid_bridge_moves_the_partial_run_and_resumes_it_witho
 
 def test_the_public_database_shows_comparison_points_before_and_measurements_after_the_decision(paths, tmp_path):
     """What publication reads: the held-back bridge as comparison points, after the decision as measurements."""
-    from publish.database import build
-    from publish.sources import gather
+    from publish.data.database import build
+    from publish.data.sources import gather
 
     def count(db_file, sql):
         db = sqlite3.connect(db_file)
@@ -382,8 +382,8 @@ def test_a_declaration_after_a_not_successor_decision_switches_and_lifts_the_hol
 
 
 def test_a_run_moved_onto_the_curve_is_published_once_not_also_as_a_comparison_point(paths):
-    from publish.database import comparison_rows
-    from publish.sources import gather
+    from publish.data.database import comparison_rows
+    from publish.data.sources import gather
 
     undecided = comparison_rows(gather(paths))
     assert len(undecided) == 4 and all(row["model_id"] == NEW for row in undecided)
@@ -421,9 +421,9 @@ def test_a_held_run_an_alarm_met_unreadable_files_no_comparison_point_until_its_
     from llmarchive.archive import store
     from llmarchive.instrument.verdict import apply_pending, raise_alarm
     from llmarchive.succession.review import file_comparison_points, file_points
-    from publish.database import comparison_rows
+    from publish.data.database import comparison_rows
     from publish.errors import PublishError
-    from publish.sources import gather
+    from publish.data.sources import gather
 
     review = the_review(paths)
     run_id = review.held[0]
@@ -447,8 +447,8 @@ def test_a_comparison_point_filed_before_the_days_alarm_is_published_flagged(pat
     """The bridge filed its comparison points on 2026-11-03, then that day's alarm was raised: the points'
     measurements are as suspect as the held runs they came from, and what is published must say so."""
     from llmarchive.instrument.verdict import raise_alarm
-    from publish.database import comparison_rows
-    from publish.sources import gather
+    from publish.data.database import comparison_rows
+    from publish.data.sources import gather
 
     review = the_review(paths)
     assert {p["run_id"] for p in review.comparison_points} == set(review.held)

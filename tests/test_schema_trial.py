@@ -110,7 +110,7 @@ def test_what_a_reader_needs_must_be_there_and_what_it_does_not_read_may_be_abse
 
 
 def test_the_published_trial_columns_are_schema_fields_with_the_schema_labels():
-    from publish.database import TABLE_BY_NAME
+    from publish.data.database import TABLE_BY_NAME
 
     columns = TABLE_BY_NAME["open_lane_trials"].columns
     assert [c.name for c in columns][-1] == "transport"
@@ -119,7 +119,7 @@ def test_the_published_trial_columns_are_schema_fields_with_the_schema_labels():
 
 
 def test_croissant_describes_the_open_lane_trials_with_the_schema_descriptions():
-    from publish import open_lane
+    from publish.data import open_lane
 
     described = [n for n in TRIAL_FIELD_NAMES if open_lane.describe(n) != open_lane.GENERIC_DESCRIPTION]
     assert described and all(open_lane.describe(n) == TRIAL_DESCRIPTIONS[n] for n in described)
@@ -128,7 +128,7 @@ def test_croissant_describes_the_open_lane_trials_with_the_schema_descriptions()
 
 def test_a_published_trial_with_a_field_of_the_wrong_type_is_refused_by_verify():
     from publish.errors import PublishError
-    from publish.reader import typed_trial as reader_check
+    from publish.readback.files import typed_trial as reader_check
 
     with pytest.raises(PublishError, match=r"^open-lane/2026.jsonl, line 4: field 'attempts' should be a "
                                            r"non-negative integer, got a string '1'$"):

@@ -163,7 +163,7 @@ MAX_RESULTS_PX = 30_000
 @pytest.fixture(scope="module")
 def long_site(tmp_path_factory):
     """The populated archive plus many more off-curve runs than the page lists inline (a small ten-year stand-in)."""
-    from publish import site
+    from publish.site import render as site
 
     template = ph.template_archive(tmp_path_factory.mktemp("template-long") / "home")
     paths = ph.fresh_archive(template, tmp_path_factory.mktemp("long") / "home")
@@ -327,7 +327,7 @@ def test_no_table_hides_its_last_column_at_400_px(server, browser):
 
 @pytest.mark.parametrize("width", [400, 1280])
 def test_known_answer_points_with_their_interval_are_visible_on_results(server, browser, width):
-    from publish.reading import KNOWN_ANSWER
+    from publish.words.numbers import KNOWN_ANSWER
 
     context, page, errors = open_page(browser, server + "/site/index.html#comparison-points", width)
     known = page.locator(f"table.comparison-table tbody tr[data-kind='{KNOWN_ANSWER}']")

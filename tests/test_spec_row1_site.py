@@ -1,8 +1,8 @@
 """Issue 28 §3, row 1 on the site: a ``bridge_incomplete`` is disclosed on the Results page's curve itself."""
 import re
 
-from publish import site
-from publish.sources import Inputs
+from publish.site import render as site
+from publish.data.sources import Inputs
 from tests.test_spec_rows import BRIDGE_INCOMPLETE, FAMILY, point
 
 

@@ -2,10 +2,10 @@
 import re
 
 from llmarchive.archive import record_logs as records
-from publish import site
-from publish.csvs import coverage_rows
-from publish.protocols import ProtocolTexts
-from publish.sources import Inputs
+from publish.site import render as site
+from publish.data.csvs import coverage_rows
+from publish.data.protocols import ProtocolTexts
+from publish.data.sources import Inputs
 from tests.test_spec_rows import instrument_day, instrument_rows
 
 

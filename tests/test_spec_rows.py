@@ -32,8 +32,9 @@ from llmarchive.instrument.rotation import guard_rotation, instrument_paths
 from llmarchive.schedule.coverage import compute, gather, write_rows
 from llmarchive.subjects import models
 from measure.measurement import build
-from publish import reading, site, svg
-from publish.status import coverage_summary
+from publish.site import render as site, svg
+from publish.words import numbers
+from publish.data.status import coverage_summary
 from tests.measure_helpers import ITEMS, RUN, protocol, set_items, trials_from, uniform
 
 
@@ -108,7 +109,7 @@ def test_the_drawer_names_every_scenario_tied_at_the_cutoff_never_an_arbitrary_p
     m = dominated(["s03"], ["s05", "s07", "s09"])
     assert "scenario_dominated" in m["flags"] and m["scenario_concentration_pct"] == 60
     sentence = site.drawer_data([m])[m["run_id"]]["flag_sentences"]["scenario_dominated"]
-    assert sentence == reading.flag_sentences(m)["scenario_dominated"], "the drawer says what the CSV says"
+    assert sentence == numbers.flag_sentences(m)["scenario_dominated"], "the drawer says what the CSV says"
     assert "s03 (100.0 points)" in sentence
     assert "s05, s07 and s09, tied at 50.0 points" in sentence
     assert "s01" not in sentence and "s11" not in sentence
@@ -116,16 +117,16 @@ def test_the_drawer_names_every_scenario_tied_at_the_cutoff_never_an_arbitrary_p
 
 def test_a_tie_for_the_largest_gap_names_all_of_it_and_a_lone_scenario_is_said_alone():
     three = dominated(["s02", "s04", "s06"], [])
-    sentence = reading.flag_sentences(three)["scenario_dominated"]
+    sentence = numbers.flag_sentences(three)["scenario_dominated"]
     assert "s02, s04 and s06, tied at 100.0 points" in sentence
     two = dominated(["s02", "s04"], [])
-    assert "s02 and s04 (100.0 points each)" in reading.flag_sentences(two)["scenario_dominated"]
+    assert "s02 and s04 (100.0 points each)" in numbers.flag_sentences(two)["scenario_dominated"]
     plan = uniform({"A": ["A", "A"], "A_prime": ["A", "A"], "B": ["A", "A"], "C": ["B", "B"]})
     set_items(plan, "B", ["s04"], ["A", "B"])                       # one stray answer: the whole gap
     lone = build(protocol(2), trials_from(plan, 2), RUN)
     assert "scenario_dominated" in lone["flags"]
-    assert "s04 alone (50.0 points)" in reading.flag_sentences(lone)["scenario_dominated"]
-    assert reading.scenarios_at_cutoff(lone) == {"named": ["s04"], "cutoff_pct": 50.0, "tied": []}
+    assert "s04 alone (50.0 points)" in numbers.flag_sentences(lone)["scenario_dominated"]
+    assert numbers.scenarios_at_cutoff(lone) == {"named": ["s04"], "cutoff_pct": 50.0, "tied": []}
 
 
 # --------------------------------------------------------------------------
@@ -178,7 +179,7 @@ def test_rows_recorded_under_the_old_label_are_written_again_under_no_series(pat
 
 
 def test_home_counts_the_instruments_rows_under_the_instrument_not_the_open_weights_series(paths):
-    from publish.sources import Inputs
+    from publish.data.sources import Inputs
 
     instrument_day(paths, "2026-11-01")
     instrument_day(paths, "2026-11-02")
@@ -217,7 +218,7 @@ def test_verify_reports_a_returned_model_id_the_trials_do_not_give_back():
 
 def test_the_published_description_of_returned_model_id_says_what_the_value_holds():
     from measure.schema import FIELD_DESCRIPTIONS
-    from publish.field_words import PUBLISHED_DESCRIPTIONS
+    from publish.words.fields import PUBLISHED_DESCRIPTIONS
 
     words = PUBLISHED_DESCRIPTIONS["returned_model_id"]
     assert "most frequent" not in words and "sorted and joined by commas" in words

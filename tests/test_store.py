@@ -80,7 +80,7 @@ def test_an_unreadable_run_folder_no_period_claims_fails_coverage_after_writing_
 
 def test_publication_refuses_an_unreadable_run_folder_even_an_open_one(paths):
     from publish.errors import PublishError
-    from publish.sources import gather as publish_gather
+    from publish.data.sources import gather as publish_gather
 
     _corrupt(paths, "a_manual_run")
     with pytest.raises(PublishError, match="a_manual_run"):
@@ -135,7 +135,7 @@ def test_the_producers_of_runs_never_import_the_auditor():
 def test_an_unreadable_run_held_for_review_fails_coverage_and_refuses_publication(paths):
     """Held runs (review) live outside experiments/; a torn record there is named, never left out."""
     from publish.errors import PublishError
-    from publish.sources import gather as publish_gather
+    from publish.data.sources import gather as publish_gather
 
     beat_days(paths, "2026-11-01", "2026-11-03")
     held = store.held_root(paths) / "bridge_2026-11-05_risky_claude-sonnet-5-5"

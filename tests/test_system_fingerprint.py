@@ -31,8 +31,9 @@ from llmarchive.subjects.anthropic import AnthropicSubject
 from llmarchive.subjects.http import RetryPolicy
 from llmarchive.subjects.openai_compat import OpenAICompatSubject
 from measure.schema import TRIAL_DESCRIPTIONS, system_fingerprints
-from publish import publish_all, site
-from publish.changes import build_changed, change_row
+from publish import publish_all
+from publish.site import render as site
+from publish.data.changes import build_changed, change_row
 from tests import publish_helpers as ph
 from tests.fake_provider import FakeProvider, Reply
 
@@ -150,7 +151,7 @@ def test_the_simulated_readers_server_build_is_on_every_trial_of_an_outsiders_ru
     from llmarchive.comparison.reader_server import SYSTEM_FINGERPRINT, ReaderServer
     from llmarchive.protocols import registry
     from panels import readers
-    from publish.panels import file_name, files
+    from publish.data.panels import file_name, files
 
     panel = tmp_path / file_name(OPEN)
     panel.parent.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ from llmarchive.instrument.verdict import mark_day_suspect, pending_folders
 from llmarchive.succession.review import held_paths
 from measure.verify import recompute
 from publish.errors import PublishError
-from publish.sources import gather as publish_gather
+from publish.data.sources import gather as publish_gather
 from tests.test_instrument import PromptEngine, _run
 from tests.fake_provider import FakeProvider, decide_by_hash
 

@@ -170,8 +170,8 @@ def test_a_database_that_is_not_sqlite_is_one_line(public_copy, tmp_path):
 
 def test_the_reader_finds_the_files_under_the_names_the_publisher_gives_them(public_copy, tmp_path, monkeypatch):
     """A rename in the publisher cannot drift: the reader asks the publisher's modules for every name."""
-    from publish import csvs, open_lane
-    from publish.reader import public_inputs
+    from publish.data import csvs, open_lane
+    from publish.readback.files import public_inputs
 
     public = tmp_path / "public"
     shutil.copytree(public_copy / "public", public)
@@ -196,7 +196,7 @@ def test_the_reader_finds_the_files_under_the_names_the_publisher_gives_them(pub
 
 def test_the_reader_refuses_bad_published_files_with_a_publish_error(public_copy, tmp_path):
     from publish import PublishError
-    from publish.reader import public_inputs
+    from publish.readback.files import public_inputs
 
     shutil.copytree(public_copy / "public", tmp_path / "public")
     (tmp_path / "public" / "archive.db").unlink()

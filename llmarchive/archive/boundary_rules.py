@@ -1,7 +1,7 @@
 """What may never cross the public boundary, recognised by its shape: credentials, this machine's paths, money.
 
 One set of rules with two callers: publication, which refuses a build that
-carries any of it (:mod:`publish.guard`), and the comparison intake, which
+carries any of it (:mod:`publish.guard.publication`), and the comparison intake, which
 refuses an outsider's text that publication would refuse
 (:mod:`llmarchive.comparison.check`) — otherwise an accepted submission
 could block every later publication.  Both must judge the same text the

@@ -5,7 +5,7 @@ and which record ends its log (``trials_last_sha256``); the measurement
 counted its trials too.  A log with fewer or more trials, another last
 record or a torn last line is not the log that was measured, and a run
 folder in that state is never published as complete: publication refuses
-it by name (:mod:`publish.checks`) and ``llmarchive status`` names it.
+it by name (:mod:`publish.pipeline.checks`) and ``llmarchive status`` names it.
 An *open* run may honestly hold a torn line, or trials its record has not
 counted yet (a process killed between the append and the record's
 rewrite); it is never published, and resuming it repairs both — so only

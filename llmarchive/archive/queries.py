@@ -19,7 +19,7 @@ comparison point is shown — is written once:
 * :func:`sweep_run_folder`, :func:`month_sweep_runs`, :func:`open_sweep_runs` —
   the month's sweep runs.
 
-Publication reads its logs once (``publish.sources.Inputs``), so the
+Publication reads its logs once (``publish.data.sources.Inputs``), so the
 comparison-point rules take record lists; the others read the archive.
 """
 from datetime import datetime

@@ -4,7 +4,7 @@
 the records (see :mod:`publish`); ``release`` assembles a release folder and
 prints what stays a human decision; ``serve`` runs Datasette on the public
 database, read-only, with the explicit time limit and row cap of
-:data:`publish.datasette_meta.SETTINGS`.
+:data:`publish.datasette.meta.SETTINGS`.
 """
 import argparse
 import os
@@ -73,7 +73,8 @@ def register(subparsers) -> None:
 def run_publish(args: argparse.Namespace) -> int:
     # publish is imported in the handlers, not above: it loads sqlite_utils and pandas (~0.4 s), and the CLI
     # imports every subcommand module at start, so every command would pay for it.  Not a cycle.
-    from publish import datasette_meta, publish_all
+    from publish import publish_all
+    from publish.datasette import meta as datasette_meta
 
     if args.metadata:
         target = Path(args.metadata)
@@ -95,7 +96,7 @@ def run_publish(args: argparse.Namespace) -> int:
 
 
 def run_release(args: argparse.Namespace) -> int:
-    from publish.release import assemble      # in the handler: see run_publish
+    from publish.pipeline.release import assemble      # in the handler: see run_publish
 
     paths = archive(args)
     out = Path(args.out) if args.out else paths.home / "releases" / f"llm-archive-{args.version}"
@@ -108,7 +109,7 @@ def run_release(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from publish.datasette_meta import DB_FILE, REPO_METADATA, serve_command   # in the handler: see run_publish
+    from publish.datasette import DB_FILE, REPO_METADATA, serve_command   # in the handler: see run_publish
 
     paths = archive(args)
     db = paths.public / DB_FILE

@@ -144,7 +144,7 @@ def publication_inputs_current(paths) -> bool:
     """Whether ``public/render_manifest.json`` was built from the inputs as they are now (the publisher's digest)."""
     # publish is imported in the handlers, not above: it loads sqlite_utils and pandas (~0.4 s), and the CLI
     # imports every subcommand module at start, so every command would pay for it.  Not a cycle.
-    from publish import sources, status
+    from publish.data import sources, status
 
     manifest = read_json(paths.public / status.MANIFEST_FILE)
     return status.inputs_digest(sources.gather(paths)) == manifest.get("inputs_sha256")

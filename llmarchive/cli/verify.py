@@ -4,13 +4,13 @@ Three ways in, one recomputation (:func:`measure.verify.recompute`):
 
 * a run folder (``private/experiments/<run_id>``), for the owner;
 * ``--public DIR RUN_ID``, for an outsider holding nothing but a copy of
-  ``public/``: read by :func:`publish.reader.public_inputs`, the other half
+  ``public/``: read by :func:`publish.readback.files.public_inputs`, the other half
   of the publisher, under the publisher's own file names;
 * the three files spelled out (``--trials``, ``--measurement``,
   ``--protocol``), for a row saved from Datasette's JSON or anywhere else.
 
 Every file is read and every value decoded and type-checked by
-:mod:`publish.reader`, so bad input is one line naming the file and the
+:mod:`publish.readback.files`, so bad input is one line naming the file and the
 problem (a :class:`publish.errors.PublishError`), never a traceback; this
 module keeps the arguments and the printing.
 
@@ -48,10 +48,10 @@ class ChainBroken(ArchiveError):
 
 
 def public_command(public_dir: str = "public", run_id: str = "RUN_ID") -> str:
-    """The exact command the site's Data page shows an outsider (:func:`publish.open_lane.verify_command`)."""
+    """The exact command the site's Data page shows an outsider (:func:`publish.data.open_lane.verify_command`)."""
     # publish is imported in the handlers, not above: it loads sqlite_utils and pandas (~0.4 s), and the CLI
     # imports every subcommand module at start, so every command would pay for it.  Not a cycle.
-    from publish.open_lane import verify_command
+    from publish.data import verify_command
 
     return verify_command(run_id, public_dir)
 
@@ -81,7 +81,7 @@ def register(subparsers) -> None:
 
 
 # --------------------------------------------------------------------------
-# the three ways in (the reading itself is publish.reader's)
+# the three ways in (the reading itself is publish.readback's)
 # --------------------------------------------------------------------------
 
 Inputs = tuple[dict, list[dict], dict, Path, dict]
@@ -89,9 +89,9 @@ Inputs = tuple[dict, list[dict], dict, Path, dict]
 
 
 def _folder_inputs(folder: Path) -> Inputs:
-    # publish.reader in the function: see public_command
-    from publish.reader import (decode_beside, decode_header, decode_measurement, read_json_file, read_records,
-                                read_trials, single_row)
+    # publish.readback.files in the function: see public_command
+    from publish.readback import (decode_beside, decode_header, decode_measurement, read_json_file, read_records,
+                                  read_trials, single_row)
 
     if not folder.is_dir():
         raise CommandError(f"{folder}: not a run folder")
@@ -117,9 +117,9 @@ def _folder_inputs(folder: Path) -> Inputs:
 
 
 def _file_inputs(args) -> Inputs:
-    # publish.reader in the function: see public_command
-    from publish.reader import (decode_beside, decode_header, decode_measurement, read_json_file, read_trials,
-                                single_row)
+    # publish.readback.files in the function: see public_command
+    from publish.readback import (decode_beside, decode_header, decode_measurement, read_json_file, read_trials,
+                                  single_row)
 
     if not (args.trials and args.measurement and args.protocol):
         raise CommandError("give a run folder, --public DIR RUN_ID, or all of --trials, --measurement and --protocol")
@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     if args.public:
         if not args.run_dir:
             raise CommandError("--public DIR needs the run id to recompute: llmarchive verify --public DIR RUN_ID")
-        from publish.reader import public_inputs        # in the function: see public_command
+        from publish.readback import public_inputs        # in the function: see public_command
 
         found = public_inputs(Path(args.public), args.run_dir)
         measurement, trials, protocol, trials_file, beside = (found.measurement, found.trials, found.header,

@@ -1,7 +1,7 @@
 """An Inspect AI eval log as a comparison submission (method §4.2): ``llmarchive comparison import LOG``.
 
 An outsider who ran a published open panel with its Inspect task
-(``panels/<protocol_id>.py``, :mod:`publish.inspect_task`) holds an eval log.
+(``panels/<protocol_id>.py``, :mod:`publish.tasks.inspect_task`) holds an eval log.
 :func:`submission_from_inspect_log` reads it with Inspect's own reader
 (:func:`inspect_ai.log.read_eval_log`, attachments resolved; never by
 unpacking the file by hand) and makes the submission ``comparison submit``

@@ -1,7 +1,7 @@
 """An lm-evaluation-harness log as a comparison submission (method §4.2): ``llmarchive comparison import LOG``.
 
 An outsider who ran a published open panel with its lm-evaluation-harness
-task (``panels/<protocol_id>.lm_eval.yaml``, :mod:`publish.lmeval_task`)
+task (``panels/<protocol_id>.lm_eval.yaml``, :mod:`publish.tasks.lmeval_task`)
 with ``--log_samples`` holds two files the harness wrote side by side:
 ``samples_<task>_<date>.jsonl`` (one line per document: the document, the
 arguments of its request, every repeat's response) and

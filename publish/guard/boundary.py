@@ -1,0 +1,56 @@
+"""The two guards of one build, made from the build's inputs and the home as it is now.
+
+:func:`leak_guard` (the wording leak guard, :mod:`publish.guard.leak`) and
+:func:`publication_guard` (no money of the owner's, no path of this machine,
+no credential: :mod:`publish.guard.publication`).  The build runs both over its
+staging folder (:mod:`publish.pipeline.build`), and ``publish --check`` runs them
+again over ``public/`` as it stands (:func:`publish.pipeline.checks.leak_problems`),
+so both read one definition of what is exempt.
+"""
+from llmarchive import budget as budget_mod
+from llmarchive.archive.paths import REPO_ROOT, ArchivePaths
+from panels.instruction import INSTRUCTION
+from publish.data import sources
+from publish.guard import publication as guard
+from publish.errors import PublishError
+from publish.guard.publication import PublicationGuard
+from publish.guard.leak import LeakGuard
+
+
+def leak_guard(inputs: sources.Inputs) -> LeakGuard:
+    """The guard for a build: guarded wording of non-open protocols; open wording and the instruction exempt."""
+    public = [t.text for t in inputs.texts.public] + [INSTRUCTION]
+    return LeakGuard(inputs.texts.guarded, public)
+
+
+def publication_guard(paths: ArchivePaths, inputs: sources.Inputs, panel_files: dict[str, bytes]) -> PublicationGuard:
+    """The publication guard for a build (:mod:`publish.guard.publication`), read from the home as it is now.
+
+    Exempt from its money rules: the words of the open panels as published
+    (``panel_files``, ``panels/<protocol_id>.json``), the decision
+    instruction, the models' answers the open lane publishes, and the words
+    an outsider wrote on a comparison point (who submitted it, its note, its
+    model ids and family) — data, not ours, and never allowed to block a
+    publication by mentioning an amount.  What has no exemption (a credential,
+    a path of this machine, a money field) the intake refused already
+    (:func:`llmarchive.archive.boundary_rules.public_text_problem`).
+    """
+    exempt = [INSTRUCTION, *(t.text for t in inputs.texts.public)]
+    exempt += [text for data in panel_files.values() for text in guard.document_strings(data)]
+    exempt += list(guard.answers_with_amounts(line for run in inputs.open_runs for line in run.lines))
+    exempt += [point[key] for point in inputs.by_kind("comparison_point")
+               for key in ("submitted_by", "note", "model_id", "requested_model_id") if isinstance(point.get(key), str)]
+    exempt += [point["measurement"]["model_family"] for point in inputs.by_kind("comparison_point")
+               if isinstance(point.get("measurement"), dict) and isinstance(point["measurement"].get("model_family"), str)]
+    try:
+        budget = budget_mod.load_budget(paths)
+        entries = budget_mod.ledger_entries(paths)
+    except budget_mod.BudgetError as exc:
+        raise PublishError(f"the publication guard cannot read the budget it keeps out of public/: {exc}") from None
+    seeds = []
+    if paths.panel_seed_file.exists():
+        try:
+            seeds.append(paths.panel_seed_file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PublishError(f"{paths.panel_seed_file}: cannot be read ({exc})") from None
+    return guard.build(paths.home, REPO_ROOT, budget, entries, exempt, seeds=seeds)

@@ -1,0 +1,386 @@
+"""The leak guard: no guard or sealed wording in any published byte.
+
+A ``guard`` protocol is only worth anything while its wording has never been
+public (method §3, §10): once it is, it cannot tell contamination from real
+change any more.  So before a build is moved into ``public/``, every file it
+would publish is searched for the wording of every protocol that is not in
+the ``open`` lane (guard, sealed, and candidates without a lane), and the
+build is refused if any of it appears — whole, or as any run of
+:data:`WINDOW` consecutive words.
+
+Words are compared after the same normalisation on both sides: text is
+case-folded and split into ``\\w+`` runs, so punctuation, whitespace, HTML
+escaping and JSON quoting cannot hide a copy.  Files are read the way a
+reader would read them: JSON and JSONL by their string values, CSV by cell,
+HTML with entities decoded and its embedded JSON parsed, SQLite by every
+value of every table, anything else as UTF-8 text.
+
+Two kinds of text are exempt because they are public by design: the wording
+of ``open`` protocols (published whole in ``panels/<protocol_id>.json``, read
+here like every other JSON file, so a guarded phrase in any of its fields is
+still a leak), and the shared decision instruction.  A guarded run
+of words that occurs in them is not a leak.  The error message names the
+file, the protocol, the item and the version, and never quotes the words.
+
+How the search stays fast on a ten-year archive: a 12-word run in a
+published text always contains one 6-word window that starts at a multiple
+of 6, so only those windows are looked up (in an index of every guarded
+6-word window), and each hit is extended word by word in both directions to
+measure the real overlap.
+"""
+import re
+import signal
+import sqlite3
+from concurrent.futures import as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional
+
+from publish.errors import LeakError
+from publish.data.protocols import ProtocolText
+from publish.guard.published_texts import SQLITE_SUFFIXES, data_texts, file_texts, row_sql, sqlite_parts, sqlite_texts
+from publish.workers import pool
+
+WINDOW = 12
+HALF = WINDOW // 2
+SEPARATOR_WORD = "qzx0leakguardseparator0xzq"
+BATCH_TEXTS = 256          # texts searched together (a CSV's rows, a JSONL file's lines, a table's rows)
+BATCH_CHARS = 1 << 19
+_WORD = re.compile(r"\w+")
+
+
+# ASCII text (nearly every published text) takes a faster road to the same words: every ASCII character that
+# is not a word character (``\w``: letters, digits, underscore) becomes a space and the capitals lower case
+# (what case-folding does to ASCII), then the text is split on whitespace.  The guard scans every published
+# text, and splitting them into words was the largest part of its time on a ten-year archive
+# (tests/test_publish_leak.py checks that both roads give the same words).
+_ASCII_WORDS = str.maketrans({**{i: " " for i in range(128) if not (chr(i).isalnum() or chr(i) == "_")},
+                              **{i: chr(i).lower() for i in range(ord("A"), ord("Z") + 1)}})
+
+
+def words(text: str) -> list[str]:
+    """The normalised words of ``text``: case-folded ``\\w+`` runs."""
+    if text.isascii():
+        return text.translate(_ASCII_WORDS).split()
+    return _WORD.findall(text.casefold())
+
+
+@dataclass(frozen=True)
+class Leak:
+    where: str
+    protocol_id: str
+    item_id: str
+    version: str
+    run_length: int
+
+    def message(self) -> str:
+        return (f"{self.where}: contains {self.run_length} consecutive words of the wording of protocol "
+                f"{self.protocol_id}, item {self.item_id}, version {self.version} (lane is not open); "
+                "refusing to publish")
+
+
+class LeakGuard:
+    """An index of guarded wording that published text is searched against."""
+
+    def __init__(self, guarded: Iterable[ProtocolText], public: Iterable[str]) -> None:
+        public_words = [words(t) for t in public]
+        self._allowed: set[tuple[str, ...]] = set()
+        for w in public_words:
+            for i in range(len(w) - WINDOW + 1):
+                self._allowed.add(tuple(w[i:i + WINDOW]))
+        self._public_joined = [" " + " ".join(w) + " " for w in public_words]
+        streams: dict[tuple[str, ...], ProtocolText] = {}
+        for text in guarded:
+            streams.setdefault(tuple(words(text.text)), text)
+        self._streams: list[tuple[tuple[str, ...], ProtocolText]] = list(streams.items())
+        # Texts are searched many at a time, joined by a word no guarded text has: no run of guarded words
+        # can cross it, so a batch with no run has none in any of its texts (:func:`_first_refusal`).
+        self.separator: Optional[str] = None
+        if not any(SEPARATOR_WORD in stream for stream, _ in self._streams):
+            self.separator = f" {SEPARATOR_WORD} "
+        self._index: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+        self._short: list[tuple[str, ProtocolText]] = []
+        for number, (stream, text) in enumerate(self._streams):
+            if len(stream) < WINDOW:
+                phrase = " " + " ".join(stream) + " "
+                if stream and not any(phrase in p for p in self._public_joined):
+                    self._short.append((phrase, text))
+                continue
+            secret_windows = [tuple(stream[s:s + WINDOW]) not in self._allowed
+                              for s in range(len(stream) - WINDOW + 1)]
+            for j in range(len(stream) - HALF + 1):
+                # keep position j only if some 12-word window around it is not public
+                lo, hi = max(0, j + HALF - WINDOW), min(j, len(stream) - WINDOW)
+                if any(secret_windows[s] for s in range(lo, hi + 1)):
+                    self._index.setdefault(tuple(stream[j:j + HALF]), []).append((number, j))
+
+    @property
+    def empty(self) -> bool:
+        return not self._index and not self._short
+
+    def _extend(self, w: list[str], p: int, number: int, j: int) -> Optional[int]:
+        stream = self._streams[number][0]
+        left = 0
+        while p - left - 1 >= 0 and j - left - 1 >= 0 and w[p - left - 1] == stream[j - left - 1]:
+            left += 1
+        right = 0
+        while p + HALF + right < len(w) and j + HALF + right < len(stream) and \
+                w[p + HALF + right] == stream[j + HALF + right]:
+            right += 1
+        length = left + HALF + right
+        if length < WINDOW:
+            return None
+        start = j - left
+        for s in range(start, start + length - WINDOW + 1):
+            if tuple(stream[s:s + WINDOW]) not in self._allowed:
+                return length
+        return None
+
+    def scan_text(self, text: str, where: str) -> Optional[Leak]:
+        """The first leak in ``text``, or ``None``."""
+        if self.empty or not text:
+            return None
+        w = words(text)
+        index = self._index
+        # fast path, at C speed: the aligned 6-word windows of a clean text share nothing with the index
+        if index.keys().isdisjoint(zip(*(w[i::HALF] for i in range(HALF)))) and not self._short:
+            return None
+        for p in range(0, len(w) - HALF + 1, HALF):
+            hits = index.get(tuple(w[p:p + HALF]))
+            if not hits:
+                continue
+            for number, j in hits:
+                length = self._extend(w, p, number, j)
+                if length:
+                    t = self._streams[number][1]
+                    return Leak(where, t.protocol_id, t.item_id, t.version, length)
+        if self._short:
+            joined = " " + " ".join(w) + " "
+            for phrase, t in self._short:
+                if phrase in joined:
+                    return Leak(where, t.protocol_id, t.item_id, t.version, len(phrase.split()))
+        return None
+
+    def check_texts(self, texts: Iterable[tuple[str, str]]) -> None:
+        """Raise :class:`LeakError` on the first ``(where, text)`` that leaks."""
+        for where, text in texts:
+            leak = self.scan_text(text, where)
+            if leak:
+                raise LeakError(leak.message())
+
+    def check_file(self, path: Path, name: Optional[str] = None) -> None:
+        self.check_texts(file_texts(path, name or str(path)))
+
+    def check_tree(self, root: Path, workers: int = 2, also=None) -> None:
+        """Check every file under ``root`` (a build's staging folder or a release).
+
+        The files (and a database's tables) are independent, so they are
+        searched by ``workers`` processes, each given this index once; clean
+        ones, never forked from the caller (:mod:`publish.workers`).
+
+        ``also`` is a second guard searched in the same pass over the same
+        texts (:class:`publish.guard.publication.PublicationGuard`: its ``scan_text``,
+        ``scan_file_bytes`` and ``error``), so every file is read once for
+        both; its refusal raises its own error class.
+        """
+        tasks = []
+        for path in sorted((p for p in root.rglob("*") if p.is_file()), key=lambda p: -p.stat().st_size):
+            name = str(path.relative_to(root))
+            if path.suffix.lower() in SQLITE_SUFFIXES:
+                tasks.extend((str(path), name, part) for part in sqlite_parts(path))
+                if also is not None:
+                    tasks.append((str(path), name, RAW))
+            else:
+                tasks.append((str(path), name, None))
+        if workers <= 1 or len(tasks) < 2:
+            for task in tasks:
+                _raise(_check_task(task, self, also), also)
+            return
+        with pool(workers, initializer=_adopt, initargs=(self, also)) as executor:
+            for future in as_completed([executor.submit(_check_task, task) for task in tasks]):
+                found = future.result()
+                if found:
+                    executor.shutdown(wait=False, cancel_futures=True)
+                    _raise(found, also)
+
+
+class TreeScan:
+    """Both guards' search over a build's files while the build goes on (:mod:`publish.pipeline.build`).
+
+    Each file is handed over as soon as it exists — its bytes from memory
+    before they are written (:func:`data_texts`, the same texts
+    :func:`file_texts` reads), the database from its file once built — and
+    searched by ``workers`` clean processes while the build renders and
+    writes the rest.  :meth:`finish` then searches, from disk, any file of
+    the staging folder not handed over, so every byte that is published has
+    been searched, and raises the first refusal found, as :meth:`LeakGuard.check_tree`
+    does.  Use it as a context manager: leaving it stops the workers.
+    """
+
+    def __init__(self, guard: "LeakGuard", also=None, workers: int = 2) -> None:
+        self._guard, self._also = guard, also
+        self._executor = pool(workers, initializer=_adopt, initargs=(guard, also))
+        self._futures: list = []
+        self._searched: set[str] = set()
+
+    def __enter__(self) -> "TreeScan":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._executor.shutdown(wait=not any(exc_info), cancel_futures=True)
+
+    def data(self, name: str, data: bytes) -> None:
+        """Search ``data``, the bytes the build is about to publish as ``name``."""
+        self._searched.add(name)
+        self._futures.append(self._executor.submit(_check_data, name, data))
+
+    def file(self, path: Path, name: str) -> None:
+        """Search the file at ``path``, published as ``name`` (a database in parts, and its raw bytes)."""
+        self._searched.add(name)
+        if path.suffix.lower() in SQLITE_SUFFIXES:
+            tasks = [(str(path), name, part) for part in sqlite_parts(path)]
+            if self._also is not None:
+                tasks.append((str(path), name, RAW))
+        else:
+            tasks = [(str(path), name, None)]
+        self._futures.extend(self._executor.submit(_check_task, task) for task in tasks)
+
+    def finish(self, root: Path) -> None:
+        """Search what is under ``root`` and was not handed over, wait for every search, raise the first refusal."""
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            name = str(path.relative_to(root))
+            if name not in self._searched:
+                self.file(path, name)
+        for future in as_completed(self._futures):
+            found = future.result()
+            if found:
+                _raise(found, self._also)
+
+
+def _check_data(name: str, data: bytes) -> Optional[tuple[str, bool]]:
+    """``(message, is_leak)`` for the first refusal in the texts of ``data`` (published as ``name``), else None."""
+    return _first_refusal(data_texts(data, name), _WORKER_GUARD, _WORKER_ALSO)
+
+
+def _first_refusal(texts: Iterable[tuple[str, str]], guard: "LeakGuard", also) -> Optional[tuple[str, bool]]:
+    """``(message, is_leak)`` for the first text, in order, that either guard refuses, else None.
+
+    Texts are taken in batches (:data:`BATCH_TEXTS`), each searched first as
+    one text, its texts joined by the guard's separator word: a batch in which
+    the leak guard finds no run and the publication guard nothing worth a
+    look (its substring tests, :meth:`publish.guard.publication.PublicationGuard.may_refuse`)
+    holds no refusal in any of its texts, and most batches are such.  Only
+    a batch that is not is searched text by text, by the guard that looked,
+    so the refusal and the text it names are the same as one by one.  The
+    per-text calls, not the searching, were most of the guards' time on a
+    ten-year archive's 170,000 open-lane lines and database rows.
+    """
+    batch: list[tuple[str, str]] = []
+    size = 0
+    for where, text in texts:
+        batch.append((where, text))
+        size += len(text)
+        if len(batch) >= BATCH_TEXTS or size >= BATCH_CHARS:
+            found = _batch_refusal(batch, guard, also)
+            if found:
+                return found
+            batch, size = [], 0
+    return _batch_refusal(batch, guard, also) if batch else None
+
+
+def _batch_refusal(batch: list[tuple[str, str]], guard: "LeakGuard", also, leaks: Optional[bool] = None,
+                   money: Optional[bool] = None) -> Optional[tuple[str, bool]]:
+    """The first refusal in ``batch``; ``leaks`` and ``money`` say which guard found the batch worth a look
+    when the caller already searched it whole (None: search it here first)."""
+    if leaks is None and (guard.separator is None or len(batch) < 2):
+        leaks, money = True, also is not None
+    elif leaks is None:
+        # ASCII texts apart from the others, so one text that is not ASCII does not send the whole batch
+        # down the slower road to its words (:func:`words`)
+        ascii_joined = guard.separator.join(text for _, text in batch if text.isascii())
+        other_joined = guard.separator.join(text for _, text in batch if not text.isascii())
+        leaks = guard.scan_text(ascii_joined, "") is not None or guard.scan_text(other_joined, "") is not None
+        money = also is not None and (also.may_refuse(ascii_joined) or also.may_refuse(other_joined))
+        if not leaks and not money:
+            return None
+    for where, text in batch:
+        leak = guard.scan_text(text, where) if leaks else None
+        if leak:
+            return leak.message(), True
+        if money:
+            message = also.scan_text(text, where)
+            if message:
+                return message, False
+    return None
+
+
+RAW = ("raw",)   # the task part that searches a database's raw bytes (the second guard's paths and credentials)
+
+
+def _raise(found: Optional[tuple[str, bool]], also) -> None:
+    if found:
+        message, is_leak = found
+        raise LeakError(message) if is_leak else also.error(message)
+
+
+_WORKER_GUARD: Optional[LeakGuard] = None
+_WORKER_ALSO = None
+
+
+def _adopt(guard: "LeakGuard", also=None) -> None:
+    global _WORKER_GUARD, _WORKER_ALSO
+    _WORKER_GUARD, _WORKER_ALSO = guard, also
+    # A worker never runs its caller's signal handlers; an orchestrator's
+    # (Dagster installs one) would turn the pool's routine shutdown into a
+    # traceback in every worker.  Workers take the defaults.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _check_task(task: tuple, guard: Optional[LeakGuard] = None, also=None) -> Optional[tuple[str, bool]]:
+    """``(message, is_leak)`` for the first refusal in one task's texts, else None."""
+    path, name, part = task
+    guard = guard or _WORKER_GUARD
+    also = also if also is not None else _WORKER_ALSO
+    if part == RAW:
+        message = also.scan_file_bytes(Path(path), name)
+        return (message, False) if message else None
+    if part is not None:
+        return _sqlite_refusal(Path(path), name, part, guard, also)
+    return _first_refusal(file_texts(Path(path), name), guard, also)
+
+
+def _sqlite_refusal(path: Path, where: str, part: tuple, guard: "LeakGuard", also) -> Optional[tuple[str, bool]]:
+    """:func:`_first_refusal` over one part of a database, its batches joined by SQLite.
+
+    Each :data:`BATCH_TEXTS` rows are fetched as one text, their texts
+    joined by the guard's separator word (``group_concat``: in whatever
+    order, a batch with a refusal in one row is not clean); only a batch
+    that is not clean, or holds a blob, is read and searched row by row.
+    """
+    if part[0] == "" or guard.separator is None:
+        return _first_refusal(sqlite_texts(path, where, part), guard, also)
+    table, low, high = part
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        joined, blob = row_sql(connection, table)
+        query = (f"select group_concat(t, ?), max(b) from (select {joined} as t, ({blob}) as b "
+                 f'from "{table}" where rowid between ? and ?)')
+        for start in range(low, high + 1, BATCH_TEXTS):
+            end = min(start + BATCH_TEXTS - 1, high)
+            text, has_blob = connection.execute(query, (guard.separator, start, end)).fetchone()
+            if text is None:
+                continue
+            if has_blob:
+                leaks, money = True, also is not None
+            else:
+                leaks = guard.scan_text(text, "") is not None
+                money = also is not None and also.may_refuse(text)
+            if leaks or money:
+                found = _batch_refusal(list(sqlite_texts(path, where, (table, start, end))), guard, also,
+                                       leaks, money)
+                if found:
+                    return found
+    finally:
+        connection.close()
+    return None

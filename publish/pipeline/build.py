@@ -1,0 +1,218 @@
+"""The publication pipeline: every public file, generated from the archive's records.
+
+One entry point, :func:`publish_all` (re-exported by :mod:`publish`).  It reads the records once
+(:mod:`publish.data.sources`), renders every file into a staging folder beside
+``public/``, runs the wording leak guard (:mod:`publish.guard.leak`) and the
+publication guard (:mod:`publish.guard.publication`: no money of the owner's, no path
+of this machine, no credential) over every byte of it in one pass, and only
+then swaps the staging folder into place.  A refused build leaves
+``public/`` exactly as it was.
+
+Where a ten-year build's time goes (``bench/publish_bench.py`` prints the
+split, :data:`STAGE_SECONDS`): each run's trial log is read and verified
+once, by the blocking check, which hands what publication keeps of it to
+:func:`publish.data.sources.gather`; the guards search every file's bytes in
+worker processes while the CSVs, the database and the site are still
+being built (:class:`publish.guard.leak.TreeScan`), and one thread writes and fsyncs the files
+meanwhile, so no stage waits on another that does not need its result.
+
+What it writes into ``public/``::
+
+    stability.csv  outcomes.csv  coverage.csv  changes.csv  open-lane/<year>.jsonl
+    panels/<protocol_id>.json (every open protocol, in full)  croissant.json  archive.db  index.html  status.json  render_manifest.json
+
+Nothing in ``public/`` is edited by hand; rebuilding from the same records
+gives the same bytes except where the build time is written (the site,
+``status.json``, ``render_manifest.json`` and the version of ``croissant.json``).
+"""
+import contextlib
+import json
+import os
+import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable, Iterator, Optional
+
+from llmarchive.archive.dates import DateError, parse_timestamp, utc_now
+from llmarchive.archive.jsonio import fsync_dir
+from llmarchive.archive.locks import lock_file
+from llmarchive.archive.paths import ArchivePaths
+from measure.canonical import sha256_hex
+from publish.data import changes, croissant, csvs, database, open_lane, panels, sources, status
+from publish.guard import leak
+from publish.pipeline import checks
+from publish.site import render as site
+from publish.guard.boundary import leak_guard, publication_guard
+from publish.datasette.meta import DB_FILE
+from publish.errors import PublishError
+
+
+STAGE_SECONDS: dict[str, float] = {}
+"""Wall seconds per stage of the last build in this process (``bench/publish_bench.py`` prints the split)."""
+
+
+@contextlib.contextmanager
+def _stage(name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        STAGE_SECONDS[name] = STAGE_SECONDS.get(name, 0.0) + time.perf_counter() - started
+
+
+def _pretty(value) -> bytes:
+    return (json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _write_all(root: Path, files: dict[str, bytes]) -> None:
+    """Write every file, then fsync them all: the disk takes the writes together, not one flush at a time."""
+    for name, data in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(data)
+    for name in files:
+        _fsync_file(root / name)
+    for folder in sorted({(root / name).parent for name in files}):
+        fsync_dir(folder)
+
+
+def _fsync_file(path: Path) -> None:
+    """Make a file's bytes durable (the database is written by sqlite with its own syncing off)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _swap(staging: Path, public: Path) -> None:
+    old = public.parent / f".public-old-{os.getpid()}"
+    if old.exists():
+        shutil.rmtree(old)
+    if public.exists():
+        os.replace(public, old)
+    os.replace(staging, public)
+    fsync_dir(public.parent)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+def _publish_lock(paths: ArchivePaths) -> contextlib.AbstractContextManager:
+    """One build at a time per archive home (the CLI and the Dagster asset may both be asked)."""
+    return lock_file(paths.home / ".publish.lock",
+                     busy=PublishError(f"another publication of {paths.home} is running; try again when it ends"))
+
+
+def publish_all(paths: ArchivePaths, build_time: Optional[str] = None) -> dict:
+    """Build every public file from the records and move them into ``public/``; return the render manifest.
+
+    The blocking checks of :mod:`publish.pipeline.checks` run first (every hash
+    chain verifies and every complete run's trial log is the one its record
+    describes, no flagged measurement on the curve, every coverage gap has
+    its cause and no period that ended as of ``build_time`` is left without
+    one), so every entry point publishes under the same rule.
+
+    Raises :class:`PublishError` (bad input, naming the file; a blocking
+    check that fails; or another build of the same home running), :class:`LeakError` (guarded wording
+    found; nothing written), :class:`GuardError` (the owner's money, a path of this machine or a
+    credential found; nothing written) or :class:`SiteError` (a site rule refused).
+    """
+    # The one timestamp parser (llmarchive.archive.dates): the right form and a real instant, before anything is written.
+    try:
+        build_time = utc_now() if build_time is None else parse_timestamp(build_time, "the build time (--build-time)")
+    except DateError as exc:
+        raise PublishError(str(exc)) from None
+    paths.ensure()
+    with _publish_lock(paths):
+        return _build(paths, build_time)
+
+
+def _build(paths: ArchivePaths, build_time: str) -> dict:
+    STAGE_SECONDS.clear()
+    reads: dict = {}      # every complete run's log, read and verified once by the check, published from
+    with _stage("checks"):
+        blocking = checks.blocking_problems(paths, build_time, reads)
+    if blocking:
+        raise PublishError(checks.refusal(blocking))
+    with _stage("gather"):
+        inputs = sources.gather(paths, reads)
+    del reads
+    with _stage("panels"):
+        panel_files = panels.files(paths, inputs.headers)
+    with _stage("guards (build)"):
+        guard, boundary = leak_guard(inputs), publication_guard(paths, inputs, panel_files)
+
+    staging = paths.home / f".publish-staging-{os.getpid()}"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    # Three things go on at once: the guards search each file in worker processes as soon as it exists (its
+    # bytes, before they are written), one thread writes and fsyncs the files, and this one renders the rest.
+    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="publish-write")
+    try:
+        with leak.TreeScan(guard, also=boundary) as scan:
+            files, coverage_rows = _data_files(inputs, panel_files, build_time, scan.data)
+            writes = [writer.submit(_write_all, staging, dict(files))]
+            with _stage("database"):
+                database.build(staging / DB_FILE, inputs)
+                scan.file(staging / DB_FILE, DB_FILE)
+                writes.append(writer.submit(_fsync_file, staging / DB_FILE))
+                files[DB_FILE] = (staging / DB_FILE).read_bytes()
+            with _stage("site, status, manifest"):
+                manifest, rendered = _site_files(inputs, coverage_rows, build_time, files)
+            for name, data in rendered.items():
+                scan.data(name, data)
+            writes.append(writer.submit(_write_all, staging, rendered))
+            with _stage("write + fsync (wait)"):
+                for done in writes:
+                    done.result()
+            with _stage("guard scan (wait)"):
+                scan.finish(staging)     # the wording leak guard and the publication guard, every file
+        with _stage("swap"):
+            _swap(staging, paths.public)
+    finally:
+        writer.shutdown(wait=True, cancel_futures=True)   # never remove the folder under a write
+        if staging.exists():
+            shutil.rmtree(staging)
+    return manifest
+
+
+def _data_files(inputs: sources.Inputs, panel_files: dict[str, bytes], build_time: str,
+                made: Callable[[str, bytes], None]) -> tuple[dict, list]:
+    """The data files (CSVs, the open lane, the panels, Croissant) as bytes, and the coverage rows.
+
+    Each file is handed to ``made`` as soon as it exists, the largest (the
+    open lane) first, so the guards search it while the rest is rendered.
+    """
+    with _stage("open lane"):
+        lane = open_lane.files(inputs.open_runs)
+    for name, data in {**lane, **panel_files}.items():
+        made(name, data)
+    tables: dict[str, bytes] = {}
+    with _stage("csvs"):
+        tables[csvs.STABILITY_FILE] = csvs.stability_csv(inputs.measurements)
+        tables[csvs.OUTCOMES_FILE] = csvs.outcomes_csv(inputs.measurements)
+        coverage_rows = csvs.coverage_rows(inputs.by_kind("coverage"))
+        tables[csvs.COVERAGE_FILE] = csvs.coverage_csv(coverage_rows)
+        tables[csvs.CHANGES_FILE] = csvs.changes_csv(changes.change_rows(inputs.measurements, inputs.cells))
+    for name, data in tables.items():
+        made(name, data)
+    files = {**tables, **lane, **panel_files}
+    with _stage("croissant"):
+        latest = max((m["run_date"] for m in inputs.measurements), default=None)
+        files["croissant.json"] = _pretty(croissant.build(files, inputs.open_runs, latest, build_time[:10]))
+    made("croissant.json", files["croissant.json"])
+    return files, coverage_rows
+
+
+def _site_files(inputs: sources.Inputs, coverage_rows: list, build_time: str,
+                files: dict[str, bytes]) -> tuple[dict, dict[str, bytes]]:
+    """The render manifest, and the files that describe the others (the site, status.json, the manifest)."""
+    data_files = [(name, len(data), sha256_hex(data)) for name, data in sorted(files.items())]
+    rendered = {"index.html": site.render(site.SiteContext(inputs, coverage_rows, build_time, data_files)).encode("utf-8")}
+    rendered[status.STATUS_FILE] = _pretty(status.status(inputs, coverage_rows, build_time))
+    manifest = status.manifest({**files, **rendered}, inputs, build_time)
+    rendered[status.MANIFEST_FILE] = _pretty(manifest)
+    return manifest, rendered

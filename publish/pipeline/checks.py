@@ -1,0 +1,256 @@
+"""What must hold before (and after) publication, as plain functions.
+
+Each returns a list of problems in words (empty means the check passes).
+``llmarchive publish --check`` prints them and the Dagster ``public_archive``
+asset reports each as an asset check, so both read the same verdict.
+
+* :func:`chain_problems` — every run's trial log and every bookkeeping log
+  verifies as a hash chain from its first record, and every complete run's
+  log is the one its record and its measurement describe (the trials they
+  counted, the last record ``run.json`` names, no torn line).
+* :func:`flagged_on_curve` — no measurement carries a flag and
+  ``on_curve: true`` at once (the estimator never writes one; a hand edit
+  would).
+* :func:`unexplained_gaps` and :func:`unexplained_periods` — every coverage
+  row that is a gap names exactly one cause from the closed list, and no
+  scheduled period that has ended is left with neither output nor a cause
+  (method §10.4), computed as of the build.
+* :func:`leak_problems` — no published byte carries guard or sealed wording
+  (the leak guard, run again over ``public/`` as it stands) nor the owner's
+  money, a path of this machine or a credential (the publication guard,
+  :mod:`publish.guard.publication`), and
+  ``public/panels/`` holds exactly the open protocols' panel files, each
+  verifying against its own hashes and the registry's
+  (:func:`publish.data.panels.published_problems`).
+"""
+import contextlib
+from datetime import datetime, timezone
+from functools import partial
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Optional
+
+from llmarchive.archive import record_logs as records
+from llmarchive.archive import store
+from llmarchive.archive.log_agreement import log_disagreement, measured_trials, state_of_records
+from llmarchive.archive.jsonio import RecordFileError, read_json, read_jsonl
+from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive.dates import parse_time
+from llmarchive.schedule.coverage import compute
+from measure.errors import ArchiveError
+from measure import chain, jsonl
+from measure.schema import GAP_CAUSES
+from publish.data import panels, sources
+from publish.data.changes import modal_cells
+from publish.data.protocols import list_headers
+from publish.data.sources import CheckedRead
+from publish.guard.boundary import leak_guard, publication_guard
+from publish.errors import LeakError, PublishError
+from publish.guard.publication import GuardError
+from publish.workers import pool
+
+CHECKS = ("trial_log_chains", "no_flagged_measurement_on_curve", "coverage_gaps_have_causes", "leak_guard")
+BLOCKING = CHECKS[:3]
+
+
+def _run_folders(paths: ArchivePaths) -> list[Path]:
+    return store.run_folders(paths.experiments)
+
+
+def _log_problem(folder: str) -> Optional[str]:
+    """What is wrong with a run folder's trial log: a broken chain, or — for a complete run — a log that is
+    not the one its record and its measurement describe (:mod:`llmarchive.archive.log_agreement`)."""
+    return _check_log(folder, keep=False)[0]
+
+
+def _log_lines(log: Path) -> list[jsonl.Line]:
+    """A log's lines as :func:`llmarchive.archive.jsonio.read_jsonl` reads its records (none for no file)."""
+    try:
+        fh = open(log, "rb")
+    except FileNotFoundError:
+        return []
+    with fh:
+        try:
+            return list(jsonl.JsonlReader(jsonl.STRICT, str(log), torn_tail=jsonl.DROP).lines(fh))
+        except jsonl.JsonlError as exc:
+            raise RecordFileError(str(exc)) from None
+
+
+def _check_log(folder: str, open_ids: frozenset = frozenset(),
+               keep: bool = True) -> tuple[Optional[str], Optional[CheckedRead]]:
+    """:func:`_log_problem`, and for a complete run whose log agrees with its record, what publication keeps
+    of the log (:data:`publish.data.sources.CheckedRead`; its trial lines only when its protocol is in
+    ``open_ids``), so a build that checks every log need not read one again to publish it."""
+    log = store.trial_log(Path(folder))
+    try:
+        lines = _log_lines(log)
+        found = [line.record for line in lines]
+        chain.verify(found)
+    except (chain.ChainError, RecordFileError) as exc:
+        return f"{log}: {exc}", None
+    if not store.is_complete(Path(folder)) or not store.has_run(Path(folder)):
+        return None, None   # an open run is never published; an unreadable record is refused by its own check
+    try:
+        record = read_json(store.run_file(Path(folder)))
+        measurement = read_json(store.measurement_file(Path(folder)))
+    except RecordFileError as exc:
+        return str(exc), None
+    if not isinstance(record, dict) or not isinstance(measurement, dict):
+        return None, None   # not objects: the store's scan and the measurement's own check name them
+    problem = log_disagreement(Path(folder), record, measured_trials(measurement),
+                               state_of_records(Path(folder), found))
+    if problem or not keep:
+        return problem, None
+    if record.get("protocol_id") in open_ids:
+        read = sources.open_run_read(lines)
+        return None, (read, read[2], sum(1 for line in lines if b'"record_type":"trial"' in line.raw))
+    cells = modal_cells(r for r in found if r.get("record_type") == "trial")
+    return None, (None, cells, sum(1 for line in lines if b'"record_type":"trial"' in line.raw))
+
+
+def chain_problems(paths: ArchivePaths, reads: Optional[dict[str, CheckedRead]] = None) -> list[str]:
+    """Every trial log and record log that does not verify from its first record, and every complete run
+    whose trial log disagrees with its own record (fewer or more trials, another last record, a torn line).
+
+    Ten years of runs are thousands of logs (460,800 trials in the
+    benchmark's archive), so many logs are verified in two worker processes
+    — clean ones (:mod:`publish.workers`), never forked from the caller,
+    which may be a Dagster step or a server with threads of its own.
+
+    With ``reads`` (a build), what publication keeps of every complete run's
+    log is put in it by run id, read by the same pass
+    (:func:`publish.data.sources.gather` takes it instead of reading the logs again).
+    """
+    with _verifying_logs(paths, reads) as problems:
+        return problems()
+
+
+@contextlib.contextmanager
+def _verifying_logs(paths: ArchivePaths, reads: Optional[dict[str, CheckedRead]]) -> Iterator[Callable[[], list[str]]]:
+    """:func:`chain_problems` started: the workers verify the trial logs while the caller does other work in
+    the body, then calls what this yields for the problems (the record logs are verified in this process
+    meanwhile)."""
+    folders = [str(folder) for folder in _run_folders(paths)]
+    open_ids = frozenset(h["protocol_id"] for h in list_headers(paths) if h.get("lane") == "open") \
+        if reads is not None else frozenset()
+    task = partial(_check_log, open_ids=open_ids) if reads is not None else _log_problem
+
+    def collect(found: Iterable) -> list[str]:
+        record_problems = []
+        for kind in records.KINDS:
+            log = paths.record_log(kind)
+            try:
+                chain.verify(read_jsonl(log))
+            except (chain.ChainError, RecordFileError) as exc:
+                record_problems.append(f"{log}: {exc}")
+        found = list(found)
+        if reads is not None:
+            reads.update((Path(folder).name, read) for folder, (_, read) in zip(folders, found) if read is not None)
+            found = [problem for problem, _ in found]
+        return [p for p in found if p] + record_problems
+
+    if len(folders) < 64:
+        yield lambda: collect(task(folder) for folder in folders)
+        return
+    with pool(2) as workers:
+        pending = workers.map(task, folders, chunksize=16)    # every log handed out now; results come in order
+        yield lambda: collect(pending)
+
+
+def flagged_on_curve(paths: ArchivePaths) -> list[str]:
+    problems = []
+    for folder in _run_folders(paths):
+        file = store.measurement_file(folder)
+        if not file.exists():
+            continue
+        try:
+            m = read_json(file)
+        except RecordFileError as exc:
+            problems.append(str(exc))
+            continue
+        if m.get("on_curve") and m.get("flags"):
+            problems.append(f"{file}: on_curve with flags {', '.join(m['flags'])}")
+    return problems
+
+
+def unexplained_gaps(paths: ArchivePaths) -> list[str]:
+    problems = []
+    try:
+        rows = records.read(paths, "coverage")
+    except RecordFileError as exc:
+        return [str(exc)]
+    for row in rows:
+        if row.get("status") == "gap" and row.get("cause") not in GAP_CAUSES:
+            problems.append(f"coverage {row.get('job')} {row.get('period')} {row.get('protocol_id') or ''}: "
+                            f"gap without a cause from the closed list (got {row.get('cause')!r})")
+        if row.get("status") not in ("ran", "gap"):
+            problems.append(f"coverage {row.get('job')} {row.get('period')}: status {row.get('status')!r}")
+    return problems
+
+
+def unexplained_periods(paths: ArchivePaths, build_time: Optional[str] = None) -> list[str]:
+    """Every scheduled period that ended by the build's day with neither output nor an observed condition.
+
+    method §10.4: a period with no cause fails the publication, whether or
+    not the coverage job has run since — so the rows are computed here, as
+    of the build time (:func:`llmarchive.schedule.coverage.compute`, which writes
+    nothing), the same computation the coverage job records.
+    """
+    when = parse_time(build_time) if build_time else None
+    now = when or datetime.now(timezone.utc)
+    try:
+        result = compute(paths, now.date().isoformat(), now=now)
+    except ArchiveError as exc:
+        return [f"coverage cannot be computed: {exc}"]
+    return [f"coverage {job} {period}{' ' + pid if pid else ''}: the period ended with no output and no observed "
+            "condition — a gap with no cause (`llmarchive coverage` names it; find why the job neither ran nor "
+            "recorded a skip)" for job, period, pid in result.unexplained]
+
+
+def leak_problems(paths: ArchivePaths) -> list[str]:
+    if not paths.public.is_dir():
+        return []
+    problems: list[str] = []
+    try:
+        inputs = sources.gather(paths)
+        # A panel file for a protocol that is not open publishes guarded wording whatever the guard finds.
+        problems = panels.published_problems(paths.public, inputs.headers)
+        published = {f"panels/{p.name}": p.read_bytes() for p in sorted((paths.public / "panels").glob("*.json"))}
+        leak_guard(inputs).check_tree(paths.public, workers=1, also=publication_guard(paths, inputs, published))
+    except (LeakError, GuardError) as exc:
+        return problems + [str(exc)]
+    except PublishError as exc:
+        return [f"the leak guard could not read its inputs: {exc}"]
+    return problems
+
+
+def blocking_problems(paths: ArchivePaths, build_time: Optional[str] = None,
+                      reads: Optional[dict[str, CheckedRead]] = None) -> dict[str, list[str]]:
+    """The checks that must pass before anything is published, by name (only the failing ones).
+
+    :func:`publish.publish_all` runs them, so ``llmarchive publish`` and the
+    Dagster asset publish under one rule; the fourth check, the leak guard
+    with the publication guard, runs inside the build on the staging folder.
+    ``build_time`` is the instant coverage is judged at (default: now).  ``reads``: see :func:`chain_problems`.
+    """
+    with _verifying_logs(paths, reads) as chains:       # the logs are verified by workers meanwhile
+        found = {"no_flagged_measurement_on_curve": flagged_on_curve(paths),
+                 "coverage_gaps_have_causes": unexplained_gaps(paths) + unexplained_periods(paths, build_time)}
+        found = {"trial_log_chains": chains(), **found}
+    return {name: problems for name, problems in found.items() if problems}
+
+
+def refusal(blocking: dict[str, list[str]]) -> str:
+    """One line naming every failing check and its first problem."""
+    return "refusing to publish: " + "; ".join(
+        f"{name}: {problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+        for name, problems in blocking.items())
+
+
+def run_all(paths: ArchivePaths) -> dict[str, list[str]]:
+    """Every check by name."""
+    return {
+        "trial_log_chains": chain_problems(paths),
+        "no_flagged_measurement_on_curve": flagged_on_curve(paths),
+        "coverage_gaps_have_causes": unexplained_gaps(paths) + unexplained_periods(paths),
+        "leak_guard": leak_problems(paths),
+    }
