@@ -243,8 +243,10 @@ FULL = Script(
                   why="the partitions the overloaded provider stopped before any call: green runs, not re-executed"),
               Gap("full_sweep", "2027-09", "budget_halted", why="the month's pool pays for part of the sweep"),
               Gap("full_sweep", "2027-11", "provider_outage", "{last}", "the failed write; nobody resumed it")),
-        refusals=(Refusal("budget_refused", 1, "2027-09-02"), Refusal("run_busy", 1, "2028-01-02"),
-                  Refusal("not_this_month", 36, "2028-03-10")),
+        # September's hand launch is refused by the budget before any call as a green run whose metadata says
+        # skipped (budget_refused) — the sweep's rule, as the CLI's — and its gap is budget_halted (above), so no
+        # failed run is expected of it.  The backfill's 36 are: a past month is never measured again.
+        refusals=(Refusal("run_busy", 1, "2028-01-02"), Refusal("not_this_month", 36, "2028-03-10")),
         instrument_alarm_days=tuple(f"2028-05-{d:02d}" for d in range(9, 17)),
         bridge=("2027-01-12", "2027-04-20"),
         deadman_day="2027-03-01",
