@@ -48,13 +48,14 @@ def _partition_day(paths: ArchivePaths, month: str, protocol_id: str, model: str
     """The day the partition runs as (:func:`llmarchive.schedule.no_backfill.partition_day`), or its refusal.
 
     Today in the partition's own month; in a later one only the run that
-    month's sweep started resumes, under its own date.
+    month's sweep started and left open resumes, under its own date.
     """
     try:
         return partition_day(paths, month, protocol_id, model)
     except NotThisMonth as exc:
-        raise refusal(exc.refusal, str(exc), month=month, today=exc.today,
-                      what_to_do=f"run the {exc.today[:7]} partition") from None
+        todo = (f"nothing: the {month} run is complete and its measurement stands" if exc.complete
+                else f"run the {exc.today[:7]} partition")
+        raise refusal(exc.refusal, str(exc), month=month, today=exc.today, what_to_do=todo) from None
 
 
 @asset(partitions_def=commercial, group_name="commercial",

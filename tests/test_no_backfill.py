@@ -115,10 +115,15 @@ def test_a_partition_of_todays_month_runs_as_today_one_of_an_earlier_month_as_it
     assert partition_day(paths, "2026-11", OPEN, MODEL, today="2026-11-30") == "2026-11-30"
     with pytest.raises(NotThisMonth, match="^the 2026-10 partition cannot be started on 2026-11-01"):
         partition_day(paths, "2026-10", OPEN, MODEL, today="2026-11-01")
-    started_run(paths, sweep_run_id("2026-10-31", OPEN, MODEL), "2026-10-31")
+    folder = paths.run_dir(sweep_run_id("2026-10-31", OPEN, MODEL))
+    started_run(paths, folder.name, "2026-10-31")
     assert partition_day(paths, "2026-10", OPEN, MODEL, today="2026-11-01") == "2026-10-31"
     with pytest.raises(NotThisMonth):       # another model's run is not this partition's
         partition_day(paths, "2026-10", OPEN, "claude-sonnet-6", today="2026-11-01")
+    store.measurement_file(folder).write_text("{}", encoding="utf-8")     # the run completed: nothing to resume
+    with pytest.raises(NotThisMonth, match=r"\(its run is complete, so nothing is left to resume\)") as refused_:
+        partition_day(paths, "2026-10", OPEN, MODEL, today="2026-11-01")
+    assert refused_.value.complete
 
 
 # --------------------------------------------------------------------------
@@ -200,7 +205,13 @@ def test_a_paid_run_started_on_the_months_last_day_resumes_the_next_month_under_
     assert main(paid_run_argv(fake, "2026-10-30")) == 2
     assert "error: run " + manual_run_id("2026-10-30", OPEN, MODEL) + " cannot be started on 2026-11-02" in \
         capsys.readouterr().err
-    assert tree(archive_home) == before
+    # Nor is the October run, now complete, run again: nothing is left to resume.
+    sent_before = len(fake.chat_requests)
+    assert main(paid_run_argv(fake, "2026-10-31")) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: run {run_id} cannot be started on 2026-11-02: a model is measured in the month it is measured, "
+        "never backfilled (its run is complete, so nothing is left to resume). Nothing was spent.")
+    assert tree(archive_home) == before and len(fake.chat_requests) == sent_before
 
 
 @pytest.mark.time_machine("2026-10-31T20:00:00Z")
@@ -222,6 +233,15 @@ def test_a_partition_started_on_the_months_last_day_resumes_the_next_month_under
     folder = store.load_run(paid_paths.run_dir(run_id))
     assert len(folder.trials) == 120 and folder.run["run_date"] == "2026-10-31"
     assert materialization_metadata(second, "commercial_trials")["month"] == "2026-10"
+    # Launched again (a backfill of October from the UI): the run is complete, so the partition is refused, not
+    # turned green by a launch that measured nothing.
+    sent_before = len(fake.chat_requests)
+    again = run(["commercial_trials"], res, instance, partition_key=key, raise_on_error=False)
+    [(said, facts)] = refusals(again)
+    assert not again.success and facts["refusal"] == "not_this_month" and facts["spent_eur"] == 0.0
+    assert "its run is complete, so nothing is left to resume" in said
+    assert facts["what_to_do"].startswith("nothing: the 2026-10 run is complete")
+    assert len(fake.chat_requests) == sent_before
     # Another protocol's October partition was never started: refused in November.
     other = run(["commercial_trials"], res, instance, raise_on_error=False,
                 partition_key=MultiPartitionKey({"month": "2026-10-01", "protocol": OTHER}))

@@ -91,7 +91,9 @@ def run(args: argparse.Namespace) -> int:
     run_id = args.run_id or manual_run_id(run_date, protocol["protocol_id"], model_label)
     if subject.billed and not args.unbudgeted:
         # A paid subject measures a month of the tracked model: a new run only in the month it is dated.
-        refuse_backfill(run_date, started=store.has_run(paths.run_dir(run_id)), what=f"run {run_id}")
+        folder = paths.run_dir(run_id)
+        refuse_backfill(run_date, started=store.has_run(folder), complete=store.is_complete(folder),
+                        what=f"run {run_id}")
     paths.ensure()
     # A pool of reference instances takes one call per instance at once, unless --concurrency says otherwise.
     if args.workers > 1 and args.concurrency is None:

@@ -4,10 +4,14 @@ A measurement of the tracked model is dated, and its date is a claim about
 the model as the provider served it then.  A run dated November that is
 started in December would measure December's model under November's name,
 so a paid measurement may only be *started* in the month it is dated.  A run
-already started under its date is the exception: it resumes on any later day
-under that date (the runner keeps a run's ``run_date``), judged against its
-own month's pools (method §9.2) and by the instrument of its own day
-(method §7.4), so an outage at the end of a month does not strand it.
+already started under its date and not yet complete is the exception: it
+resumes on any later day under that date (the runner keeps a run's
+``run_date``), judged against its own month's pools (method §9.2) and by the
+instrument of its own day (method §7.4), so an outage at the end of a month
+does not strand it.  A run that is complete has nothing left to resume: a
+later launch of it (a backfill of past months from the UI, ``run`` again with
+its id) is refused like one never started, so a past month never turns green
+again by a launch that measured nothing.
 
 :func:`refuse_backfill` is the rule; every entry point that starts paid
 measurements asks it before anything is recorded or spent, and refuses with
@@ -33,7 +37,7 @@ from typing import Optional
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.queries import open_sweep_runs, sweep_run_folder
 from llmarchive.archive.dates import utc_today
-from llmarchive.archive.store import read_run
+from llmarchive.archive.store import is_complete, read_run
 from llmarchive.succession.subject_models import SubjectModels, active_model
 from measure.errors import ArchiveError
 
@@ -45,24 +49,26 @@ class NotThisMonth(ArchiveError):
 
     refusal = "not_this_month"      # the kind of refusal Dagster reports (assets/refusals.py)
 
-    def __init__(self, what: str, dated: str, today: str) -> None:
-        super().__init__(f"{what} cannot be started on {today}: {RULE} (only a run already started under its "
-                         "date resumes on a later day). Nothing was spent.")
+    def __init__(self, what: str, dated: str, today: str, complete: bool = False) -> None:
+        why = ("its run is complete, so nothing is left to resume" if complete
+               else "only a run already started under its date resumes on a later day")
+        super().__init__(f"{what} cannot be started on {today}: {RULE} ({why}). Nothing was spent.")
         self.month = dated[:7]
         self.today = today
+        self.complete = complete
 
 
-def refuse_backfill(dated: str, *, started: bool = False, today: Optional[str] = None,
+def refuse_backfill(dated: str, *, started: bool = False, complete: bool = False, today: Optional[str] = None,
                     what: Optional[str] = None) -> str:
     """Today's date, when a measurement dated ``dated`` (a day or a month) may go ahead today; else refuse.
 
     It may when ``dated`` falls in today's month, or when its run was already
-    ``started`` (it resumes under its own date).  ``what`` names it in the
-    refusal (default: "a measurement dated <dated>").
+    ``started`` and is not ``complete`` (it resumes under its own date).
+    ``what`` names it in the refusal (default: "a measurement dated <dated>").
     """
     today = today or utc_today()
-    if dated[:7] != today[:7] and not started:
-        raise NotThisMonth(what or f"a measurement dated {dated}", dated, today)
+    if dated[:7] != today[:7] and (not started or complete):
+        raise NotThisMonth(what or f"a measurement dated {dated}", dated, today, complete=started and complete)
     return today
 
 
@@ -83,14 +89,16 @@ def sweep_scope(paths: ArchivePaths, day: str, config: SubjectModels,
 
 def partition_day(paths: ArchivePaths, month: str, protocol_id: str, model_id: str,
                   today: Optional[str] = None) -> str:
-    """The day one month × protocol partition runs as: today in its own month, else its started run's date.
+    """The day one month × protocol partition runs as: today in its own month, else its open run's date.
 
     A partition of an earlier month may only resume the sweep's run it
-    started then (under that run's date); without one it is refused.
+    started then and left open (under that run's date); without one, or when
+    that run is complete, it is refused — as :func:`sweep_scope` refuses.
     """
     today = today or utc_today()
     if month == today[:7]:
         return today
     folder = sweep_run_folder(paths, month, protocol_id, model_id)
-    refuse_backfill(month, started=folder is not None, today=today, what=f"the {month} partition")
+    refuse_backfill(month, started=folder is not None, complete=folder is not None and is_complete(folder),
+                    today=today, what=f"the {month} partition")
     return str(read_run(folder).get("run_date") or f"{month}-01")
