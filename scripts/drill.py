@@ -35,30 +35,13 @@ import pstats
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 import time_machine
 
+from scripts.drill_loop import Loop, Outcome
 from scripts.drill_script import SCRIPTS, Script
-
-
-@dataclass
-class Outcome:
-    """What a drill leaves: the verdicts, the table, the timings."""
-
-    verdicts: list = field(default_factory=list)        # (name, passed, detail)
-    table: str = ""
-    seconds: float = 0.0
-    month_seconds: dict = field(default_factory=dict)
-    passes: int = 0
-    notes: list = field(default_factory=list)
-    parts: dict = field(default_factory=dict)          # wall seconds by part of the loop
-
-    @property
-    def passed(self) -> bool:
-        return all(ok for _, ok, _ in self.verdicts)
 
 
 def run(script: Script, root: Path, sensor_every: dt.timedelta, months: Optional[int] = None,
@@ -67,8 +50,6 @@ def run(script: Script, root: Path, sensor_every: dt.timedelta, months: Optional
 
     ``profile``: a file for the cProfile of the loop and of every run's thread, merged.
     """
-    from scripts.drill_loop import Loop
-
     script = script.cut(months)
     started = time.monotonic()
     traveller = time_machine.travel(script.start, tick=True)

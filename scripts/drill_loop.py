@@ -13,6 +13,7 @@ import contextlib
 import datetime as dt
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -55,6 +56,23 @@ def _grid(start: dt.datetime, until: dt.datetime, step: dt.timedelta) -> list[dt
         out.append(moment)
         moment += step
     return out
+
+
+@dataclass
+class Outcome:
+    """What a drill leaves: the verdicts, the table, the timings."""
+
+    verdicts: list = field(default_factory=list)        # (name, passed, detail)
+    table: str = ""
+    seconds: float = 0.0
+    month_seconds: dict = field(default_factory=dict)
+    passes: int = 0
+    notes: list = field(default_factory=list)
+    parts: dict = field(default_factory=dict)          # wall seconds by part of the loop
+
+    @property
+    def passed(self) -> bool:
+        return all(ok for _, ok, _ in self.verdicts)
 
 
 class Loop:
@@ -204,7 +222,6 @@ class Loop:
 
     def finish(self) -> Any:
         """The final checks, the table, the outcome."""
-        from scripts.drill import Outcome
 
         state = self.state
         assert state is not None
