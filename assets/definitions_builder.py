@@ -11,6 +11,7 @@ from assets.resources import ArchiveResource, BudgetResource, ReferenceModelReso
 from assets.schedules import SCHEDULES
 from assets.sensors import SENSORS
 from llmarchive.archive import jobs as job_table
+from llmarchive.schedule.watch import webhook_from
 
 ASSETS = [
     protocols.protocols,
@@ -42,7 +43,7 @@ def default_resources(env: Optional[Mapping[str, str]] = None) -> dict[str, Any]
         "subject": SubjectResource(
             subject_models_file=env.get("LLMARCHIVE_SUBJECT_MODELS") or None,
             base_url=env.get("LLMARCHIVE_SUBJECT_BASE_URL") or None,
-            webhook_url=env.get("LLMARCHIVE_WEBHOOK_URL") or None,
+            webhook_url=webhook_from(env),
         ),
         "budget": BudgetResource(),
     }

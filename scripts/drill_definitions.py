@@ -17,6 +17,7 @@ from dagster import Definitions, colored_console_logger, in_process_executor
 
 from assets.definitions_builder import build_definitions
 from assets.resources import ArchiveResource, ReferenceModelResource, SubjectResource
+from llmarchive.schedule.watch import webhook_from
 
 SCRIPTED_REFERENCE = "scripted:scripts.drill_engine:REFERENCE"
 
@@ -27,7 +28,7 @@ def drill_definitions() -> Definitions:
         "archive": ArchiveResource(home=os.environ["LLMARCHIVE_HOME"]),
         "reference_model": ReferenceModelResource(model=SCRIPTED_REFERENCE, workers=1),
         "subject": SubjectResource(base_url=os.environ["LLMARCHIVE_SUBJECT_BASE_URL"],
-                                   webhook_url=os.environ.get("LLMARCHIVE_WEBHOOK_URL") or None),
+                                   webhook_url=webhook_from(os.environ)),
     })
     # Quiet consoles: every event still goes to the instance's event log (what the UI and the checks read).
     quiet = {"console": colored_console_logger.configured({"log_level": "CRITICAL"})}

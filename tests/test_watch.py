@@ -171,3 +171,23 @@ def test_subject_models_yaml_names_the_family_and_only_two_declaration_sources()
         parse_subject_models({**data, "active_model": "claude-opus-5"})
     with pytest.raises(SubjectModelsError, match="missing effort"):
         parse_subject_models({k: v for k, v in data.items() if k != "effort"})
+
+
+@pytest.mark.parametrize("variable", ["LLMARCHIVE_WEBHOOK_URL", "LLMARCHIVE_WATCH_WEBHOOK"])
+def test_the_watch_pages_the_archives_one_webhook_and_still_reads_its_older_name(paths, monkeypatch, capsys,
+                                                                                 variable):
+    """The lease, Dagster's alert sensors and the watch page one webhook, named by one variable.
+
+    An owner who set the watch's older name before the two were made one is still paged: a renamed variable
+    must not turn a bridge alarm into one that reaches no one.
+    """
+    from assets.definitions_builder import default_resources
+
+    with FakeProvider(models=BASELINE) as fake, webhook_server() as (url, received):
+        monkeypatch.setenv(variable, url)
+        assert main(["watch", "--base-url", fake.base_url, "--date", "2026-11-01"]) == 0
+        fake.set_models(BASELINE + ["claude-sonnet-5-5"])
+        assert main(["watch", "--base-url", fake.base_url, "--date", "2026-11-02"]) == 0
+        assert default_resources()["subject"].webhook_url == url, "Dagster's sensors page the same webhook"
+    assert [r["new_model_id"] for r in received] == ["claude-sonnet-5-5"]
+    assert "ALARM:" in capsys.readouterr().err

@@ -13,9 +13,9 @@ import sys
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_json, print_json
 from llmarchive.schedule.lease import check, check_webhook, deliver, record_state
+from llmarchive.schedule.watch import WEBHOOK_ENV, webhook_from
 
 ORDER = 58
-WEBHOOK_ENV = "LLMARCHIVE_WEBHOOK_URL"
 
 
 def register(subparsers) -> None:
@@ -41,7 +41,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    webhook = args.webhook or os.environ.get(WEBHOOK_ENV) or None
+    webhook = args.webhook or webhook_from(os.environ)
     if webhook:
         check_webhook(webhook)              # a bad setting writes nothing
     paths = archive(args).ensure()

@@ -6,11 +6,10 @@ import sys
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_api, add_date, add_json, add_subject_models, day, print_json, subject_models
-from llmarchive.schedule.watch import describe, watch
+from llmarchive.schedule.watch import WEBHOOK_ENV, describe, watch, webhook_from
 from llmarchive.subjects import check_api_settings
 
 ORDER = 60
-WEBHOOK_ENV = "LLMARCHIVE_WATCH_WEBHOOK"
 
 
 def register(subparsers) -> None:
@@ -43,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     check_api_settings(config.provider, args.base_url)
     paths = archive(args).ensure()
     outcome = watch(paths, when, config, base_url=args.base_url,
-                    webhook=args.webhook or os.environ.get(WEBHOOK_ENV), max_attempts=args.max_attempts)
+                    webhook=args.webhook or webhook_from(os.environ), max_attempts=args.max_attempts)
     if args.json:
         print_json(dataclasses.asdict(outcome))
     else:

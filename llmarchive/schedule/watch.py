@@ -39,7 +39,7 @@ recorded (:class:`~llmarchive.subjects.base.SubjectSettingsError`).
 """
 import json
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Mapping, Optional
 
 from llmarchive.archive import record_logs as records
 from llmarchive.succession import review
@@ -67,6 +67,21 @@ class WatchOutcome:
 
     def kinds(self) -> list[str]:
         return [r["record_type"] for r in self.written]
+
+
+WEBHOOK_ENV = "LLMARCHIVE_WEBHOOK_URL"
+"""The owner's one webhook: the model watch, the lease and Dagster's alert sensors all page it."""
+OLDER_WEBHOOK_ENV = ("LLMARCHIVE_WATCH_WEBHOOK",)
+"""Names the watch's webhook had before it became the one webhook, still read so that an owner who set one
+of them is not left unpaged by an upgrade."""
+
+
+def webhook_from(environ: Mapping[str, str]) -> Optional[str]:
+    """The webhook ``environ`` names (:data:`WEBHOOK_ENV`, else an older name of it), or None."""
+    for name in (WEBHOOK_ENV, *OLDER_WEBHOOK_ENV):
+        if environ.get(name):
+            return environ[name]
+    return None
 
 
 def post_webhook(url: str, payload: dict, timeout_s: float = 10.0) -> str:
