@@ -206,3 +206,17 @@ def test_a_log_just_under_every_bound_is_read_within_the_limit_and_one_value_mor
     code, err, peak = import_within_limit(over, run.panels / f"{OPEN}.json", refused, tmp_path)
     assert_refused(code, err, peak, over, refused, f"the log holds up to {LOG_VALUES + 1:,} JSON values; a log may "
                                                    f"hold at most {LOG_VALUES:,}")
+
+
+def test_import_help_states_the_bounds_the_import_enforces(capsys):
+    """A person learns the bounds before a log is refused for passing one; the help reads them from the code."""
+    from llmarchive.cli import main
+    from llmarchive.comparison import lmeval_log, log_bounds
+
+    with pytest.raises(SystemExit):
+        main(["comparison", "import", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert f"at most {LOG_BYTES // 2**20} MiB and {LOG_VALUES:,} JSON values" in said
+    assert f"{log_bounds.MAX_MEMBERS:,} members and {log_bounds.MAX_SAMPLES:,} samples of at most " \
+           f"{SAMPLE_BYTES // 2**20} MiB each" in said
+    assert f"samples file at most {lmeval_log.MAX_LOG_BYTES // 2**20} MiB, {lmeval_log.MAX_RECORDS:,} lines" in said

@@ -8,7 +8,7 @@ from llmarchive.cli._options import add_concurrency, add_date, add_model, add_ou
 from llmarchive.cli._options import concurrency as concurrency_for
 from llmarchive.archive.store import TRIALS_FILE
 from llmarchive.archive.textsafe import terminal
-from llmarchive.comparison import harness_import, intake
+from llmarchive.comparison import harness_import, intake, lmeval_log, log_bounds
 from llmarchive.comparison.run import run_comparison
 from llmarchive.comparison.names import KNOWN_ANSWER_SOURCE
 from llmarchive.run.progress import TrialProgress
@@ -17,6 +17,20 @@ from llmarchive.subjects import registry
 from measure.errors import ArchiveError
 
 ORDER = 65
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1024 * 1024):g} MiB"
+
+
+def _log_bounds_said() -> str:
+    """The bounds a harness log is held to, said from the constants that enforce them (never a copy of them)."""
+    b, lm = log_bounds, lmeval_log
+    return (f"Bounds, checked before the harness's reader is given the file (over one: one line naming it, exit 2, "
+            f"nothing written): a log read whole, or an .eval once decompressed, at most {_mib(b.LOG_BYTES)} and "
+            f"{b.LOG_VALUES:,} JSON values; an .eval at most {b.MAX_MEMBERS:,} members and {b.MAX_SAMPLES:,} "
+            f"samples of at most {_mib(b.SAMPLE_BYTES)} each; an lm-eval samples file at most "
+            f"{_mib(lm.MAX_LOG_BYTES)}, {lm.MAX_RECORDS:,} lines of at most {_mib(lm.MAX_LINE_BYTES)}.")
 
 
 def register(subparsers) -> None:
@@ -117,7 +131,8 @@ def _register_import(sub) -> None:
             "reported it (output.model) or an alias, a generation setting other than the panel's max_tokens "
             "(a sampling parameter, a system message, a cache); first of all, a value that is not a finite "
             "number (NaN, Infinity), naming its field. Every setting the log records is kept in "
-            "the submission's explicitly_set; the run date is the day the log says the eval was created."
+            "the submission's explicitly_set; the run date is the day the log says the eval was created. "
+            + _log_bounds_said()
         ),
     )
     imp.add_argument("log", metavar="LOG", help="the harness's log file (an Inspect AI .eval log, an lm-eval "
