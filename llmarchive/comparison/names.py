@@ -42,8 +42,6 @@ from panels.readers import KNOWN_ANSWER_READERS, SIMULATED_MODEL_PREFIX, simulat
 
 KNOWN_ANSWER_SOURCE = "known_answer"
 """The ``source`` the intake records on a point filed by the archive's own known-answer step (``make demo``)."""
-BRIDGE_SOURCE = "generation_bridge"
-"""The ``source`` a held bridge run's point carries (written by :mod:`llmarchive.succession.review`)."""
 RESERVED_MODEL_WORDS = (SIMULATED_MODEL_PREFIX.rstrip("-"), "simulated reader")
 RESERVED_SUBMITTER_WORDS = ("this archive", "generation bridge", "needs_review", "simulated reader",
                             "simulated-reader", "known answer", "make demo", "llm-archive", "llmarchive")

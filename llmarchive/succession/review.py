@@ -54,6 +54,9 @@ RESOLUTIONS = ("successor", "not_successor")
 HOLD_NOTE = ("bridge run of {model}, which no provider declared the successor of {old}: a comparison point, "
              "never on a curve, unless a person resolves needs_review {review} as successor")
 BRIDGE_SUBMITTER = "this archive's generation bridge (needs_review)"
+BRIDGE_SOURCE = "generation_bridge"
+"""The ``source`` a held bridge run's point carries: the archive wrote it, so publication may label it a bridge run
+(:mod:`llmarchive.comparison.names` refuses the word from outsiders)."""
 MIN_ID_PREFIX = 8
 
 
@@ -312,7 +315,7 @@ def file_comparison_points(paths: ArchivePaths, review: Review, day: str) -> lis
         record = records.append(paths, "comparison_point", {
             "date": day, "protocol_id": run.get("protocol_id"), "model_id": review.model_id,
             "submitted_by": BRIDGE_SUBMITTER, "measurement": measurement, "run_id": run_id,
-            "run_date": run.get("run_date"), "source": "generation_bridge", "needs_review": review.review_id,
+            "run_date": run.get("run_date"), "source": BRIDGE_SOURCE, "needs_review": review.review_id,
             "comparison_id": f"bridge-{run_id}", "bridge": bridge or None,
             "note": "held off every curve: no provider declared this model a successor",
             **({"replaces": previous.get("record_sha256")} if previous is not None else {})})
