@@ -27,7 +27,7 @@ from llmarchive.instrument.prompts import SUBJECT_ITEMS, SUBJECT_MAX_TOKENS
 from llmarchive.instrument.rotation import due_protocol, guard_rotation as rotate
 from llmarchive.instrument.subject import subject_fingerprint as ask_subject
 from llmarchive.instrument.verdict import ALARM_VERDICTS, day_verdict, latched_alarm, pending_folders
-from llmarchive.schedule.revalidate import RevalidationFailed, revalidate
+from llmarchive.instrument.revalidate import RevalidationFailed, revalidate
 from llmarchive.succession.subject_models import active_model
 from llmarchive.archive.dates import parse_date, utc_today
 from llmarchive.archive.paths import ArchivePaths

@@ -5,7 +5,7 @@ A fresh clone has no key, no network and no admitted protocol.  The demo
 1. builds and checks the 24 protocols (one partition of the ``protocols``
    asset each, with its gate checks);
 2. admits the twelve ``v0`` protocols by SPEC's lane rule as a *demonstration*
-   (:mod:`llmarchive.cli.demo`: every admission names the demo, not a reviewer),
+   (:mod:`scripts.demo_archive`: every admission names the demo, not a reviewer),
    writes the pre-registration manifest and records it as its partition;
 3. runs today's instrument: the runtime fingerprint — and, when that first
    fingerprint only established the expectation, the fingerprint once more,
@@ -43,8 +43,8 @@ from assets.partitions import MANIFESTS
 from llmarchive.archive.run_ids import open_weights_run_id
 from llmarchive.schedule import open_weights as ow
 from llmarchive.run import progress
-from llmarchive.cli.demo import (DEMO_REVIEWER, KNOWN_ANSWER_PROTOCOL, KnownAnswerPoint, admit_demo_protocols,
-                                 closing_block, file_known_answer_points, outsider_paths)
+from scripts.demo_archive import (DEMO_REVIEWER, KNOWN_ANSWER_PROTOCOL, KnownAnswerPoint, admit_demo_protocols,
+                                  closing_block, file_known_answer_points, outsider_paths)
 from llmarchive.instrument.verdict import day_verdict
 from llmarchive.protocols import prereg, registry
 from llmarchive.subjects.models import EMBEDDED_SHA256

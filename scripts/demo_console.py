@@ -10,7 +10,7 @@ measurement failing the check has fewer than half of its answers readable.
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from assets.reporting import gate_checks, gate_failures
-from llmarchive.cli.demo import readable_words
+from scripts.demo_archive import readable_words
 
 # Each gate check of a measurement, as the consequence of too few readable answers.
 WHY = {

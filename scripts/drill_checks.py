@@ -124,7 +124,7 @@ def resolve_gap(gap: Any, protocols: list[str]) -> Any:
 
 def verify_public(state: State) -> Verdict:
     """Every published open-lane measurement recomputes from public/ as ``llmarchive verify --public`` does."""
-    from llmarchive.archive.returned_model import returned_model_id_differences
+    from llmarchive.subjects.returned_model import returned_model_id_differences
     from llmarchive.cli.verify import beside_differences
     from measure.verify import recompute
     from publish.readback import public_inputs

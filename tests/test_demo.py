@@ -18,7 +18,7 @@ from scripts.demo import fingerprint_step, known_answers_step
 from assets.reporting import gate_check_results
 from llmarchive.archive import record_logs as records
 from llmarchive.protocols import registry
-from llmarchive.cli.demo import KNOWN_ANSWER_PROTOCOL, admit_demo_protocols, closing_block
+from scripts.demo_archive import KNOWN_ANSWER_PROTOCOL, admit_demo_protocols, closing_block
 from llmarchive.instrument.rotation import due_protocol, guard_rotation
 from llmarchive.instrument.verdict import day_verdict
 from llmarchive.run.progress import LogLines

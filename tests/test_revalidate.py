@@ -9,7 +9,7 @@ from llmarchive.archive import record_logs as records
 from llmarchive.budget import unbudgeted
 from llmarchive.cli import main
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.schedule.revalidate import RevalidationFailed, choose, historical_runs, revalidate
+from llmarchive.instrument.revalidate import RevalidationFailed, choose, historical_runs, revalidate
 from llmarchive.run.runner import RunSettings, run_protocol
 from llmarchive.subjects.openai_compat import OpenAICompatSubject
 from tests.fake_provider import FakeProvider, decide_by_hash

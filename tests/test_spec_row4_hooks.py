@@ -6,7 +6,7 @@ import pytest
 
 from llmarchive import budget as budget_mod
 from llmarchive.archive.jsonio import write_json
-from llmarchive.archive.returned_model import DESCRIPTION
+from llmarchive.subjects.returned_model import DESCRIPTION
 from llmarchive.cli import main
 from llmarchive.run.runner import RunSettings, run_protocol
 from llmarchive.subjects.http import RetryPolicy

@@ -24,7 +24,7 @@ import pytest
 
 from llmarchive import budget as B
 from llmarchive.archive import record_logs as records
-from llmarchive.archive.returned_model import returned_model_id, returned_model_id_differences
+from llmarchive.subjects.returned_model import returned_model_id, returned_model_id_differences
 from llmarchive.instrument import day_verdict
 from llmarchive.instrument.engine import Generated
 from llmarchive.instrument.fingerprint import default_engine_factory, runtime_fingerprint
@@ -35,7 +35,7 @@ from measure.measurement import build
 from publish.site import render as site, svg
 from publish.words import numbers
 from publish.data.status import coverage_summary
-from tests.measure_helpers import ITEMS, RUN, protocol, set_items, trials_from, uniform
+from tests.measure_helpers import RUN, protocol, set_items, trials_from, uniform
 
 
 # --------------------------------------------------------------------------

@@ -7,7 +7,6 @@ import pytest
 
 from llmarchive.archive import store
 from llmarchive.schedule.coverage import UnexplainedGap, compute, gather, record_coverage
-from llmarchive.archive.jsonio import write_json
 from measure.schema import MEASUREMENT_FIELD_NAMES
 from tests.test_coverage import PROTOCOLS, P_GUARD, P_OPEN, beat_days, complete_run, rows_by
 
@@ -116,7 +115,7 @@ def test_the_producers_of_runs_never_import_the_auditor():
     """Coverage judges what the producers left; it is not their run index (their queries come from the store),
     and the month's coverage rows after a whole-month sweep are written by the use case
     (llmarchive.schedule.month_sweep), not by the sweep."""
-    producers = ("schedule/sweep", "schedule/bridge", "schedule/revalidate", "schedule/lease", "run/runner",
+    producers = ("schedule/sweep", "schedule/bridge", "instrument/revalidate", "schedule/lease", "run/runner",
                  "run/plan", "run/calls", "schedule/open_weights", "schedule/paid_run", "archive/store")
     importing = []
     for name in producers:

@@ -5,7 +5,7 @@ import sys
 
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import add_date, add_run_id, day
-from llmarchive.schedule.revalidate import RevalidationFailed, revalidate
+from llmarchive.instrument.revalidate import RevalidationFailed, revalidate
 
 ORDER = 57
 

@@ -20,7 +20,7 @@ the server builds, ``system_fingerprints``, read from ``run.json``, the
 published row or the saved one).  A record that does not carry it (a run
 or a publication older than the field) is not judged on it.  So is
 ``returned_model_id``: every id the trials name, each once, sorted and
-comma-joined (:mod:`llmarchive.archive.returned_model`); trials that name
+comma-joined (:mod:`llmarchive.subjects.returned_model`); trials that name
 none leave nothing to recompute it from.
 """
 import argparse
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from llmarchive.cli import CommandError
 from llmarchive.archive import store
-from llmarchive.archive.returned_model import returned_model_id_differences
+from llmarchive.subjects.returned_model import returned_model_id_differences
 from llmarchive.cli._options import add_json, print_json
 from measure import chain
 from measure.errors import ArchiveError

@@ -13,7 +13,10 @@
   and :func:`latched_alarm`: an alarm stays latched until a human
   acknowledges it;
 * :mod:`~llmarchive.instrument.acknowledge` — that acknowledgement, a
-  ``core_change`` record, the only way a new expectation is established.
+  ``core_change`` record, the only way a new expectation is established;
+* :mod:`~llmarchive.instrument.revalidate` — the daily revalidation: a few
+  historical measurements recomputed from their own trials, any difference
+  a loud failure.
 
 The texts live in :mod:`~llmarchive.instrument.prompts`; the log-probability
 engine in :mod:`~llmarchive.instrument.engine`.

@@ -42,7 +42,7 @@ from llmarchive.archive.jobs import SUBJECT_FINGERPRINT
 from llmarchive.instrument.prompts import (SUBJECT_GRAMMAR_VERSION, SUBJECT_ITEMS, SUBJECT_ITEMS_SHA256,
                                            SUBJECT_MAX_TOKENS, SUBJECT_OPTIONS, subject_prompt)
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.returned_model import returned_model_id
+from llmarchive.subjects.returned_model import returned_model_id
 from llmarchive.archive.run_ids import fingerprint_run_id, fingerprint_session
 from llmarchive.archive.skips import first_condition, record_skip
 from llmarchive.subjects.base import CallResult, SubjectError, classify

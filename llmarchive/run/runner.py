@@ -65,7 +65,7 @@ from llmarchive.run.alarms import alarm_since
 from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.paths import ArchivePaths, check_id
 from llmarchive.archive.dates import utc_now, utc_today
-from llmarchive.archive.returned_model import returned_model_id
+from llmarchive.subjects.returned_model import returned_model_id
 from llmarchive.archive.store import measurement_run
 from llmarchive.run.calls import CallLoop
 from llmarchive.run.reservations import Reserver

@@ -9,6 +9,12 @@ read (a broken budget file, a missing ``cadence.yaml``) is reported as that
 part's ``error`` instead of stopping the whole check: the morning check is
 most useful exactly when something is wrong.
 
+It is a report, not a job, yet it stands here beside the jobs: it reads the
+open bridges and the month's coverage, which this package owns, so its
+floor is theirs — the only floor above is the CLI's, and the Dagster health
+asset (:mod:`assets.health`) reads two of its parts without going through
+the command.
+
 "Current" publication: when the caller passes ``inputs_current`` (the CLI
 passes one that recomputes the render manifest's ``inputs_sha256`` with the
 publisher's own digest — this layer may not import ``publish``), the

@@ -10,7 +10,9 @@ Each returns a :class:`~llmarchive.subjects.base.CallResult` per call, and
 :func:`~llmarchive.subjects.base.classify` is the one place a result becomes
 an outcome.  :func:`make_subject` builds one from command-line style options, through the
 provider table (:mod:`llmarchive.subjects.providers`, one row per provider:
-a new provider is its module and its row).
+a new provider is its module and its row).  What a whole run records as the
+model that answered — every id its calls named — is one rule,
+:mod:`llmarchive.subjects.returned_model`.
 """
 from typing import Any, Optional
 

@@ -9,10 +9,10 @@ returned, sorted and comma-joined.  The value is the record and stays as it
 is; what is published beside it — the Data page, ``archive.db`` and
 Datasette's ``metadata.yml``, ``croissant.json`` — takes its words from
 :data:`PUBLISHED_DESCRIPTIONS`, which is the schema's mapping with that one
-sentence corrected (:mod:`llmarchive.archive.returned_model`, where the rule
+sentence corrected (:mod:`llmarchive.subjects.returned_model`, where the rule
 and ``verify``'s check of it live).
 """
-from llmarchive.archive import returned_model
+from llmarchive.subjects import returned_model
 from measure.schema import FIELD_DESCRIPTIONS
 
 CORRECTED = {returned_model.FIELD: returned_model.DESCRIPTION}

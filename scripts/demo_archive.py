@@ -1,5 +1,8 @@
 """A demonstration archive: what ``make demo`` sets up besides the pipeline, and what it says at the end.
 
+It sits beside :mod:`scripts.demo` and :mod:`scripts.demo_console`, its only
+callers: nothing here is a command, and no real archive runs it.
+
 **Admission.**  Admission is a human act (method §3, gate 4), so a fresh
 clone has only ``candidate`` protocols, and candidates never reach a curve or
 the open lane.  To show the whole pipeline, the demo admits the twelve

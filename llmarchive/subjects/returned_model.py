@@ -14,6 +14,11 @@ says "the most frequent one over the run"; ``measure/`` is frozen, so the
 words published beside the field are :data:`DESCRIPTION`, and
 :func:`returned_model_id_differences` is the check ``llmarchive verify``
 makes of the recorded value against the trials.
+
+The rule lives with the subjects because the ids are theirs: each
+:class:`~llmarchive.subjects.base.CallResult` carries the id its provider
+named, and this module says what a run makes of them — for the runner, the
+subject fingerprint, ``verify`` and the published description alike.
 """
 from typing import Iterable, Mapping, Optional
 

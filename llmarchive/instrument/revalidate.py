@@ -1,5 +1,9 @@
 """Daily revalidation (method §8 ``revalidation_daily``): recompute old measurements, loudly.
 
+One of the instrument's daily self-checks: where the fingerprints check that
+the pipeline still computes today what it computed before, this checks that
+the archive's past numbers still follow from their own data.
+
 Every day ten historical measurements (the count is ``revalidation_daily``
 in ``cadence.yaml``) are recomputed from their own trials with
 :func:`measure.verify.recompute` — the frozen estimator, the grammar
