@@ -22,7 +22,8 @@ from llmarchive.protocols import registry
 from llmarchive.budget import Budget
 from llmarchive.cli import main
 from llmarchive.archive.paths import ArchivePaths
-from llmarchive.subjects.base import CallResult, utc_timestamp
+from llmarchive.archive.dates import utc_now_millis
+from llmarchive.subjects.base import CallResult
 from panels.build import all_protocol_ids
 from panels.lanes import planned_lane
 from tests.panels_helpers import built_paths
@@ -113,7 +114,7 @@ class ScriptedSubject:
 
     def call(self, prompt: str, key: str = "") -> CallResult:
         self.calls += 1
-        now = utc_timestamp()
+        now = utc_now_millis()
         return CallResult(provider=self.provider, text=self.rule(prompt), stop_reason="stop",
                           returned_model_id=self.name, input_tokens=1, output_tokens=1, latency_ms=0, attempts=1,
                           explicitly_set=self.explicitly_set, started_at=now, finished_at=now)

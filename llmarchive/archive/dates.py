@@ -16,7 +16,7 @@ empty value is refused too; "not given" is the caller's ``None``.
 The clock is read here too (:func:`utc_now`, :func:`utc_today`,
 :func:`utc_month`), a record's timestamp is read back here
 (:func:`parse_time`) and a call's millisecond timestamp written here
-(:func:`utc_millis`): one module for every date the archive writes or reads.
+(:func:`utc_millis`, :func:`utc_now_millis`): one module for every date the archive writes or reads.
 """
 import re
 from datetime import date as Date
@@ -105,6 +105,11 @@ def parse_time(value: object) -> Optional[datetime]:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
+
+
+def utc_now_millis() -> str:
+    """The current time as ``YYYY-MM-DDTHH:MM:SS.mmmZ``: a call's ``started_at`` / ``finished_at``."""
+    return utc_millis(datetime.now(timezone.utc))
 
 
 def utc_millis(moment: datetime) -> str:

@@ -48,7 +48,6 @@ the stop reason is kept on the trial either way, so a new value can be
 audited and mapped in a later version of this table.
 """
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, Mapping, Optional, Sequence
 
 import measure
@@ -92,12 +91,6 @@ class SubjectSettingsError(SubjectError):
     check for it before they record anything (:func:`llmarchive.subjects.check_api_settings`)
     and stop with its one-line message instead.
     """
-
-
-def utc_timestamp() -> str:
-    """Current UTC time, ISO 8601 with milliseconds and ``Z``."""
-    now = datetime.now(timezone.utc)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
 @dataclass

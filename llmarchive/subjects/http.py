@@ -46,7 +46,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from llmarchive.subjects import registry
-from llmarchive.subjects.base import CallResult, SubjectError, SubjectSettingsError, utc_timestamp
+from llmarchive.archive.dates import utc_now_millis
+from llmarchive.subjects.base import CallResult, SubjectError, SubjectSettingsError
 from llmarchive.subjects.registry import SubjectOptions
 from measure.canonical import canonical_json, canonical_sha256
 from measure.rng import Stream, seed_from_text
@@ -375,7 +376,7 @@ class HttpSubject:
         headers = {"content-type": "application/json", **self.public_headers(), **self.secret_headers()}
         url = self.base_url + self.chat_path
         stream = Stream(seed_from_text(f"{self.retry_seed}:{key}"))
-        started_at, t0 = utc_timestamp(), time.monotonic()
+        started_at, t0 = utc_now_millis(), time.monotonic()
         attempts = 0
         unknown = 0
         failures: list[str] = []
@@ -448,7 +449,7 @@ class HttpSubject:
             attempts=attempts,
             explicitly_set=self.explicitly_set,
             started_at=started_at,
-            finished_at=utc_timestamp(),
+            finished_at=utc_now_millis(),
             **values,
         )
 

@@ -42,7 +42,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from llmarchive.subjects import models, registry
-from llmarchive.subjects.base import CallResult, SubjectError, utc_timestamp
+from llmarchive.archive.dates import utc_now_millis
+from llmarchive.subjects.base import CallResult, SubjectError
 from measure.canonical import canonical_sha256, sha256_hex
 
 # ChatML with one user turn and no system turn.  "{prompt}" marks where the
@@ -220,7 +221,7 @@ class ReferenceSubject:
 
     def call(self, prompt: str, key: str = "") -> CallResult:
         """One greedy completion from an empty KV cache."""
-        started_at, t0 = utc_timestamp(), time.monotonic()
+        started_at, t0 = utc_now_millis(), time.monotonic()
         tokens = self.prompt_tokens(prompt)
         if len(tokens) + self.max_tokens > self.settings.n_ctx:
             raise SubjectError(f"prompt of {len(tokens)} tokens plus max_tokens {self.max_tokens} exceeds "
@@ -241,7 +242,7 @@ class ReferenceSubject:
             attempts=1,
             explicitly_set=params,
             started_at=started_at,
-            finished_at=utc_timestamp(),
+            finished_at=utc_now_millis(),
             content_types=("text",),
         )
 
