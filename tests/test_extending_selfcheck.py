@@ -6,19 +6,18 @@ taken out again after each test, and (for Dagster) one asset defined in a
 child process.  Everything the job table drives must see it: the record
 kinds (``record_logs.KINDS``) and the logs coverage reads, the cadence
 check, the coverage rows of a day (ran, unavailable, step missing), the
-morning status and its line, ``llmarchive instrument checks``, and the
+morning status and its line, ``llmarchive instrument checks``, the
 Dagster definitions (the daily instrument job, its tag, the coverage asset's
-deps).  A place that kept a list of its own would miss ``toy_check`` and a
-test here fails; :func:`test_no_module_writes_the_daily_kinds_out` catches a
-list of the daily record kinds written out again in the source.
-
-Not reached yet, by a named reason: ``publish/`` (being moved into
-subpackages on another branch) still lists the instrument kinds itself, so
-the toy row says ``published=()``.
+deps), and publication: ``archive.db``'s instrument table, ``status.json``'s
+instrument part and the site's glossary.  A place that kept a list of its own
+would miss ``toy_check`` and a test here fails;
+:func:`test_no_module_writes_the_daily_kinds_out` catches a list of the daily
+record kinds written out again in the source.
 """
 import ast
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -36,13 +35,18 @@ from llmarchive.cli.status import _instrument_lines
 from llmarchive.schedule import coverage_conditions
 from llmarchive.schedule.coverage import compute, gather
 from llmarchive.schedule.status import instrument_part
+from publish.data import sources
+from publish.site import pages
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = jobs.JobSpec(
     "toy_check", True,
     record=jobs.Record("toy_check", ("date", "status", "reading")),
     covered=jobs.Covered(unavailable="status", detail="toy reading {reading}"),
-    self_check=True, asset="toy_check", shown=jobs.Shown("toy", ("status",)), says="toy check")
+    self_check=True, asset="toy_check", shown=jobs.Shown("toy", ("status",)), says="toy check",
+    published=("archive.db", "status.json"),
+    public=jobs.Public(("date", "status", "reading"), "A toy daily check that only a test registers.",
+                       status="status"))
 RUNTIME = {"status": "pass", "digest": "d", "expected_digest": "d", "model_sha256": "m", "template_sha256": "t",
            "llama_cpp_version": "v", "runner_arch": "x86_64", "n_threads": 1, "n_batch": 1, "seed": 0}
 
@@ -117,9 +121,37 @@ def test_the_cli_lists_the_row(toy, capsys):
     assert "toy_check" in capsys.readouterr().out
 
 
+def test_a_toy_record_is_published_in_the_instrument_table_status_json_and_the_site(toy, paths, tmp_path,
+                                                                                  monkeypatch):
+    from llmarchive.archive import cadence
+    from publish import publish_all
+
+    # Publication refuses an archive whose coverage it cannot compute: the toy check's line is in cadence.yaml.
+    with_toy = tmp_path / "cadence.yaml"
+    with_toy.write_text(CADENCE_FILE.read_text(encoding="utf-8") + "toy_check: 1d\n", encoding="utf-8")
+    monkeypatch.setattr(cadence, "CADENCE_FILE", with_toy)
+    records.append(paths, "toy_check", {"date": "2026-11-01", "status": "pass", "reading": 7},
+                   recorded_at="2026-11-01T04:00:00Z")
+    records.append(paths, "toy_check", {"date": "2026-11-02", "status": "unavailable", "reading": None,
+                                        "reason": "/private/path: the reader failed"},
+                   recorded_at="2026-11-02T04:00:00Z")
+    publish_all(paths, build_time="2026-11-03T00:00:00Z")
+    db = sqlite3.connect(paths.public / "archive.db")
+    rows = db.execute("select date, status, detail from instrument where kind = 'toy_check' order by date").fetchall()
+    assert [(day, status) for day, status, _ in rows] == [("2026-11-01", "pass"), ("2026-11-02", "unavailable")]
+    assert json.loads(rows[0][2]) == {"reading": 7}, "the status field is its own column, not repeated in detail"
+    assert "reason" not in json.loads(rows[1][2]), "a check that could not run keeps its error's text private"
+    instrument = json.loads((paths.public / "status.json").read_text())["instrument"]
+    assert instrument["toy_check"] == {"date": "2026-11-02", "status": "unavailable", "reading": None}
+    site = (paths.public / "index.html").read_text(encoding="utf-8")
+    assert '<dt id="g-toy_check"><code>toy_check</code></dt><dd>A toy daily check that only a test registers.' in site
+    assert "Coverage of its daily jobs (runtime fingerprint, guard rotation, revalidation, toy check)" in site
+
+
 def test_an_unregistered_row_reaches_nothing():
     assert "toy_check" not in records.KINDS and "toy_check" not in jobs.assets()
     assert "toy_check" not in {job.name for job in coverage_conditions.coverage_jobs()}
+    assert "toy_check" not in sources.read_kinds() and "toy_check" not in pages.glossary_terms()
     with pytest.raises(jobs.UnknownJob):
         jobs.canonical("toy_check")
 
@@ -183,7 +215,7 @@ ALLOWED = {
 def test_no_module_writes_the_daily_kinds_out():
     names = daily_names()
     found = []
-    for folder in ("llmarchive", "assets"):
+    for folder in ("llmarchive", "assets", "publish"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             where = str(path.relative_to(ROOT))
             if where in ALLOWED:

@@ -12,9 +12,10 @@ A job that appends one record a day (the fingerprints, the guard rotation,
 revalidation) says here which record kind and fields it writes
 (:class:`Record`), how coverage judges its day (:class:`Covered`), whether it
 is one of the instrument's free self-checks, which Dagster asset runs it,
-what the morning status shows of it (:class:`Shown`) and where publication
-puts its records.  ``record_logs.KINDS``, the coverage rows, ``llmarchive
-status``, the CLI's listing and the Dagster job of the daily checks are built
+what the morning status shows of it (:class:`Shown`), and where and how
+publication shows its records (:class:`Public`).  ``record_logs.KINDS``, the
+coverage rows, ``llmarchive status``, the CLI's listing, the Dagster job of
+the daily checks and what ``publish/`` reads and shows of them are built
 from these rows, so a new daily self-check is one row here (plus the module
 that does the check and its asset), not an edit in every place that lists them.
 Rows are read through functions at call time, so a row added with
@@ -83,6 +84,42 @@ class Shown:
     fields: tuple[str, ...]
 
 
+class _Blank(dict):
+    """A record's fields for :meth:`Public.status_of`'s format: a field the record lacks reads as None."""
+
+    def __missing__(self, key: str) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class Public:
+    """What publication shows of a job's records: ``archive.db``'s instrument table, ``status.json``, the glossary.
+
+    The instrument table has one ``status`` column for every kind, so each row
+    says how its records fill it: ``status`` names the record field copied as
+    it is (then not repeated in the row's ``detail``), or ``status_words``
+    formats it from the record's fields (which stay in ``detail``).
+    ``latest`` is what ``status.json``'s ``instrument`` part (and the site's
+    lines drawn from it) shows of the newest record; ``glossary`` what the
+    kind is, in the site glossary's words.
+    """
+
+    latest: tuple[str, ...]
+    glossary: str
+    status: Optional[str] = None
+    status_words: Optional[str] = None
+
+    def status_of(self, record: dict) -> object:
+        """The instrument table's ``status`` of one record."""
+        if self.status is not None:
+            return record.get(self.status)
+        return (self.status_words or "").format_map(_Blank(record))
+
+    def apart(self) -> set[str]:
+        """The record fields the status column already shows, so the row's ``detail`` leaves them out."""
+        return {self.status} if self.status is not None else set()
+
+
 @dataclass(frozen=True)
 class JobSpec:
     """One job: its name, cost and pool, older names, and for a daily check everything that is derived from it."""
@@ -98,6 +135,7 @@ class JobSpec:
     asset: Optional[str] = None          # the Dagster asset that runs it (the daily partitioned one)
     shown: Optional[Shown] = None        # a line part of ``llmarchive status``
     published: tuple[str, ...] = ()     # the public files its records reach (publication reads its log)
+    public: Optional[Public] = None      # how publication shows its records (needed when published)
     says: str = ""                       # what it is, in a few words (the CLI's listing, Dagster descriptions)
 
 
@@ -124,6 +162,9 @@ _DECLARED: tuple[JobSpec, ...] = (
             covered=Covered("commercial", needs_provider=True, commercial=True,
                             detail="{subject_model_id}: {correct}/{total} correct"),
             asset="subject_fingerprint", published=_INSTRUMENT_FILES,
+            public=Public(("date", "subject_model_id", "correct", "total"),
+                          "24 short single-fact questions put to the tracked model every day.",
+                          status_words="{correct}/{total}"),
             says="24 single-fact items against the tracked model (paid)"),
     JobSpec(RUNTIME_FINGERPRINT, True,
             record=Record("runtime_fingerprint",
@@ -131,12 +172,16 @@ _DECLARED: tuple[JobSpec, ...] = (
                            "llama_cpp_version", "runner_arch", "n_threads", "n_batch", "seed")),
             covered=Covered(unavailable="status", detail="status {status}"),
             self_check=True, asset="runtime_fingerprint", shown=Shown("fingerprint", ("status",)),
-            published=_INSTRUMENT_FILES, says="runtime fingerprint"),
+            published=_INSTRUMENT_FILES, says="runtime fingerprint",
+            public=Public(("date", "status"), "The reference model's daily answers to fixed prompts; any "
+                          "difference raises an alarm.", status="status")),
     JobSpec(GUARD_MARGIN_ROTATION, True, aliases=("guard_rotation",),
             record=Record("guard_rotation", ("date", "protocol_id", "run_id", "previous_run_id", "verdict")),
             covered=Covered(unavailable="verdict", detail="{protocol_id}: {verdict}", run_id="run_id"),
             self_check=True, asset="guard_rotation", shown=Shown("rotation", ("protocol_id", "verdict")),
-            published=_INSTRUMENT_FILES, says="guard rotation"),
+            published=_INSTRUMENT_FILES, says="guard rotation",
+            public=Public(("date", "protocol_id", "verdict"), "One guard protocol a day replayed on the reference "
+                          "model, compared with that protocol's last accepted baseline.", status="verdict")),
     JobSpec(REVALIDATION_DAILY, True, aliases=("revalidation",),
             record=Record("revalidation", ("date", "run_id", "status", "differences")),
             covered=Covered(period="day", detail="{count} measurement(s) recomputed: {statuses}",
@@ -156,7 +201,8 @@ def register(job: JobSpec) -> Callable[[], None]:
 
     Refused: a name, an older name, a record kind or an asset another row
     already has — two rows answering for one of them would make every
-    derived list ambiguous.
+    derived list ambiguous; and a row whose records are published but that
+    does not say how (``public``), or has no record to publish.
     """
     taken = {n for row in _TABLE.values() for n in (row.name, *row.aliases)}
     if job.name in taken or set(job.aliases) & taken:
@@ -165,6 +211,8 @@ def register(job: JobSpec) -> Callable[[], None]:
         raise JobTableError(f"record kind {job.record.kind!r} already belongs to another job")
     if job.asset and job.asset in {row.asset for row in _TABLE.values()}:
         raise JobTableError(f"asset {job.asset!r} already runs another job")
+    if job.published and (job.public is None or job.record is None):
+        raise JobTableError(f"job {job.name!r} is published but names no record or no Public way to show it")
     _TABLE[job.name] = job
 
     def unregister() -> None:

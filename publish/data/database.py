@@ -39,7 +39,7 @@ from measure.schema import (
 from publish.data import changes, csvs, human_gap
 from publish.words import PRIVATE_FIELDS, PUBLISHED_DESCRIPTIONS, numbers, public_reason
 from publish.errors import PublishError
-from publish.data.sources import SUCCESSION_KINDS, Inputs
+from publish.data.sources import ALARM, SUCCESSION_KINDS, Inputs, instrument_checks
 from publish.data.status import public_instrument_detail
 
 SQL_TYPES = {"pct": float, "unit_interval": float, "number": float, "int": int, "count": int, "bool": int,
@@ -156,9 +156,17 @@ TRIAL_COLUMN_SPEC = tuple((name, TRIAL_FIELD_LABELS[name], description)
 )
 TRIAL_COMMON = {"record_type", "schema_version"}
 
+
+def _one_of(words: list[str]) -> str:
+    """``a, b, c or d``: the closed list a column's description names."""
+    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else "".join(words)
+
+
+# The kinds are the job table's published checks and the alarm, read once here at import: the description
+# documents the archive's checks (metadata.yml is generated from it), not a row a test registers later.
 INSTRUMENT_COLUMN_SPEC = (
     ("record_sha256", "text", "SHA-256 of the bookkeeping record; unique."),
-    ("kind", "text", "runtime_fingerprint, guard_rotation, subject_fingerprint or instrument_alarm."),
+    ("kind", "text", _one_of([job.record.kind for job in instrument_checks() if job.record] + [ALARM]) + "."),
     ("date", "text", "The day the check is about (UTC)."),
     ("status", "text", "pass / fail / unavailable for the fingerprint; the verdict of a guard rotation; "
                        "correct/total for the subject fingerprint; 'alarm' for an alarm."),
@@ -365,22 +373,14 @@ def _record_detail(record: dict, named: set) -> Optional[dict]:
 
 
 def instrument_rows(inputs: Inputs) -> list[dict]:
+    """The instrument table: every published check's records (how each fills ``status``: its row's
+    :class:`~llmarchive.archive.jobs.Public`), then the alarms."""
+    shown = [(job.record.kind, job.public) for job in instrument_checks() if job.record and job.public]
     out = []
-    for kind in ("runtime_fingerprint", "guard_rotation", "subject_fingerprint", "instrument_alarm"):
+    for kind, public in [*shown, (ALARM, None)]:
         for r in inputs.by_kind(kind):
-            if kind == "runtime_fingerprint":
-                status = r.get("status")
-            elif kind == "guard_rotation":
-                status = r.get("verdict")
-            elif kind == "subject_fingerprint":
-                status = f"{r.get('correct')}/{r.get('total')}"
-            else:
-                status = "alarm"
-            named = {"date", "protocol_id", "run_id", "subject_model_id"}
-            if kind == "runtime_fingerprint":
-                named.add("status")
-            if kind == "guard_rotation":
-                named.add("verdict")
+            status = public.status_of(r) if public else "alarm"
+            named = {"date", "protocol_id", "run_id", "subject_model_id"} | (public.apart() if public else set())
             out.append({"record_sha256": r.get("record_sha256"), "kind": kind, "date": r.get("date"),
                         "status": status, "protocol_id": r.get("protocol_id"), "run_id": r.get("run_id"),
                         "subject_model_id": r.get("subject_model_id"),

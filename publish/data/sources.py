@@ -26,10 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from llmarchive.archive import jobs
 from llmarchive.archive import record_logs
+from llmarchive.archive.jobs import JobSpec
 from llmarchive.archive import store
 from llmarchive.archive.jsonio import RecordFileError
 from llmarchive.archive.paths import ArchivePaths
+from llmarchive.instrument.verdict import CORE_CHANGE
 from measure import chain, jsonl
 from measure.records import Measurement
 from measure.schema import MEASUREMENT_FIELD_NAMES, SERIES
@@ -40,8 +43,32 @@ from publish.data.protocols import ProtocolTexts, collect_texts, list_headers
 from publish.workers import pool
 
 SUCCESSION_KINDS = ("subject_model", "generation_bridge", "needs_review", "series_closed", "bridge_incomplete")
-INSTRUMENT_KINDS = ("runtime_fingerprint", "instrument_alarm", "guard_rotation", "subject_fingerprint", "core_change")
-READ_KINDS = ("coverage", "comparison_point") + INSTRUMENT_KINDS + SUCCESSION_KINDS
+# The instrument's records that belong to no job of the table: an alarm a check raised, and the human
+# core_change that acknowledges alarms (llmarchive.instrument.verdict).
+ALARM = "instrument_alarm"
+NOT_JOB_KINDS = (ALARM, CORE_CHANGE)
+
+
+def instrument_checks() -> tuple[JobSpec, ...]:
+    """The daily checks whose records publication shows, from the job table (a row saying ``published``).
+
+    The instrument's free checks on itself come first and the paid check of
+    the tracked model after them, each group in table order: the order of the
+    site's lines, the glossary and the instrument table's description.  Read
+    at call time, so a row registered later (a test's toy check) is published.
+    """
+    rows = [job for job in jobs.table() if job.published and job.record and job.public]
+    return tuple(sorted(rows, key=lambda job: not job.self_check))
+
+
+def instrument_kinds() -> tuple[str, ...]:
+    """Every instrument log publication reads: the published checks' record kinds, the alarms, core changes."""
+    return tuple(job.record.kind for job in instrument_checks() if job.record) + NOT_JOB_KINDS
+
+
+def read_kinds() -> tuple[str, ...]:
+    """Every bookkeeping log a build reads (:func:`read_logs`)."""
+    return ("coverage", "comparison_point") + instrument_kinds() + SUCCESSION_KINDS
 
 
 @dataclass
@@ -182,7 +209,7 @@ def _count_trials(path: Path) -> int:
 def read_logs(paths: ArchivePaths) -> dict[str, list[dict]]:
     """Every bookkeeping record publication uses, each log's chain verified."""
     out = {}
-    for kind in READ_KINDS:
+    for kind in read_kinds():
         try:
             found = record_logs.read(paths, kind)
         except RecordFileError as exc:

@@ -19,11 +19,12 @@ from collections import Counter
 from typing import Optional
 
 from llmarchive import __version__
+from llmarchive.archive import jobs
 from llmarchive.schedule.coverage_wording import code_word, day_of
 from llmarchive.instrument.verdict import CORE_CHANGE, latched_from
 from measure.canonical import canonical_sha256, sha256_hex
 from measure.schema import GAP_CAUSES, SCHEMA_SHA256, SCHEMA_VERSION, SERIES
-from publish.data.sources import Inputs
+from publish.data.sources import ALARM, Inputs, instrument_checks
 
 PRODUCER = f"llmarchive publish (publish.publish_all), llm-archive {__version__}"
 STATUS_FILE = "status.json"
@@ -58,6 +59,15 @@ def coverage_summary(rows: list[dict], series: Optional[str] = "commercial") -> 
         "first_period": ordered[0]["period"] if ordered else None,
         "last_period": ordered[-1]["period"] if ordered else None,
     }
+
+
+def instrument_jobs() -> str:
+    """The instrument's daily jobs that coverage counts under no series, named as the site names them.
+
+    They are the job table's covered jobs whose coverage rows carry no series
+    (``Covered.series`` None), in table order, each in its row's own words.
+    """
+    return ", ".join(job.says for job in jobs.covered() if job.covered and job.covered.series is None)
 
 
 def _latest(records: list[dict], fields: tuple[str, ...]) -> Optional[dict]:
@@ -108,18 +118,16 @@ def public_instrument_detail(kind: str, status: object, detail: Optional[dict], 
 
 
 def instrument_summary(inputs: Inputs) -> dict:
-    alarms = inputs.by_kind("instrument_alarm")
+    """``status.json``'s ``instrument`` part: each published check's newest record (the fields its row's
+    ``Public.latest`` names, None before its first), then the newest alarm."""
+    alarms = inputs.by_kind(ALARM)
     latest = _latest(alarms, ("date", "source"))
     if latest is not None:
         newest = max(alarms, key=lambda r: (str(r.get("date")), str(r.get("recorded_at"))))
         latest["reason"] = alarm_words(newest, inputs)
-    return {
-        "runtime_fingerprint": _latest(inputs.by_kind("runtime_fingerprint"), ("date", "status")),
-        "guard_rotation": _latest(inputs.by_kind("guard_rotation"), ("date", "protocol_id", "verdict")),
-        "subject_fingerprint": _latest(inputs.by_kind("subject_fingerprint"),
-                                       ("date", "subject_model_id", "correct", "total")),
-        "latest_alarm": latest,
-    }
+    checks = {job.record.kind: _latest(inputs.by_kind(job.record.kind), job.public.latest)
+              for job in instrument_checks() if job.record and job.public}
+    return {**checks, "latest_alarm": latest}
 
 
 def instrument_alarm(inputs: Inputs) -> Optional[dict]:

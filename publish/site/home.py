@@ -29,7 +29,7 @@ from publish.words import numbers
 from publish.data.database import comparison_rows
 from publish.data import status as status_file
 from publish.site.jinja import render_template
-from publish.data.status import coverage_summary, instrument_summary
+from publish.data.status import coverage_summary, instrument_jobs, instrument_summary
 
 SERIES_TITLES = {"commercial": "Commercial series", "open_weights": "Open-weights series"}
 INSTRUMENT_SERIES = None
@@ -97,4 +97,5 @@ def status_bar(ctx) -> str:
                            series=[series_status(ctx, s) for s in ("commercial", "open_weights")],
                            instrument=instrument_summary(ctx.inputs), alarm=latched_alarm(ctx),
                            instrument_coverage=coverage_summary(ctx.coverage_rows, INSTRUMENT_SERIES),
+                           instrument_jobs=instrument_jobs(),
                            points=comparison_status(ctx), build_time=ctx.build_time, plural=plural)

@@ -10,8 +10,10 @@ series, version, rewording type, family, status and record kind — is
 explained.
 """
 from importlib.resources import files
+from typing import Any
 
 from measure.schema import FLAGS, GAP_CAUSES, LANES, OUTCOMES, SERIES, VERSIONS
+from publish.data.sources import instrument_checks
 
 PAGES = (
     ("home", "Home"),
@@ -35,7 +37,11 @@ METRIC = _prose("metric")
 METHODOLOGY = _prose("methodology")
 VALUE = _prose("value")
 
-GLOSSARY: dict[str, dict[str, str]] = {
+INSTRUMENT_GROUP = "Instrument and succession records"
+
+# The glossary's fixed words.  The published daily checks' entries are not written here: glossary() puts each
+# check's own words (its job table row's Public.glossary) first in INSTRUMENT_GROUP.
+_GLOSSARY: dict[str, dict[str, str]] = {
     "The core idea": {
         "decision": "The one answer a response gives, read from its final DECISION: line. There is no partial credit.",
         "A": "Version A: the base wording of a question.",
@@ -167,12 +173,7 @@ GLOSSARY: dict[str, dict[str, str]] = {
                                            "known before any call, so it checks that the archive sees what it "
                                            "should. Never a model, never on a curve."),
     },
-    "Instrument and succession records": {
-        "runtime_fingerprint": "The reference model's daily answers to fixed prompts; any difference raises an "
-                               "alarm.",
-        "guard_rotation": ("One guard protocol a day replayed on the reference model, compared with that "
-                           "protocol's last accepted baseline."),
-        "subject_fingerprint": "24 short single-fact questions put to the tracked model every day.",
+    INSTRUMENT_GROUP: {
         "instrument_alarm": "Anything that makes a day's measurements instrument_suspect.",
         "subject_model": "The tracked model changed to a declared successor.",
         "generation_bridge": "Old and new model measured in the same week, one protocol per type.",
@@ -195,13 +196,35 @@ GLOSSARY: dict[str, dict[str, str]] = {
 }
 
 
+def glossary() -> dict[str, dict[str, str]]:
+    """The glossary as the site shows it, group by group, with the published checks read from the job table now."""
+    checks = {job.record.kind: job.public.glossary for job in instrument_checks() if job.record and job.public}
+    return {group: {**checks, **terms} if group == INSTRUMENT_GROUP else dict(terms)
+            for group, terms in _GLOSSARY.items()}
+
+
 def glossary_terms() -> set[str]:
-    return {term for group in GLOSSARY.values() for term in group}
+    return {term for group in glossary().values() for term in group}
 
 
-REQUIRED_TERMS = (set(FLAGS) | set(GAP_CAUSES) | set(OUTCOMES) | set(LANES) | set(SERIES) | set(VERSIONS)
-                  | {"wording", "anchoring", "order", "default", "candidate", "admitted", "improved", "regressed",
-                     "flat", "risky_choice_framing", "sunk_cost_fallacy", "base_rate_neglect", "twin_id",
-                     "comparison_point", "human_model_gap", "runtime_fingerprint", "guard_rotation",
-                     "subject_fingerprint", "instrument_alarm", "subject_model", "generation_bridge", "needs_review",
-                     "series_closed", "bridge_incomplete", "on_curve", "gap_pct", "stability_pct", "null_floor_pct"})
+# The codes the glossary must explain besides the published checks' record kinds (required_terms adds those).
+_REQUIRED_TERMS = (set(FLAGS) | set(GAP_CAUSES) | set(OUTCOMES) | set(LANES) | set(SERIES) | set(VERSIONS)
+                   | {"wording", "anchoring", "order", "default", "candidate", "admitted", "improved", "regressed",
+                      "flat", "risky_choice_framing", "sunk_cost_fallacy", "base_rate_neglect", "twin_id",
+                      "comparison_point", "human_model_gap", "instrument_alarm", "subject_model",
+                      "generation_bridge", "needs_review", "series_closed", "bridge_incomplete", "on_curve",
+                      "gap_pct", "stability_pct", "null_floor_pct"})
+
+
+def required_terms() -> set[str]:
+    """Every code the tables use that the glossary must explain, the published checks' kinds among them."""
+    return _REQUIRED_TERMS | {job.record.kind for job in instrument_checks() if job.record}
+
+
+def __getattr__(name: str) -> Any:
+    """``GLOSSARY`` and ``REQUIRED_TERMS``: as the job table is now, not as it was at import (a toy check's row)."""
+    if name == "GLOSSARY":
+        return glossary()
+    if name == "REQUIRED_TERMS":
+        return required_terms()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -77,7 +77,7 @@ from publish.site.rules import EXTERNAL_LOAD, FLAGGED_INLINE, RELATIVE_TIME, ass
 from publish.site.jinja import (UNREADABLE_SHARE, VERSION_LABEL, breakable, environment, pct, render_template,
                                 repeats_reading, rounded_reason, static_text, unit, unreadable)
 from publish.data.sources import Inputs
-from publish.data.status import alarm_words, coverage_summary, instrument_summary
+from publish.data.status import alarm_words, coverage_summary, instrument_jobs, instrument_summary
 
 __all__ = [  # the names callers reach through publish.site.render, wherever they are defined
     "SiteContext", "render", "home", "results", "data_page", "design_page", "glossary_page", "methodology_page",
@@ -273,6 +273,7 @@ def results(ctx: SiteContext) -> str:
         coverage=coverage_summary(ctx.coverage_rows, "commercial"),
         coverage_open=coverage_summary(ctx.coverage_rows, "open_weights"),
         coverage_instrument=coverage_summary(ctx.coverage_rows, None),   # the instrument's jobs: no series
+        instrument_jobs=instrument_jobs(),
         comparison=comparison_rows(ctx.inputs), point_key=point_key, examples=examples(ctx),
         succession=succession_rows(ctx.inputs))
 
@@ -295,7 +296,7 @@ def data_page(ctx: SiteContext) -> str:
 
 def glossary_page() -> str:
     groups = [(group, [(term, VERSION_LABEL.get(term, term), meaning) for term, meaning in terms.items()])
-              for group, terms in pages.GLOSSARY.items()]
+              for group, terms in pages.glossary().items()]
     return render_template("glossary.html", glossary=groups)
 
 
