@@ -19,24 +19,28 @@ file hashes say exactly which bytes each one describes.  ``changes.csv``
 scheduled job and period, ran or its one gap cause) are described beside the
 measurements.  A description is written for a reader of the files: it names
 columns and files, never a constant of this code.
+
+Which files, under which names and with which descriptions and columns, is
+:data:`publish.data.files.PUBLISHED`'s to say; this module writes the
+Croissant form of it (the open lane's trial fields and the panels'
+scenario records, which are not columns of one file, are described here).
 """
-from typing import Optional
+from typing import Callable, Optional
 
 from llmarchive import __version__
 from llmarchive.archive.dates import parse_date
 from measure.canonical import sha256_hex
-from measure.schema import (BESIDE_MEASUREMENT_FIELDS, MEASUREMENT_FIELDS, OUTCOME_FIELD_DESCRIPTIONS, OUTCOME_FIELDS,
-                            TRIAL_DESCRIPTIONS)
-from publish.data import changes, csvs, open_lane
-from publish.words import numbers, wording
-from publish.words.fields import PUBLISHED_DESCRIPTIONS
+from measure.schema import TRIAL_DESCRIPTIONS
+from publish.data import files as published
+from publish.data import open_lane, panels
+from publish.data.files import PublishedFile
 from publish.data.open_lane import OpenRun
+from publish.words import wording
 
 CROISSANT_TYPES = {"pct": "sc:Float", "unit_interval": "sc:Float", "number": "sc:Float", "int": "sc:Integer",
                    "count": "sc:Integer", "bool": "sc:Boolean", "datetime": "sc:DateTime"}
 
-# coverage.csv's columns are text, except when the row was recorded (its period is a day or a month: text).
-COVERAGE_TYPES = {"recorded_at": "datetime"}
+COVERAGE_TYPES = published.COVERAGE_TYPES
 
 CONTEXT = {
     "@language": "en",
@@ -106,7 +110,7 @@ PANEL_FIELDS = (
 def _panel_field(name: str, description: str) -> dict:
     return {"@type": "cr:Field", "@id": f"open_panel_scenarios/{name.replace('/', '_')}",
             "name": name.replace("/", "_"), "description": description, "dataType": "sc:Text",
-            "source": {"fileSet": {"@id": "panels"},
+            "source": {"fileSet": {"@id": published.PANELS.set_id},
                        "extract": {"jsonPath": "$.panel[*]." + name.replace("/", ".")}}}
 
 
@@ -120,74 +124,41 @@ Part = tuple[list[dict], list[dict]]
 """What one published file or file set adds: its distribution entries and its record sets."""
 
 
-def _csv_file(name: str, data: bytes, description: str) -> dict:
-    return {"@type": "cr:FileObject", "@id": name, "name": name, "contentUrl": name, "encodingFormat": "text/csv",
-            "sha256": sha256_hex(data), "description": description}
+def _file_object(entry: PublishedFile, data: bytes) -> dict:
+    return {"@type": "cr:FileObject", "@id": entry.name, "name": entry.name, "contentUrl": entry.name,
+            "encodingFormat": entry.encoding, "sha256": sha256_hex(data), "description": entry.description}
 
 
-def _measurement_part(files: dict[str, bytes]) -> Part:
-    """``stability.csv`` and ``outcomes.csv``, always published."""
-    distribution = [
-        _csv_file("stability.csv", files["stability.csv"],
-                  ("One row per measurement: its reading in words, then one column per measurement field, then "
-                   "the server builds that answered its run; both series.")),
-        _csv_file("outcomes.csv", files["outcomes.csv"],
-                  "Every measurement's outcome distribution: one row per run, version and outcome."),
-    ]
-    record_sets = [
-        {"@type": "cr:RecordSet", "@id": "stability", "name": "stability",
-         "description": ("Measurements (stability.csv): first what each row can be read as, in words, then every "
-                         "measurement field exactly as computed, then the server builds (system_fingerprint) "
-                         "that answered its run."),
-         "field": [_field("stability", n, label, d, {"fileObject": {"@id": "stability.csv"}})
-                   for n, label, d in numbers.READING_COLUMNS]
-                  + [_field("stability", n, label, PUBLISHED_DESCRIPTIONS[n], {"fileObject": {"@id": "stability.csv"}})
-                     for n, label in MEASUREMENT_FIELDS]
-                  + [_field("stability", n, label, d, {"fileObject": {"@id": "stability.csv"}})
-                     for n, label, d in BESIDE_MEASUREMENT_FIELDS]},
-        {"@type": "cr:RecordSet", "@id": "outcomes", "name": "outcomes",
-         "description": "Outcome counts (outcomes.csv).",
-         "field": [_field("outcomes", n, label, OUTCOME_FIELD_DESCRIPTIONS[n], {"fileObject": {"@id": "outcomes.csv"}})
-                   for n, label in OUTCOME_FIELDS]},
-    ]
-    return distribution, record_sets
-
-
-def _changes_part(files: dict[str, bytes]) -> Part:
-    if "changes.csv" not in files:
+def _file_part(entry: PublishedFile, files: dict[str, bytes], open_runs: list[OpenRun]) -> Part:
+    """One published file and, when the table gives its columns, its record set (nothing when it is absent)."""
+    if entry.name not in files:
         return [], []
-    return ([_csv_file("changes.csv", files["changes.csv"],
-                       "The change rule between consecutive on-curve measurements of every curve.")],
-            [{"@type": "cr:RecordSet", "@id": "changes", "name": "changes",
-              "description": "Changes between consecutive on-curve measurements (changes.csv).",
-              "field": [_field("changes", n, label, d, {"fileObject": {"@id": "changes.csv"}})
-                        for n, label, d in numbers.CHANGE_READING_COLUMNS + changes.CHANGE_COLUMN_SPEC]}])
+    records = entry.records
+    return ([_file_object(entry, files[entry.name])],
+            [] if records is None else
+            [{"@type": "cr:RecordSet", "@id": records.id, "name": records.id, "description": records.description,
+              "field": [_field(records.id, n, label, d, {"fileObject": {"@id": entry.name}})
+                        for n, label, d in records.columns]}])
 
 
-def _coverage_part(files: dict[str, bytes]) -> Part:
-    if "coverage.csv" not in files:
+def _file_set_part(entry: PublishedFile, files: dict[str, bytes], open_runs: list[OpenRun]) -> Part:
+    """A set of files the table declares by a pattern, without a record set of its own."""
+    if not any(entry.matches(name) for name in files):
         return [], []
-    return ([_csv_file("coverage.csv", files["coverage.csv"],
-                       "Every scheduled job and period: it ran, or the one cause of its gap from the closed list of "
-                       "causes.")],
-            [{"@type": "cr:RecordSet", "@id": "coverage", "name": "coverage",
-              "description": "Coverage of the schedule, one row per job and period (coverage.csv).",
-              "field": [_field("coverage", n, COVERAGE_TYPES.get(n, "text"), csvs.COVERAGE_DESCRIPTIONS[n],
-                               {"fileObject": {"@id": "coverage.csv"}})
-                        for n in csvs.COVERAGE_FIELDS]}])
+    return [{"@type": "cr:FileSet", "@id": entry.set_id, "name": entry.set_id, "encodingFormat": entry.encoding,
+             "includes": entry.name, "description": entry.description}], []
 
 
-def _open_lane_part(files: dict[str, bytes], open_runs: list[OpenRun]) -> Part:
-    lane_files = sorted(name for name in files if name.startswith("open-lane/"))
+def _open_lane_part(entry: PublishedFile, files: dict[str, bytes], open_runs: list[OpenRun]) -> Part:
+    lane_files = sorted(name for name in files if entry.matches(name))
     if not lane_files:
         return [], []
-    return ([{"@type": "cr:FileSet", "@id": "open-lane", "name": "open-lane",
-              "encodingFormat": "application/jsonlines", "includes": "open-lane/*.jsonl",
-              "description": ("Every trial of every open-lane run, one JSON object per line, grouped by year: "
-                              + ", ".join(lane_files) + ".")}],
+    return ([{"@type": "cr:FileSet", "@id": entry.set_id, "name": entry.set_id,
+              "encodingFormat": entry.encoding, "includes": entry.name,
+              "description": entry.description + ": " + ", ".join(lane_files) + "."}],
             [{"@type": "cr:RecordSet", "@id": "open_lane_trials", "name": "open_lane_trials",
-              "description": "Open-lane trials (open-lane/<year>.jsonl), copied from the runs' trial logs.",
-              "field": [_field("open_lane_trials", n, label, _trial_description(n), {"fileSet": {"@id": "open-lane"}})
+              "description": f"Open-lane trials ({open_lane.file_name('<year>')}), copied from the runs' trial logs.",
+              "field": [_field("open_lane_trials", n, label, _trial_description(n), {"fileSet": {"@id": entry.set_id}})
                         for n, label in open_lane.trial_fields(open_runs)]}])
 
 
@@ -200,26 +171,33 @@ def _trial_description(name: str) -> str:
     return TRIAL_DESCRIPTIONS[name] if name in SCHEMA_DESCRIBED_TRIAL_FIELDS else open_lane.describe(name)
 
 
-def _panels_part(files: dict[str, bytes]) -> Part:
+def _panels_part(entry: PublishedFile, files: dict[str, bytes], open_runs: list[OpenRun]) -> Part:
     # the panels themselves; the harness task files published beside them are not records of this set
-    panel_files = sorted(name for name in files if name.startswith("panels/") and name.endswith(".json"))
+    panel_files = sorted(name for name in files if entry.matches(name))
     if not panel_files:
         return [], []
-    return ([{"@type": "cr:FileSet", "@id": "panels", "name": "panels", "encodingFormat": "application/json",
-              "includes": "panels/*.json",
-              "description": ("Every protocol of the open lane in full, one JSON document per protocol: every "
-                              "scenario's four versions exactly as sent, the options and frozen settings, "
-                              "panel_sha256, protocol_sha256 and each prompt's prompt_sha256 ("
+    return ([{"@type": "cr:FileSet", "@id": entry.set_id, "name": entry.set_id, "encodingFormat": entry.encoding,
+              "includes": entry.name,
+              "description": (entry.description + " ("
                               + ", ".join(f"{name} sha256 {sha256_hex(files[name])}" for name in panel_files)
                               + "). `llmarchive panels verify FILE` recomputes the hashes from the file alone.")}],
             [{"@type": "cr:RecordSet", "@id": "open_panel_scenarios", "name": "open_panel_scenarios",
-              "description": "The scenarios of the open panels (panels/<protocol_id>.json), one record per scenario.",
+              "description": (f"The scenarios of the open panels ({panels.file_name('<protocol_id>')}), one record "
+                              "per scenario."),
               "field": [{"@type": "cr:Field", "@id": "open_panel_scenarios/protocol_id", "name": "protocol_id",
                          "description": "The open protocol the scenario belongs to (the file's name).",
                          "dataType": "sc:Text",
-                         "source": {"fileSet": {"@id": "panels"}, "extract": {"fileProperty": "filename"},
+                         "source": {"fileSet": {"@id": entry.set_id}, "extract": {"fileProperty": "filename"},
                                     "transform": {"regex": "^(.*)\\.json$"}}}]
                        + [_panel_field(name, description) for name, description in PANEL_FIELDS]}])
+
+
+# The file sets whose records Croissant describes in their own way (the open lane's trial fields depend on the
+# runs; a panel's records are its scenarios); every other entry of the table is one file object, or one file set.
+SET_PARTS: dict[str, Callable[[PublishedFile, dict[str, bytes], list[OpenRun]], Part]] = {
+    published.OPEN_LANE.set_id: _open_lane_part,
+    published.PANELS.set_id: _panels_part,
+}
 
 
 def _document(distribution: list[dict], record_sets: list[dict], date_published: Optional[str],
@@ -232,7 +210,7 @@ def _document(distribution: list[dict], record_sets: list[dict], date_published:
         "description": f"{wording.ONE_SENTENCE} {wording.SCOPE} {wording.NOT_AN_EVALUATION}",
         "conformsTo": "http://mlcommons.org/croissant/1.0",
         "license": wording.LICENCES["data"][1],
-        "url": "index.html",
+        "url": published.SITE.name,
         "version": calendar_version(publication_date) if publication_date else __version__,
         "isLiveDataset": True,
         "citeAs": "LLM-Archive contributors. LLM-Archive: a dated record of decision stability under rewording.",
@@ -248,17 +226,22 @@ def _document(distribution: list[dict], record_sets: list[dict], date_published:
 
 def build(files: dict[str, bytes], open_runs: list[OpenRun], date_published: Optional[str],
           publication_date: Optional[str] = None) -> dict:
-    """The Croissant document for ``files`` (which must hold the CSVs and the open-lane files).
+    """The Croissant document for ``files`` (``{path under public/: bytes}``).
 
-    One part per published file or file set, in a fixed order: the
+    One part per entry of the published-file table that Croissant lists
+    (:func:`publish.data.files.in_croissant`), in the table's order: the
     measurements and outcomes, the changes, the coverage, the open lane,
-    the open panels.  ``publication_date`` (``YYYY-MM-DD``, the build's
+    the open panels, then any file registered after them; an entry with no
+    file in ``files`` adds nothing.  Names, encodings, descriptions and
+    columns are the table's, so a file is never named here by a string of
+    its own.  ``publication_date`` (``YYYY-MM-DD``, the build's
     date) gives the version; without it the code version is used.
     """
     distribution: list[dict] = []
     record_sets: list[dict] = []
-    for files_of_part, sets_of_part in (_measurement_part(files), _changes_part(files), _coverage_part(files),
-                                        _open_lane_part(files, open_runs), _panels_part(files)):
+    for entry in published.in_croissant():
+        part = _file_part if entry.set_id is None else SET_PARTS.get(entry.set_id, _file_set_part)
+        files_of_part, sets_of_part = part(entry, files, open_runs)
         distribution += files_of_part
         record_sets += sets_of_part
     return _document(distribution, record_sets, date_published, publication_date)

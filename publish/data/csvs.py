@@ -23,8 +23,9 @@ STABILITY_FILE = "stability.csv"
 OUTCOMES_FILE = "outcomes.csv"
 COVERAGE_FILE = "coverage.csv"
 CHANGES_FILE = "changes.csv"
-"""The published names of the four CSV files: :func:`publish.publish_all` writes them under these names and
-:mod:`publish.readback.files` (``llmarchive verify --public``) reads them back by the same ones."""
+"""The published names of the four CSV files: their entries in :data:`publish.data.files.PUBLISHED` (which
+:func:`publish.publish_all` and Croissant follow) use them, and :mod:`publish.readback.files`
+(``llmarchive verify --public``) reads them back by the same ones."""
 
 COVERAGE_FIELDS = KINDS["coverage"] + ("recorded_at",)
 COVERAGE_DESCRIPTIONS = {

@@ -42,6 +42,10 @@ from publish.errors import PublishError
 from publish.data.sources import ALARM, SUCCESSION_KINDS, Inputs, instrument_checks
 from publish.data.status import public_instrument_detail
 
+DATABASE = "archive"
+DB_FILE = f"{DATABASE}.db"
+"""The database's published name; Datasette serves it as ``/archive`` (:mod:`publish.datasette.meta`)."""
+
 SQL_TYPES = {"pct": float, "unit_interval": float, "number": float, "int": int, "count": int, "bool": int,
              "text": str, "json": str}
 

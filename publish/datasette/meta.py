@@ -36,8 +36,7 @@ from panels.readers import KNOWN_ANSWER_READERS, simulated_model_id
 from publish.data import database
 from publish.words import numbers, wording
 
-DATABASE = "archive"
-DB_FILE = f"{DATABASE}.db"
+DATABASE, DB_FILE = database.DATABASE, database.DB_FILE    # named where the database is built, re-exported
 SETTINGS = {
     "sql_time_limit_ms": 1000,
     "max_returned_rows": 1000,

@@ -16,7 +16,8 @@ worker processes while the CSVs, the database and the site are still
 being built (:class:`publish.guard.leak.TreeScan`), and one thread writes and fsyncs the files
 meanwhile, so no stage waits on another that does not need its result.
 
-What it writes into ``public/``::
+What it writes into ``public/`` (the table :data:`publish.data.files.PUBLISHED` declares each file, renders
+the ones made from the inputs alone, and a file it does not declare is refused)::
 
     stability.csv  outcomes.csv  coverage.csv  changes.csv  open-lane/<year>.jsonl
     panels/<protocol_id>.json (every open protocol, in full)  croissant.json  archive.db  index.html  status.json  render_manifest.json
@@ -39,12 +40,12 @@ from llmarchive.archive.jsonio import fsync_dir
 from llmarchive.archive.locks import lock_file
 from llmarchive.archive.paths import ArchivePaths
 from measure.canonical import sha256_hex
-from publish.data import changes, croissant, csvs, database, open_lane, panels, sources, status
+from publish.data import croissant, csvs, database, open_lane, panels, sources, status
+from publish.data import files as published
 from publish.guard import leak
 from publish.pipeline import checks
 from publish.site import render as site
 from publish.guard.boundary import leak_guard, publication_guard
-from publish.datasette.meta import DB_FILE
 from publish.errors import PublishError
 
 
@@ -156,10 +157,11 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
             files, coverage_rows = _data_files(inputs, panel_files, build_time, scan.data)
             writes = [writer.submit(_write_all, staging, dict(files))]
             with _stage("database"):
-                database.build(staging / DB_FILE, inputs)
-                scan.file(staging / DB_FILE, DB_FILE)
-                writes.append(writer.submit(_fsync_file, staging / DB_FILE))
-                files[DB_FILE] = (staging / DB_FILE).read_bytes()
+                db = published.DATABASE.name
+                database.build(staging / db, inputs)
+                scan.file(staging / db, db)
+                writes.append(writer.submit(_fsync_file, staging / db))
+                files[db] = (staging / db).read_bytes()
             with _stage("site, status, manifest"):
                 manifest, rendered = _site_files(inputs, coverage_rows, build_time, files)
             for name, data in rendered.items():
@@ -190,20 +192,17 @@ def _data_files(inputs: sources.Inputs, panel_files: dict[str, bytes], build_tim
         lane = open_lane.files(inputs.open_runs)
     for name, data in {**lane, **panel_files}.items():
         made(name, data)
-    tables: dict[str, bytes] = {}
     with _stage("csvs"):
-        tables[csvs.STABILITY_FILE] = csvs.stability_csv(inputs.measurements)
-        tables[csvs.OUTCOMES_FILE] = csvs.outcomes_csv(inputs.measurements)
-        coverage_rows = csvs.coverage_rows(inputs.by_kind("coverage"))
-        tables[csvs.COVERAGE_FILE] = csvs.coverage_csv(coverage_rows)
-        tables[csvs.CHANGES_FILE] = csvs.changes_csv(changes.change_rows(inputs.measurements, inputs.cells))
+        # every file the table renders from the inputs alone (publish.data.files): the CSVs, and any file added there
+        tables = {entry.name: entry.render(inputs) for entry in published.rendered()}
+        coverage_rows = csvs.coverage_rows(inputs.by_kind("coverage"))     # the site and status.json read them too
     for name, data in tables.items():
         made(name, data)
     files = {**tables, **lane, **panel_files}
     with _stage("croissant"):
         latest = max((m["run_date"] for m in inputs.measurements), default=None)
-        files["croissant.json"] = _pretty(croissant.build(files, inputs.open_runs, latest, build_time[:10]))
-    made("croissant.json", files["croissant.json"])
+        files[published.CROISSANT.name] = _pretty(croissant.build(files, inputs.open_runs, latest, build_time[:10]))
+    made(published.CROISSANT.name, files[published.CROISSANT.name])
     return files, coverage_rows
 
 
@@ -211,8 +210,14 @@ def _site_files(inputs: sources.Inputs, coverage_rows: list, build_time: str,
                 files: dict[str, bytes]) -> tuple[dict, dict[str, bytes]]:
     """The render manifest, and the files that describe the others (the site, status.json, the manifest)."""
     data_files = [(name, len(data), sha256_hex(data)) for name, data in sorted(files.items())]
-    rendered = {"index.html": site.render(site.SiteContext(inputs, coverage_rows, build_time, data_files)).encode("utf-8")}
-    rendered[status.STATUS_FILE] = _pretty(status.status(inputs, coverage_rows, build_time))
+    site_page = site.render(site.SiteContext(inputs, coverage_rows, build_time, data_files))
+    rendered = {published.SITE.name: site_page.encode("utf-8"),
+                published.STATUS.name: _pretty(status.status(inputs, coverage_rows, build_time))}
     manifest = status.manifest({**files, **rendered}, inputs, build_time)
-    rendered[status.MANIFEST_FILE] = _pretty(manifest)
+    rendered[published.MANIFEST.name] = _pretty(manifest)
+    # Nothing is published that the table of published files does not declare (so Croissant, the readback and
+    # the listing, which read the table, cannot miss a file the pipeline writes).
+    unlisted = published.undeclared([*files, *rendered])
+    if unlisted:
+        raise PublishError(f"not in the table of published files (publish/data/files.py): {', '.join(unlisted)}")
     return manifest, rendered

@@ -43,6 +43,7 @@ from llmarchive.archive.dates import parse_date, utc_today
 from llmarchive.archive.jsonio import read_json
 from llmarchive.archive.paths import REPO_ROOT, ArchivePaths
 from measure.canonical import sha256_hex
+from publish.data import files as published
 from publish.data import sources
 from publish.guard.boundary import leak_guard
 from publish.pipeline.build import publish_all
@@ -162,7 +163,8 @@ def assemble(paths: ArchivePaths, version: str, out: Path, spec: Optional[Path] 
         out.mkdir(parents=True)
         for name in manifest["files"]:
             _copy(paths.public / name, out / "data", name, files)
-        _copy(paths.public / "render_manifest.json", out / "data", "render_manifest.json", files)
+        manifest_name = published.MANIFEST.name        # the one file the manifest does not list: itself
+        _copy(paths.public / manifest_name, out / "data", manifest_name, files)
         files = {f"data/{k}": v for k, v in files.items()}
         for folder in CODE_DIRS:
             base = repo / folder

@@ -6,8 +6,11 @@ measurement row from ``stability.csv`` (or the ``measurements`` table of
 ``archive.db`` when the CSV is absent), the protocol's text-free header from
 the ``protocols`` table, and the run's lines from ``open-lane/<year>.jsonl``.
 The file names are the publisher's own (:mod:`publish.data.csvs`,
-:mod:`publish.datasette.meta`, :mod:`publish.data.open_lane`), so a rename there
+:mod:`publish.data.files`, :mod:`publish.data.open_lane`), so a rename there
 cannot leave this reader looking for a file that is no longer written.
+:func:`published_problems` reads a copy of ``public/`` as a whole against the
+table of published files (:data:`publish.data.files.PUBLISHED`), the render
+manifest and ``croissant.json``.
 
 Published cells are text (a CSV cell, a database column holding canonical
 JSON, a 0/1 boolean), so every value is decoded by the type label the
@@ -19,6 +22,7 @@ saved from Datasette's JSON, and a run folder's records (``llmarchive
 verify`` with a run folder or the three files spelled out).
 """
 import csv
+import hashlib
 import io
 import json
 import math
@@ -30,8 +34,8 @@ from measure import jsonl, schema
 from measure.records import Trial
 from measure.schema import MEASUREMENT_FIELD_NAMES, MEASUREMENT_FIELDS
 from publish.data import csvs, open_lane
+from publish.data import files as published
 from publish.data.database import DESIGN_COLUMN_SPEC, PROTOCOL_COLUMN_SPEC
-from publish.datasette.meta import DB_FILE
 from publish.errors import PublishError
 from publish.words.numbers import READING_COLUMNS
 
@@ -326,7 +330,7 @@ def public_inputs(folder: Path, run_id: str) -> PublicInputs:
     """Measurement, trials and header of ``run_id`` from a copy of ``public/`` and nothing else."""
     if not folder.is_dir():
         raise PublishError(f"{folder}: not a folder of published files")
-    db = folder / DB_FILE
+    db = folder / published.DATABASE.name
     connection = _open_db(db)
     try:
         csv_file = folder / csvs.STABILITY_FILE
@@ -356,3 +360,57 @@ def public_inputs(folder: Path, run_id: str) -> PublicInputs:
     if not trials:
         raise PublishError(f"{trials_file}: no trials of run {run_id!r} (only open-lane runs publish their trials)")
     return PublicInputs(measurement, trials, header, trials_file, beside)
+
+
+# --------------------------------------------------------------------------
+# The folder as a whole
+# --------------------------------------------------------------------------
+
+def _sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def published_problems(folder: Path) -> list[str]:
+    """What is wrong with a copy of ``public/`` as a whole, one line each (empty: nothing).
+
+    Every file in it is one the table of published files declares, and each
+    of the table's single files is there; the render manifest lists every
+    other file with the sha256 of the bytes found; and ``croissant.json``
+    lists every file the table says it lists, under its name and with the
+    same sha256.  The table, not a list here, says which files these are, so
+    a file added to the table is read back without a change to this reader.
+    """
+    if not folder.is_dir():
+        raise PublishError(f"{folder}: not a folder of published files")
+    present = {path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file()}
+    problems = [f"{name}: not a file the table of published files declares"
+                for name in published.undeclared(present)]
+    problems += [f"{entry.name}: declared but not published" for entry in published.PUBLISHED
+                 if entry.set_id is None and entry.name not in present]
+    manifest_name = published.MANIFEST.name
+    if manifest_name not in present:
+        return problems
+    listed = read_json_file(folder / manifest_name).get("files") or {}
+    for name in sorted(present - {manifest_name}):
+        if name not in listed:
+            problems.append(f"{name}: published but not in {manifest_name}")
+        elif _sha256_of(folder / name) != listed[name].get("sha256"):
+            problems.append(f"{name}: its bytes are not the ones {manifest_name} lists")
+    problems += [f"{name}: in {manifest_name} but not published" for name in sorted(set(listed) - present)]
+    croissant_name = published.CROISSANT.name
+    if croissant_name in present:
+        described = {d.get("@id"): d for d in read_json_file(folder / croissant_name).get("distribution") or []}
+        for entry in published.in_croissant():
+            if entry.set_id is not None:
+                if any(entry.matches(name) for name in present) and entry.set_id not in described:
+                    problems.append(f"{entry.set_id}: a published file set {croissant_name} does not list")
+            elif entry.name in present:
+                if entry.name not in described:
+                    problems.append(f"{entry.name}: published but not in {croissant_name}")
+                elif described[entry.name].get("sha256") != _sha256_of(folder / entry.name):
+                    problems.append(f"{entry.name}: {croissant_name} lists another sha256")
+    return problems
