@@ -72,6 +72,7 @@ from measure import grammar, grammar_v2, measurement
 from measure.canonical import canonical_sha256
 from measure.invariants import version_frame
 from measure.schema import VERSIONS
+from panels import families
 
 READERS = ("normative", "biased")
 # The reader that ignores the question (see :func:`choice`); a known-answer reader, never a design reader.
@@ -84,18 +85,9 @@ DELTA = 0.69
 # must not decide a design figure on the last bit of a libm ``pow``.
 TIE_TOLERANCE = 1e-9
 
-READER_MODELS = {
-    "normative": "expected value (Bayes for base-rate items); an exact tie splits the replicates evenly",
-    "biased": {
-        "risky_choice_framing": "cumulative prospect theory, Tversky & Kahneman (1992): alpha = beta = 0.88, "
-                                "lambda = 2.25, gamma = 0.61, delta = 0.69; reference point set by the frame",
-        "base_rate_neglect": "hit rate taken for the posterior when the rates are percentages, Bayes when they "
-                             "are natural frequencies (Eddy 1982; Gigerenzer & Hoffrage 1995)",
-        "sunk_cost_fallacy": "prospect-theory mental accounting with the sunk amount as a prior loss (Thaler 1980; "
-                             "Arkes & Blumer 1985), 1992 parameters; the amount named in the stop option counts "
-                             "once more as a loss to avoid",
-    },
-}
+# The normative reader is one model for every family; each family's biased
+# reader is cited in its own row (``biased_reader_model``, panels.families).
+NORMATIVE_MODEL = "expected value (Bayes for base-rate items); an exact tie splits the replicates evenly"
 
 
 # --------------------------------------------------------------------- prospect theory
@@ -311,13 +303,12 @@ def design_figures(protocol: Mapping) -> dict[str, dict]:
 
 def reader_models(family: str) -> dict[str, str]:
     """One line per reader saying which model it uses (for the protocol header)."""
-    return {"normative": READER_MODELS["normative"], "biased": READER_MODELS["biased"][family]}
+    return {"normative": NORMATIVE_MODEL, "biased": families.get(family).biased_reader_model}
 
 
 # --------------------------------------------------------------------- design checks
 MIN_BIASED_GAP_AB_PCT = 20
 POSITIVE_MARGIN_PCT = 10
-OPEN_WORDING = ("risky_choice_framing__wording", "base_rate_neglect__wording")
 
 
 def design_failures(protocol: Mapping, design: Optional[Mapping[str, Mapping]] = None) -> list[tuple[str, str, str]]:
@@ -342,8 +333,10 @@ def design_failures(protocol: Mapping, design: Optional[Mapping[str, Mapping]] =
             out.append(("-", "design_positive_control",
                         f"the {reader} reader's gap_ac = {figs['gap_ac_pct']} is below theta_positive_pct + "
                         f"{POSITIVE_MARGIN_PCT} = {floor}"))
-    key = f"{protocol['family']}__{protocol['rewording_type']}"
-    if key in OPEN_WORDING and (design["biased"]["gap_ab_pct"] or 0) < MIN_BIASED_GAP_AB_PCT:
+    # The open wording protocols are the ones whose effect the public can see, so they must show it.
+    open_row = families.find(protocol["family"])
+    open_wording = open_row is not None and open_row.open_lane and protocol["rewording_type"] == "wording"
+    if open_wording and (design["biased"]["gap_ab_pct"] or 0) < MIN_BIASED_GAP_AB_PCT:
         out.append(("-", "design_biased_gap_ab",
                     f"the biased reader's gap_ab = {design['biased']['gap_ab_pct']} is below "
                     f"{MIN_BIASED_GAP_AB_PCT}; the panel cannot see the effect it exists for"))
