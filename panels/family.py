@@ -74,6 +74,10 @@ class Family:
       numbers every rendering of A must quote (the author's check);
     * ``biased_reader_model`` — the one line naming the family's classic
       biased reader in every protocol header (:mod:`panels.readers`);
+    * ``biased_reader(role, numbers, shown)`` — that reader's valuation of one
+      option under the version's numbers and frame (``shown``: what the
+      version presents, :func:`measure.invariants.version_frame`); the
+      reader takes the option it values highest;
     * ``frames`` — when the ``wording`` type's B re-describes both options,
       the option templates' frame names, A's first (risky choice: gain, loss);
     * ``sunk_role`` — when B adds a phrase to one option instead, that
@@ -99,6 +103,7 @@ class Family:
     rates_paragraph: bool
     required_numbers: Mapping[str, tuple[str, ...]]
     biased_reader_model: str
+    biased_reader: Callable[[str, Mapping[str, int], str], float]
     frames: tuple[str, ...] = ()
     sunk_role: Optional[str] = None
     check_frames: Optional[Callable[[Scenario], None]] = None

@@ -10,16 +10,19 @@ the toy family is there.  If any of them is written out by hand again, the
 toy family is missing from it and the test fails.
 
 For the real archive the same row is a new ``panels/families/<name>.py``
-module plus one entry in ``panels/families/__init__.py``: two files.  How far
-that row alone reaches is written down by the last test: the builder renders
-and gate 1b passes its ``order``, ``default`` and ``anchoring`` panels; what it
-cannot do without more files is also stated there.
+module plus one entry in ``panels/families/__init__.py``: two files.  With
+that row alone the builder builds and assembles the toy's ``order``,
+``default`` and ``anchoring`` protocols, and gate 1b and the simulated
+readers' design rules pass them.  What it cannot do without more files —
+gate 1 (``measure/invariants.py``, the independent checker, which never
+imports ``panels``) and a new *kind* of ``wording`` transformation
+(``panels/conformance.py``'s closed catalogue) — the last test states.
 """
 from typing import Iterator, Mapping
 
 import pytest
 
-from panels import authoring, build, conformance, families, lanes, readers
+from panels import authoring, build, checks, conformance, families, lanes, readers
 from panels.family import Family, Lotteries, Scenario
 from panels.instruction import OPTIONS, instruction
 from panels.scenario import (C_CHANGED_KEY, C_DOMINANT_ROLE, FAMILIES, ROLES, VALUE_KEYS, check_numbers, derived,
@@ -38,6 +41,11 @@ def _derive(values: Mapping[str, int], item: str = "?") -> dict[str, int]:
 def _lotteries(values: Mapping[str, int], derived_values: Mapping[str, int]) -> Lotteries:
     return {"keep": [[1, 1, values["sure"]]],
             "toss": [[values["p_pct"], 100, values["win"]], [derived_values["q_pct"], 100, 0]]}
+
+
+def _biased_reader(role: str, values: Mapping[str, int], shown: str) -> float:
+    # A certainty effect: the sure amount counts a tenth more than it is worth.
+    return values["sure"] * 1.1 if role == "keep" else values["p_pct"] / 100 * values["win"]
 
 
 def _scenario(i: int) -> Scenario:
@@ -73,7 +81,8 @@ def toy_row() -> Family:
         open_lane=True,
         rates_paragraph=False,
         required_numbers={"plain": ("sure", "win", "p_pct", "q_pct")},
-        biased_reader_model="a toy reader that always keeps the sure amount",
+        biased_reader_model="a toy certainty effect: the sure amount counts a tenth more",
+        biased_reader=_biased_reader,
     )
 
 
@@ -125,19 +134,24 @@ def test_protocol_ids_lanes_readers_and_the_authors_check_see_the_new_row(toy):
 
 
 @pytest.mark.parametrize("rewording_type", ["order", "default", "anchoring"])
-def test_the_builder_builds_the_new_familys_panel_and_gate_1b_passes_it(toy, rewording_type):
+def test_the_builder_builds_the_new_familys_protocol_and_gate_1b_and_the_readers_pass_it(toy, rewording_type):
     text = instruction(OPTIONS)
-    panel, records = build.build_panel(TOY, rewording_type, development_seed(), text)
+    seed = development_seed()
+    panel, _ = build.build_panel(TOY, rewording_type, seed, text)
     assert [item["item_id"] for item in panel] == [s.item_id for s in toy.scenarios]
-    protocol = {"protocol_id": build.protocol_id(TOY, rewording_type, "v0"), "family": TOY,
-                "rewording_type": rewording_type, "options": list(OPTIONS), "panel": panel}
-    for item, scenario in zip(panel, toy.scenarios):
+    for item in panel:
         structure = item["structure"]
         assert structure["family"] == TOY and structure["changed_key"] == "sure"
         assert structure["roles"][structure["c_correct"]] == "toss"
         assert sorted(item["versions"]) == ["A", "A_prime", "B", "C"]
-        # Gate 1b (the closed catalogue of B rules, A′ and C) is family-independent for these types.
-        assert conformance.check_item(protocol, item) == []
+    protocol = build.assemble(TOY, rewording_type, "v0", panel, seed.label, text)
+    assert protocol["protocol_id"] == f"{TOY}__{rewording_type}__v0"
+    assert protocol["reader_models"]["biased"] == toy.biased_reader_model
+    # Gate 1b (the closed catalogue of B rules, A′ and C) is family-independent for these types,
+    # and the simulated readers' design rules hold: C moves both readers, the normative one sees no A↔B gap.
+    assert conformance.check_protocol(protocol) == []
+    assert checks.design_failures([protocol]) == []
+    assert protocol["design_readers"]["normative"]["gap_ab_pct"] == 0
 
 
 def test_what_a_new_family_still_needs_outside_its_row(toy):
@@ -153,9 +167,6 @@ def test_what_a_new_family_still_needs_outside_its_row(toy):
     # panels/conformance.py: a new *kind* of wording transformation is a new catalogue rule, on purpose
     # (method §3's catalogue is closed); a row only picks an existing rule by name.
     assert [f.rule for f in conformance.check_item(protocol, panel[0])] == ["catalogue"]
-    # panels/readers.py: each family's biased reader is a formula (prospect theory, the hit rate, ...).
-    with pytest.raises(ValueError, match="no biased reader"):
-        readers.biased_scores(TOY, "order", panel[0]["structure"], "A")
     # measure/invariants.py: gate 1 keeps its own copy of the family rules; measure never imports panels.
     assert TOY not in invariants.FAMILY_ROLES
     assert invariants.check_item(protocol, panel[0]) != []

@@ -945,6 +945,18 @@ def lotteries(values: Mapping[str, int], derived: Mapping[str, int]) -> Lotterie
     }
 
 
+def biased_reader(role: str, v: Mapping[str, int], shown: str) -> float:
+    """The hit rate taken for the posterior with percentages; Bayes with natural frequencies; then the payout."""
+    if shown == "pct":
+        believed = v["sens_pct"] / 100
+    else:
+        true_n = v["population"] * v["base_pct"] / 100
+        flagged_true = true_n * v["sens_pct"] / 100
+        flagged_false = (v["population"] - true_n) * v["fpr_pct"] / 100
+        believed = flagged_true / (flagged_true + flagged_false)
+    return believed * v["pay_case"] if role == "case" else (1 - believed) * v["pay_clear"]
+
+
 FAMILY = Family(
     name="base_rate_neglect",
     roles=("case", "clear"),
@@ -961,5 +973,6 @@ FAMILY = Family(
                       "freq": ("population", "true_n", "flagged_true", "flagged_false", "pay_case", "pay_clear")},
     biased_reader_model="hit rate taken for the posterior when the rates are percentages, Bayes when they "
                         "are natural frequencies (Eddy 1982; Gigerenzer & Hoffrage 1995)",
+    biased_reader=biased_reader,
     wording_rule="wording_base_rate",
 )

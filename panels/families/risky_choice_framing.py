@@ -18,6 +18,7 @@ an article, the article is written "an".
 from typing import Mapping, Optional
 
 from panels.family import Family, Lotteries, Scenario, ScenarioError
+from panels.prospect import cpt
 from panels.template import choice_shape, parse
 
 SCENARIOS = (
@@ -851,6 +852,16 @@ def lotteries(values: Mapping[str, int], derived: Mapping[str, int]) -> Lotterie
     }
 
 
+def biased_reader(role: str, v: Mapping[str, int], shown: str) -> float:
+    """Cumulative prospect theory from the reference point the frame sets (Tversky & Kahneman 1981, 1992)."""
+    total, p = v["total"], v["p_pct"] / 100
+    if shown == "gain":  # reference point: none saved
+        prospect = [(1.0, v["sure"])] if role == "sure" else [(p, total), (1 - p, 0)]
+    else:  # reference point: none lost
+        prospect = [(1.0, -(total - v["sure"]))] if role == "sure" else [(p, 0), (1 - p, -total)]
+    return cpt(prospect)
+
+
 FAMILY = Family(
     name="risky_choice_framing",
     roles=("sure", "gamble"),
@@ -867,6 +878,7 @@ FAMILY = Family(
                       "loss": ("total", "sure_lost", "p_pct", "q_pct")},
     biased_reader_model="cumulative prospect theory, Tversky & Kahneman (1992): alpha = beta = 0.88, "
                         "lambda = 2.25, gamma = 0.61, delta = 0.69; reference point set by the frame",
+    biased_reader=biased_reader,
     frames=FRAMES,
     check_frames=check_frames,
     wording_rule="wording_risky",

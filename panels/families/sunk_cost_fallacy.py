@@ -11,6 +11,7 @@ already spent.
 from typing import Mapping
 
 from panels.family import Family, Lotteries, Scenario
+from panels.prospect import cpt, value
 
 SCENARIOS = (
     Scenario(
@@ -568,6 +569,18 @@ def lotteries(values: Mapping[str, int], derived: Mapping[str, int]) -> Lotterie
     }
 
 
+def biased_reader(role: str, v: Mapping[str, int], shown: str) -> float:
+    """Mental accounting: the sunk amount is a prior loss, and once more a loss to avoid where the stop option names it."""
+    spent, p = v["spent"], v["p_pct"] / 100
+    if role == "stop":
+        score = cpt([(1.0, v["stop_value"] - spent)])
+        if shown == "sunk":
+            score += value(-spent)
+    else:
+        score = cpt([(p, v["win"] - spent), (1 - p, -spent)])
+    return score
+
+
 FAMILY = Family(
     name="sunk_cost_fallacy",
     roles=("stop", "finish"),
@@ -585,6 +598,7 @@ FAMILY = Family(
     biased_reader_model="prospect-theory mental accounting with the sunk amount as a prior loss (Thaler 1980; "
                         "Arkes & Blumer 1985), 1992 parameters; the amount named in the stop option counts "
                         "once more as a loss to avoid",
+    biased_reader=biased_reader,
     sunk_role="stop",
     wording_rule="wording_sunk",
 )
