@@ -21,13 +21,13 @@ reports, per scenario:
 
 Exit status is non-zero when a hard rule fails.
 """
-import importlib
 import sys
 from itertools import combinations
 
 import re
 
 from panels.render import render_parts, scenario_values
+from panels import families
 from panels.scenario import FAMILIES, SUNK_MARK, ScenarioError, check_numbers
 from panels.template import TemplateError, format_value, longest_fixed_run, shared_run, words
 
@@ -36,21 +36,21 @@ SEEDS = 24
 MAX_COLLISION_SHARE = 0.25
 MAX_FIXED_RUN = 8
 NUMBER = re.compile(r"\d[\d,]*\d|\d")
-# Numbers every rendering of version A must quote, per option variant.
-REQUIRED = {
-    ("risky_choice_framing", "gain"): ("total", "sure", "p_pct", "q_pct"),
-    ("risky_choice_framing", "loss"): ("total", "sure_lost", "p_pct", "q_pct"),
-    ("sunk_cost_fallacy", "plain"): ("spent", "stop_value", "win", "p_pct", "q_pct"),
-    ("sunk_cost_fallacy", "sunk"): ("spent", "stop_value", "win", "p_pct", "q_pct"),
-    ("base_rate_neglect", "pct"): ("base_pct", "sens_pct", "fpr_pct", "pay_case", "pay_clear"),
-    ("base_rate_neglect", "freq"): ("population", "true_n", "flagged_true", "flagged_false", "pay_case", "pay_clear"),
-}
+
+
+def required(family: str, variant: str) -> tuple[str, ...]:
+    """Numbers every rendering of version A must quote, for one option variant (or rates style).
+
+    Each family declares them in its row (``required_numbers``); a family
+    that declares none for a variant requires none.
+    """
+    return tuple(families.get(family).required_numbers.get(variant, ()))
 
 
 def load(family: str):
     if family not in FAMILIES:
         raise SystemExit(f"unknown family {family!r}; families: {', '.join(FAMILIES)}")
-    return importlib.import_module(f"panels.families.{family}").SCENARIOS
+    return families.get(family).scenarios
 
 
 def body_text(family: str, parts, variant_pick: int = 0) -> str:
@@ -76,14 +76,14 @@ def templates_of(scenario) -> list[tuple[str, str]]:
 def number_problems(family: str, scenario, parts, variant_pick: int, style: str) -> list[str]:
     """Quoted numbers: the required ones present, no stray digits."""
     body = body_text(family, parts, variant_pick)
-    if family == "base_rate_neglect":
+    if families.get(family).rates_paragraph:
         key = (family, style)
     else:
         multi = [sorted(v) for v in parts.options.values() if len(v) > 1]
         key = (family, multi[0][variant_pick % 2] if multi else "plain")
     values = scenario_values(family, scenario, scenario.values, {})
     allowed = {format_value(v) for v in values.values() if isinstance(v, int)}
-    problems = [f"{key[1]} wording never quotes ${{{name}}}" for name in REQUIRED[key]
+    problems = [f"{key[1]} wording never quotes ${{{name}}}" for name in required(*key)
                 if format_value(values[name]) not in NUMBER.findall(body)]
     stray = sorted(set(NUMBER.findall(body)) - allowed)
     if stray:
@@ -107,14 +107,15 @@ def check_family(family: str, out=sys.stdout) -> bool:
         except ScenarioError as exc:
             problems.append(str(exc))
         counts, bodies, collisions = [], [], 0
-        if family == "sunk_cost_fallacy":
-            stop = scenario.options.get("stop", "")
+        sunk_role = families.get(family).sunk_role
+        if sunk_role is not None:
+            stop = scenario.options.get(sunk_role, "")
             if not isinstance(stop, str) or stop.count(f"[[{SUNK_MARK}]]") != 1:
                 problems.append("the stop option must contain [[SUNK]] exactly once")
             if not any("${spent}" in t for t in scenario.context):
                 problems.append("the context must quote ${spent} (stated in every version)")
         try:
-            for style in ("pct", "freq") if family == "base_rate_neglect" else ("pct",):
+            for style in ("pct", "freq") if families.get(family).rates_paragraph else ("pct",):
                 parts = render_parts(family, scenario, "author-0", "check", scenario.values, style)
                 for pick in (0, 1):
                     problems += number_problems(family, scenario, parts, pick, style)

@@ -43,14 +43,13 @@ line per reader naming its model.  Both derive from the panel and are kept
 outside ``protocol_sha256`` (:data:`UNHASHED_KEYS`).
 """
 import copy
-import importlib
 import re
 from typing import Mapping, Optional
 
 from measure.canonical import canonical_sha256
 from measure.invariants import OPTION_PREFIX, expected_value, fraction_text, numbers_in
 from measure.schema import SCHEMA_VERSION
-from panels import lanes, readers
+from panels import families, lanes, readers
 from panels.instruction import OPTIONS, instruction
 from panels.leak import LEAK_WORDS, grams, strip_instruction
 from panels.render import Parts, render_parts
@@ -114,17 +113,16 @@ def all_protocol_ids() -> list[str]:
 
 def load_scenarios(family: str) -> tuple[Scenario, ...]:
     """The family's fifteen scenarios, checked against the family's number rules."""
-    try:
-        module = importlib.import_module(f"panels.families.{family}")
-    except ModuleNotFoundError as exc:
-        raise BuildError(f"family {family}: panels/families/{family}.py is missing ({exc})") from None
-    scenarios = module.SCENARIOS
+    row = families.find(family)
+    if row is None:
+        raise BuildError(f"family {family}: no row in the family table (panels/families/__init__.py)")
+    scenarios = row.scenarios
     ids = [s.item_id for s in scenarios]
     if ids != [f"s{i:02d}" for i in range(1, N_ITEMS + 1)]:
         raise BuildError(f"family {family}: item ids must be s01…s{N_ITEMS:02d} in order")
     # A family whose B re-describes the options (risky choice: gain and loss)
     # states how its frame templates must correspond; gate 1b relies on it.
-    check_frames = getattr(module, "check_frames", None)
+    check_frames = row.check_frames
     for scenario in scenarios:
         check_numbers(family, scenario)
         if check_frames is not None:
@@ -187,12 +185,14 @@ def null_change(text: str, instruction_text: str) -> str:
 
 def _variants(family: str, rewording_type: str, letters: Mapping[str, str]) -> tuple[dict, dict]:
     """Option variants by letter for A and for B."""
-    if family == "risky_choice_framing":
-        a = {l: "gain" for l in letters}
-        b = {l: "loss" for l in letters} if rewording_type == "wording" else dict(a)
-    elif family == "sunk_cost_fallacy":
+    row = families.get(family)
+    if row.frames:
+        a = {l: row.frames[0] for l in letters}
+        b = {l: row.frames[1] for l in letters} if rewording_type == "wording" else dict(a)
+    elif row.sunk_role is not None:
         a = {l: "plain" for l in letters}
-        b = {l: ("sunk" if r == "stop" and rewording_type == "wording" else "plain") for l, r in letters.items()}
+        b = {l: ("sunk" if r == row.sunk_role and rewording_type == "wording" else "plain")
+             for l, r in letters.items()}
     else:
         a = {l: "plain" for l in letters}
         b = dict(a)
@@ -217,7 +217,7 @@ def render_item(family: str, rewording_type: str, scenario: Scenario, seed_text:
     letters = scenario.letters
     # The base-rate wording type prints its rates paragraph in the fixed catalogue
     # form in A, C (percentages) and B (natural frequencies): nothing but the format changes.
-    catalogue = family == "base_rate_neglect" and rewording_type == "wording"
+    catalogue = families.get(family).rates_paragraph and rewording_type == "wording"
     parts_a = render_parts(family, scenario, seed_text, key, scenario.values, "pct", avoid=avoid, record=record,
                            catalogue_rates=catalogue)
     parts_c = render_parts(family, scenario, seed_text, key, scenario.c_values, "pct", avoid=avoid,

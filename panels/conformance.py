@@ -58,8 +58,6 @@ prove gate 1's order-aware rules reject that.
 other checks of :mod:`panels.checks`) over the built protocols of an
 archive home.
 """
-import functools
-import importlib
 import itertools
 import sys
 import unicodedata
@@ -67,7 +65,7 @@ from fractions import Fraction
 from typing import Callable, Iterable, Mapping, Sequence
 
 from measure.invariants import Failure
-from panels import conformance_selftest
+from panels import conformance_selftest, families
 from panels.conformance_selftest import CATALOGUE, GATE_1_RULES
 from panels.conformance_tokens import (MAX_READINGS, NUMBER_TOKEN, TOKEN, Filled, RuleFailure, differing,
                                        first_difference, is_number, number_value, one_token_change, option_letter,
@@ -286,13 +284,9 @@ def _rule_wording_base(a: list[str], b: list[str], item: Mapping, options: Seque
     _check_frequency_places(str(item.get("item_id")), a[index], b[index])
 
 
-@functools.lru_cache(maxsize=None)
 def _scenarios(family: str) -> dict:
-    try:
-        module = importlib.import_module(f"panels.families.{family}")
-    except ModuleNotFoundError:
-        return {}
-    return {scenario.item_id: scenario for scenario in module.SCENARIOS}
+    row = families.find(family)
+    return {} if row is None else {scenario.item_id: scenario for scenario in row.scenarios}
 
 
 def _check_frequency_places(item_id: str, line_a: str, line_b: str) -> None:
@@ -390,11 +384,12 @@ def b_rule(family: str, rewording_type: str) -> tuple[str, Callable]:
     if rewording_type == "anchoring":
         return "anchoring", _rule_anchoring
     if rewording_type == "wording":
-        by_family = {"risky_choice_framing": ("wording_risky", _rule_wording_risky),
-                     "sunk_cost_fallacy": ("wording_sunk", _rule_wording_sunk),
-                     "base_rate_neglect": ("wording_base_rate", _rule_wording_base)}
-        if family in by_family:
-            return by_family[family]
+        # Each family names its rule in its row; the rules are the closed catalogue's, kept here.
+        by_name = {"wording_risky": _rule_wording_risky, "wording_sunk": _rule_wording_sunk,
+                   "wording_base_rate": _rule_wording_base}
+        row = families.find(family)
+        if row is not None and row.wording_rule in by_name:
+            return row.wording_rule, by_name[row.wording_rule]
     raise ValueError(f"no transformation in the catalogue for family {family!r}, type {rewording_type!r}")
 
 

@@ -8,10 +8,11 @@ The lane rule was fixed before any protocol ran, and it is mechanical:
 * each one's twin is its own family's ``anchoring`` protocol, ``guard``;
 * the other eight are ``guard`` with no twin.
 
-The same rule holds within each series (``v0`` twins ``v0``, ``v1`` twins
-``v1``).  :func:`planned_lane` states it; the builder uses it to pick the
-public or the secret wording seed, and promotion refuses any lane or twin
-that contradicts it.
+Which families are open is each family row's ``open_lane``
+(:mod:`panels.families`).  The same rule holds within each series (``v0``
+twins ``v0``, ``v1`` twins ``v1``).  :func:`planned_lane` states it; the
+builder uses it to pick the public or the secret wording seed, and promotion
+refuses any lane or twin that contradicts it.
 
 A protocol is born ``candidate``.  Promotion is a human act: it refuses to
 run without an explicit ``human_reviewed`` acknowledgement, and its result
@@ -32,11 +33,18 @@ without a twin, and any lane or twin that is not the rule's.
 from typing import Iterable, Mapping, Optional
 
 from measure.invariants import Failure
+from panels import families
 from panels.scenario import FAMILIES
 from measure.errors import ArchiveError
 
 LANES = ("open", "guard", "sealed")
-OPEN_FAMILIES = ("risky_choice_framing", "base_rate_neglect")
+
+
+def open_families() -> tuple[str, ...]:
+    """The families whose ``wording`` protocol is open: each row's ``open_lane``, in table order."""
+    return tuple(row.name for row in families.TABLE if row.open_lane)
+
+
 OPEN_TYPE = "wording"
 TWIN_TYPE = "anchoring"
 
@@ -56,9 +64,10 @@ def planned_lane(pid: str) -> tuple[str, Optional[str]]:
     if split is None:
         raise PromotionError(f"{pid!r} is not a protocol id of the form family__type__series")
     family, rewording_type, series = split
-    if family in OPEN_FAMILIES and rewording_type == OPEN_TYPE:
+    open_family = family in open_families()
+    if open_family and rewording_type == OPEN_TYPE:
         return "open", f"{family}__{TWIN_TYPE}__{series}"
-    if family in OPEN_FAMILIES and rewording_type == TWIN_TYPE:
+    if open_family and rewording_type == TWIN_TYPE:
         return "guard", f"{family}__{OPEN_TYPE}__{series}"
     return "guard", None
 

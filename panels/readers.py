@@ -19,7 +19,8 @@ Readers
     reader's ``gap_ab`` and ``gap_aa'`` are 0; on C it takes the dominant
     option.
 
-``biased`` — the family's classic biased reader:
+``biased`` — the family's classic biased reader (its formula is the family row's
+``biased_reader``, :mod:`panels.families`):
 
 * ``risky_choice_framing``: cumulative prospect theory (Tversky & Kahneman,
   1992, *J. Risk Uncertain.* 5:297–323) with their median parameters
@@ -66,69 +67,26 @@ builder writes into each protocol as ``design_readers``.
 """
 import copy
 from fractions import Fraction
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional
 
 from measure import grammar, grammar_v2, measurement
 from measure.canonical import canonical_sha256
 from measure.invariants import version_frame
 from measure.schema import VERSIONS
+from panels import families
+# Re-exported: the readers' valuations are these functions (tests and callers read them here).
+from panels.prospect import cpt, value, weight  # noqa: F401
 
 READERS = ("normative", "biased")
 # The reader that ignores the question (see :func:`choice`); a known-answer reader, never a design reader.
 CONSTANT = "constant"
-ALPHA = BETA = 0.88
-LAMBDA = 2.25
-GAMMA = 0.61
-DELTA = 0.69
 # Float valuations closer than this (relative) count as a tie: a knife-edge
 # must not decide a design figure on the last bit of a libm ``pow``.
 TIE_TOLERANCE = 1e-9
 
-READER_MODELS = {
-    "normative": "expected value (Bayes for base-rate items); an exact tie splits the replicates evenly",
-    "biased": {
-        "risky_choice_framing": "cumulative prospect theory, Tversky & Kahneman (1992): alpha = beta = 0.88, "
-                                "lambda = 2.25, gamma = 0.61, delta = 0.69; reference point set by the frame",
-        "base_rate_neglect": "hit rate taken for the posterior when the rates are percentages, Bayes when they "
-                             "are natural frequencies (Eddy 1982; Gigerenzer & Hoffrage 1995)",
-        "sunk_cost_fallacy": "prospect-theory mental accounting with the sunk amount as a prior loss (Thaler 1980; "
-                             "Arkes & Blumer 1985), 1992 parameters; the amount named in the stop option counts "
-                             "once more as a loss to avoid",
-    },
-}
-
-
-# --------------------------------------------------------------------- prospect theory
-def value(x: float) -> float:
-    """The 1992 value function: x^α for gains, −λ(−x)^β for losses."""
-    return x ** ALPHA if x >= 0 else -LAMBDA * (-x) ** BETA
-
-
-def weight(p: float, exponent: float) -> float:
-    """The 1992 probability weighting function p^c / (p^c + (1−p)^c)^(1/c)."""
-    if p <= 0:
-        return 0.0
-    if p >= 1:
-        return 1.0
-    return p ** exponent / (p ** exponent + (1 - p) ** exponent) ** (1 / exponent)
-
-
-def cpt(prospect: Sequence[tuple[float, float]]) -> float:
-    """Cumulative prospect theory value of ``[(probability, outcome), …]`` (outcomes relative to the reference).
-
-    Gains are weighted by decumulative probability from the best outcome
-    down (γ), losses from the worst outcome up (δ).
-    """
-    total = 0.0
-    gains = sorted([(p, x) for p, x in prospect if x > 0], key=lambda px: -px[1])
-    losses = sorted([(p, x) for p, x in prospect if x < 0], key=lambda px: px[1])
-    for outcomes, exponent in ((gains, GAMMA), (losses, DELTA)):
-        cumulative = 0.0
-        for p, x in outcomes:
-            pi = weight(cumulative + p, exponent) - weight(cumulative, exponent)
-            cumulative += p
-            total += pi * value(x)
-    return total
+# The normative reader is one model for every family; each family's biased
+# reader is cited in its own row (``biased_reader_model``, panels.families).
+NORMATIVE_MODEL = "expected value (Bayes for base-rate items); an exact tie splits the replicates evenly"
 
 
 # --------------------------------------------------------------------- frames
@@ -162,36 +120,11 @@ def biased_scores(family: str, rewording_type: str, structure: Mapping, version:
     """The family's biased reader's valuation of each option letter."""
     v = _numbers(structure, version)
     shown = frame(family, rewording_type, version)
-    out: dict[str, float] = {}
-    for letter, role in structure["roles"].items():
-        if family == "risky_choice_framing":
-            total, p = v["total"], v["p_pct"] / 100
-            if shown == "gain":  # reference point: none saved
-                prospect = [(1.0, v["sure"])] if role == "sure" else [(p, total), (1 - p, 0)]
-            else:  # reference point: none lost
-                prospect = [(1.0, -(total - v["sure"]))] if role == "sure" else [(p, 0), (1 - p, -total)]
-            out[letter] = cpt(prospect)
-        elif family == "base_rate_neglect":
-            if shown == "pct":
-                believed = v["sens_pct"] / 100
-            else:
-                true_n = v["population"] * v["base_pct"] / 100
-                flagged_true = true_n * v["sens_pct"] / 100
-                flagged_false = (v["population"] - true_n) * v["fpr_pct"] / 100
-                believed = flagged_true / (flagged_true + flagged_false)
-            out[letter] = believed * v["pay_case"] if role == "case" else (1 - believed) * v["pay_clear"]
-        elif family == "sunk_cost_fallacy":
-            spent, p = v["spent"], v["p_pct"] / 100
-            if role == "stop":
-                score = cpt([(1.0, v["stop_value"] - spent)])
-                if shown == "sunk":
-                    score += value(-spent)
-            else:
-                score = cpt([(p, v["win"] - spent), (1 - p, -spent)])
-            out[letter] = score
-        else:
-            raise ValueError(f"no biased reader for family {family!r}")
-    return out
+    row = families.find(family)
+    if row is None:
+        raise ValueError(f"no biased reader for family {family!r}")
+    # Each family's formula is its row's ``biased_reader`` (panels/families/<family>.py).
+    return {letter: row.biased_reader(role, v, shown) for letter, role in structure["roles"].items()}
 
 
 def choice(reader: str, family: str, rewording_type: str, structure: Mapping, version: str) -> dict[str, Fraction]:
@@ -311,13 +244,12 @@ def design_figures(protocol: Mapping) -> dict[str, dict]:
 
 def reader_models(family: str) -> dict[str, str]:
     """One line per reader saying which model it uses (for the protocol header)."""
-    return {"normative": READER_MODELS["normative"], "biased": READER_MODELS["biased"][family]}
+    return {"normative": NORMATIVE_MODEL, "biased": families.get(family).biased_reader_model}
 
 
 # --------------------------------------------------------------------- design checks
 MIN_BIASED_GAP_AB_PCT = 20
 POSITIVE_MARGIN_PCT = 10
-OPEN_WORDING = ("risky_choice_framing__wording", "base_rate_neglect__wording")
 
 
 def design_failures(protocol: Mapping, design: Optional[Mapping[str, Mapping]] = None) -> list[tuple[str, str, str]]:
@@ -342,8 +274,10 @@ def design_failures(protocol: Mapping, design: Optional[Mapping[str, Mapping]] =
             out.append(("-", "design_positive_control",
                         f"the {reader} reader's gap_ac = {figs['gap_ac_pct']} is below theta_positive_pct + "
                         f"{POSITIVE_MARGIN_PCT} = {floor}"))
-    key = f"{protocol['family']}__{protocol['rewording_type']}"
-    if key in OPEN_WORDING and (design["biased"]["gap_ab_pct"] or 0) < MIN_BIASED_GAP_AB_PCT:
+    # The open wording protocols are the ones whose effect the public can see, so they must show it.
+    open_row = families.find(protocol["family"])
+    open_wording = open_row is not None and open_row.open_lane and protocol["rewording_type"] == "wording"
+    if open_wording and (design["biased"]["gap_ab_pct"] or 0) < MIN_BIASED_GAP_AB_PCT:
         out.append(("-", "design_biased_gap_ab",
                     f"the biased reader's gap_ab = {design['biased']['gap_ab_pct']} is below "
                     f"{MIN_BIASED_GAP_AB_PCT}; the panel cannot see the effect it exists for"))

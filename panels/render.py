@@ -9,12 +9,11 @@ item id, part name)``.  Two consequences the builder relies on:
   same word choices, so the versions differ only where they must;
 * changing one part's template never changes another part's words.
 """
-import functools
-import importlib
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from panels.scenario import SUNK_MARK, Scenario, derived
+from panels import families
+from panels.scenario import SUNK_MARK, Scenario, derived, family_row
 from panels.template import REAL_NAMES, make_name, render, render_first, replace_marks, stream_for
 
 SUNK_PHRASE = ", giving up the €{spent} already spent,"
@@ -83,6 +82,7 @@ def render_parts(
     percentages to natural frequencies, word for word, and gate 1b can check
     that by comparing tokens.
     """
+    row = family_row(family)
     names = generated_names(scenario, seed_text, protocol_key)
     values = scenario_values(family, scenario, numbers, names)
     where = f"{family}/{scenario.item_id}"
@@ -106,7 +106,7 @@ def render_parts(
 
     context = [part(f"context{i}", t) for i, t in enumerate(scenario.context)]
     rates_index = -1
-    if family == "base_rate_neglect":
+    if row.rates_paragraph:
         # Both styles draw from the same stream name, so switching style is
         # the only thing that changes the paragraph.
         template = scenario.rates_pct if rates_style == "pct" else scenario.rates_freq
@@ -124,9 +124,9 @@ def render_parts(
     options: dict[str, dict[str, str]] = {}
     for letter, role in sorted(scenario.letters.items()):
         spec = scenario.options[role]
-        if family == "risky_choice_framing":
-            options[letter] = {frame: part(f"option_{role}", spec[frame], frame) for frame in ("gain", "loss")}
-        elif family == "sunk_cost_fallacy" and role == "stop":
+        if row.frames:
+            options[letter] = {frame: part(f"option_{role}", spec[frame], frame) for frame in row.frames}
+        elif role == row.sunk_role:
             sunk = SUNK_PHRASE.format(spent=f"{numbers['spent']:,}")
             options[letter] = {
                 "plain": part(f"option_{role}", replace_marks(spec, {SUNK_MARK: ""}), "plain"),
@@ -137,10 +137,9 @@ def render_parts(
     return Parts(tuple(context), rates_index, question, options)
 
 
-@functools.lru_cache(maxsize=None)
 def _scenarios(family: str) -> dict:
-    module = importlib.import_module(f"panels.families.{family}")
-    return {scenario.item_id: scenario for scenario in module.SCENARIOS}
+    row = families.find(family)
+    return {} if row is None else {scenario.item_id: scenario for scenario in row.scenarios}
 
 
 def catalogue_rates(family: str, item_id: str, style: str, numbers: Mapping[str, int]) -> Optional[str]:
@@ -150,12 +149,10 @@ def catalogue_rates(family: str, item_id: str, style: str, numbers: Mapping[str,
     the scenario's rates template, so it is the same for every seed; the
     base-rate ``wording`` type's A and B print exactly these two texts.
     """
-    if family != "base_rate_neglect":
+    row = families.find(family)
+    if row is None or not row.rates_paragraph:
         return None
-    try:
-        scenario = _scenarios(family).get(item_id)
-    except ModuleNotFoundError:
-        return None
+    scenario = _scenarios(family).get(item_id)
     if scenario is None:
         return None
     template = scenario.rates_pct if style == "pct" else scenario.rates_freq

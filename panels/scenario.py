@@ -1,7 +1,8 @@
 """Scenario data: what an author writes for one decision problem.
 
 A family module (``panels/families/<family>.py``) defines ``SCENARIOS``, a
-tuple of fifteen :class:`Scenario` values.  Each scenario carries
+tuple of fifteen :class:`Scenario` values, and its ``FAMILY`` row.  Each
+scenario carries
 
 * its **numbers** (``values``) — the one structure shared by all four
   rewording types of the family: options, probabilities and payoffs, set so
@@ -13,9 +14,17 @@ tuple of fifteen :class:`Scenario` values.  Each scenario carries
 * its **wording**, as templates in the :mod:`panels.template` language, with
   enough interchangeable phrasings that two seeds rarely share a phrase.
 
-The family rules below turn numbers into the derived quantities the wording
+Each family's rules turn numbers into the derived quantities the wording
 may quote and into *lotteries* (per role, a list of ``(numerator,
 denominator, payoff)``), which gate 1 (:mod:`measure.invariants`) checks.
+The rules and every other per-family fact are declared once, in the family
+module's ``FAMILY`` row (:class:`panels.family.Family`), and collected in
+order by :mod:`panels.families`; :data:`FAMILIES`, :data:`ROLES`,
+:data:`VALUE_KEYS`, :data:`C_DOMINANT_ROLE` and :data:`C_CHANGED_KEY` below
+are read-only views of that table, and :func:`derived`, :func:`lotteries`
+and :func:`check_numbers` look the family up in it.  Gate 1 keeps its own
+copy of the three families' rules in :mod:`measure.invariants` on purpose:
+``measure`` is the independent checker and never imports ``panels``.
 
 Families and their roles
 ------------------------
@@ -69,107 +78,89 @@ theory for risky choice, the hit rate for the posterior in base rate, the
 sunk amount as a prior loss in sunk cost) and the normative reader strictly
 prefers its dominant option; :data:`MIN_C_ADVANTAGE` is only the floor.
 """
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping as MappingABC, Sequence
 from fractions import Fraction
-from typing import Mapping
+from typing import Mapping, TypeVar, Union
 
-from measure.errors import ArchiveError
+from panels import families
+from panels.family import Family, Scenario, ScenarioError
 
-FAMILIES = ("risky_choice_framing", "sunk_cost_fallacy", "base_rate_neglect")
-ROLES = {
-    "risky_choice_framing": ("sure", "gamble"),
-    "sunk_cost_fallacy": ("stop", "finish"),
-    "base_rate_neglect": ("case", "clear"),
-}
-VALUE_KEYS = {
-    "risky_choice_framing": ("total", "sure", "p_pct"),
-    "sunk_cost_fallacy": ("spent", "stop_value", "win", "p_pct"),
-    "base_rate_neglect": ("population", "base_pct", "sens_pct", "fpr_pct", "pay_case", "pay_clear"),
-}
+__all__ = ["C_CHANGED_KEY", "C_DOMINANT_ROLE", "FAMILIES", "MIN_C_ADVANTAGE", "ROLES", "SUNK_MARK", "VALUE_KEYS",
+           "Scenario", "ScenarioError", "check_numbers", "derived", "expected_value", "family_row", "lotteries"]
+
+T = TypeVar("T")
+
+
+class _Names(Sequence[str]):
+    """The family names, read from the family table each time (so a registered family shows at once)."""
+
+    def __getitem__(self, index: Union[int, slice]) -> Union[str, tuple[str, ...]]:  # type: ignore[override]
+        return families.names()[index]
+
+    def __len__(self) -> int:
+        return len(families.TABLE)
+
+    def __eq__(self, other: object) -> bool:
+        return tuple(self) == (tuple(other) if isinstance(other, (tuple, list, _Names)) else other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(families.names())
+
+
+class _Column(MappingABC[str, T]):
+    """One column of the family table as a read-only mapping from family name."""
+
+    def __init__(self, attribute: str) -> None:
+        self._attribute = attribute
+
+    def __getitem__(self, name: str) -> T:
+        row = families.find(name)
+        if row is None:
+            raise KeyError(name)
+        return getattr(row, self._attribute)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(families.names())
+
+    def __len__(self) -> int:
+        return len(families.TABLE)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+# Derived from the family table (panels.families), never written out here: a
+# family's facts are declared once, in its own module.
+FAMILIES: Sequence[str] = _Names()
+ROLES: Mapping[str, tuple[str, str]] = _Column("roles")
+VALUE_KEYS: Mapping[str, tuple[str, ...]] = _Column("value_keys")
 # The option a reader of A would not choose by default; C makes it dominate.
-C_DOMINANT_ROLE = {
-    "risky_choice_framing": "gamble",
-    "sunk_cost_fallacy": "stop",
-    "base_rate_neglect": "clear",
-}
-C_CHANGED_KEY = {
-    "risky_choice_framing": "sure",
-    "sunk_cost_fallacy": "stop_value",
-    "base_rate_neglect": "pay_clear",
-}
+C_DOMINANT_ROLE: Mapping[str, str] = _Column("c_dominant_role")
+C_CHANGED_KEY: Mapping[str, str] = _Column("c_changed_key")
 MIN_C_ADVANTAGE = Fraction(6, 5)  # dominant EV ≥ 1.2 × the other option's EV
 SUNK_MARK = "SUNK"
 
 
-class ScenarioError(ArchiveError, ValueError):
-    """A scenario whose numbers or wording break its family's rules."""
+def family_row(name: str) -> Family:
+    """The family's row of the table; :class:`ScenarioError` for a name it does not hold."""
+    row = families.find(name)
+    if row is None:
+        raise ScenarioError(f"unknown family {name!r}")
+    return row
 
 
-@dataclass(frozen=True)
-class Scenario:
-    """One decision problem of one family, as its author wrote it."""
-
-    item_id: str
-    title: str
-    values: Mapping[str, int]
-    c_values: Mapping[str, int]
-    letters: Mapping[str, str]
-    context: tuple[str, ...]
-    question: str
-    options: Mapping[str, object]
-    names: Mapping[str, str] = field(default_factory=dict)
-    rates_pct: str = ""
-    rates_freq: str = ""
-    rates_at: int = 0
-
-
-def _whole(numerator: int, denominator: int, what: str, item: str) -> int:
-    if (numerator % denominator) != 0:
-        raise ScenarioError(f"{item}: {what} = {numerator}/{denominator} is not a whole number")
-    return numerator // denominator
-
-
-def derived(family: str, values: Mapping[str, int], item: str = "?") -> dict[str, int]:
+def derived(family_name: str, values: Mapping[str, int], item: str = "?") -> dict[str, int]:
     """Quantities the wording may quote, computed from the numbers."""
-    if family in ("risky_choice_framing", "sunk_cost_fallacy"):
-        out = {"q_pct": 100 - values["p_pct"]}
-        if family == "risky_choice_framing":
-            out["sure_lost"] = values["total"] - values["sure"]
-        return out
-    if family == "base_rate_neglect":
-        population = values["population"]
-        true_n = _whole(population * values["base_pct"], 100, "true_n", item)
-        flagged_true = _whole(true_n * values["sens_pct"], 100, "flagged_true", item)
-        others = population - true_n
-        flagged_false = _whole(others * values["fpr_pct"], 100, "flagged_false", item)
-        return {
-            "true_n": true_n,
-            "flagged_true": flagged_true,
-            "others": others,
-            "flagged_false": flagged_false,
-            "flagged_n": flagged_true + flagged_false,
-        }
-    raise ScenarioError(f"unknown family {family!r}")
+    return family_row(family_name).derive(values, item)
 
 
-def lotteries(family: str, values: Mapping[str, int], item: str = "?") -> dict[str, list[list[int]]]:
+def lotteries(family_name: str, values: Mapping[str, int], item: str = "?") -> dict[str, list[list[int]]]:
     """Per role, the outcomes as ``[numerator, denominator, payoff]`` rows."""
-    d = derived(family, values, item)
-    if family == "risky_choice_framing":
-        return {
-            "sure": [[1, 1, values["sure"]]],
-            "gamble": [[values["p_pct"], 100, values["total"]], [d["q_pct"], 100, 0]],
-        }
-    if family == "sunk_cost_fallacy":
-        return {
-            "stop": [[1, 1, values["stop_value"]]],
-            "finish": [[values["p_pct"], 100, values["win"]], [d["q_pct"], 100, 0]],
-        }
-    flagged = d["flagged_n"]
-    return {
-        "case": [[d["flagged_true"], flagged, values["pay_case"]], [d["flagged_false"], flagged, 0]],
-        "clear": [[d["flagged_false"], flagged, values["pay_clear"]], [d["flagged_true"], flagged, 0]],
-    }
+    row = family_row(family_name)
+    return row.lotteries(values, row.derive(values, item))
 
 
 def expected_value(rows: list[list[int]]) -> Fraction:
@@ -177,10 +168,11 @@ def expected_value(rows: list[list[int]]) -> Fraction:
     return sum((Fraction(num, den) * payoff for num, den, payoff in rows), Fraction(0))
 
 
-def check_numbers(family: str, scenario: Scenario) -> None:
+def check_numbers(family_name: str, scenario: Scenario) -> None:
     """Raise :class:`ScenarioError` unless the numbers follow the family's rules."""
-    item = f"{family}/{scenario.item_id}"
-    keys = VALUE_KEYS[family]
+    item = f"{family_name}/{scenario.item_id}"
+    row = family_row(family_name)
+    keys = row.value_keys
     for label, values in (("values", scenario.values), ("c_values", scenario.c_values)):
         if tuple(sorted(values)) != tuple(sorted(keys)):
             raise ScenarioError(f"{item}: {label} must have exactly the keys {keys}, got {sorted(values)}")
@@ -191,26 +183,26 @@ def check_numbers(family: str, scenario: Scenario) -> None:
             if key in values and not 0 < values[key] < 100:
                 raise ScenarioError(f"{item}: {label}[{key!r}] must be strictly between 0 and 100")
     changed = [k for k in keys if scenario.values[k] != scenario.c_values[k]]
-    if changed != [C_CHANGED_KEY[family]]:
+    if changed != [row.c_changed_key]:
         raise ScenarioError(
-            f"{item}: C must change exactly {C_CHANGED_KEY[family]!r}; changed keys: {changed}"
+            f"{item}: C must change exactly {row.c_changed_key!r}; changed keys: {changed}"
         )
-    base = lotteries(family, scenario.values, item)
+    base = lotteries(family_name, scenario.values, item)
     evs = {role: expected_value(rows) for role, rows in base.items()}
     if len(set(evs.values())) != 1:
         raise ScenarioError(f"{item}: options must have equal expected value, got {evs}")
-    c = lotteries(family, scenario.c_values, item)
+    c = lotteries(family_name, scenario.c_values, item)
     c_evs = {role: expected_value(rows) for role, rows in c.items()}
-    dominant = C_DOMINANT_ROLE[family]
-    other = [r for r in ROLES[family] if r != dominant][0]
+    dominant = row.c_dominant_role
+    other = [r for r in row.roles if r != dominant][0]
     if c_evs[dominant] < MIN_C_ADVANTAGE * c_evs[other]:
         raise ScenarioError(
             f"{item}: in C, {dominant!r} must beat {other!r} by at least "
             f"{MIN_C_ADVANTAGE} × in expected value, got {c_evs}"
         )
-    if sorted(scenario.letters) != ["A", "B"] or sorted(scenario.letters.values()) != sorted(ROLES[family]):
-        raise ScenarioError(f"{item}: letters must map A and B onto the roles {ROLES[family]}")
-    if family == "base_rate_neglect":
-        derived(family, scenario.c_values, item)
+    if sorted(scenario.letters) != ["A", "B"] or sorted(scenario.letters.values()) != sorted(row.roles):
+        raise ScenarioError(f"{item}: letters must map A and B onto the roles {row.roles}")
+    if row.rates_paragraph:
+        derived(family_name, scenario.c_values, item)
         if not 0 <= scenario.rates_at <= len(scenario.context):
             raise ScenarioError(f"{item}: rates_at must index into the context paragraphs")

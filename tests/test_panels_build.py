@@ -145,14 +145,17 @@ def test_rebuilding_writes_byte_identical_files(archive_home):
 
 
 def test_changing_one_character_of_a_template_changes_panel_sha256(monkeypatch, protocols):
-    from panels.families import sunk_cost_fallacy as module
+    from panels import families
 
     before = protocols["sunk_cost_fallacy__anchoring__v0"]["panel_sha256"]
-    first = module.SCENARIOS[0]
+    row = families.get("sunk_cost_fallacy")
+    first = row.scenarios[0]
     # One character outside every choice group, so every seed renders it.
     assert first.question.endswith("}?")
     changed = dataclasses.replace(first, question=first.question[:-1] + ".")
-    monkeypatch.setattr(module, "SCENARIOS", (changed,) + module.SCENARIOS[1:])
+    # The builder reads a family's scenarios from its row in the family table.
+    edited = dataclasses.replace(row, scenarios=(changed,) + row.scenarios[1:])
+    monkeypatch.setattr(families, "TABLE", [edited if r is row else r for r in families.TABLE])
     rebuilt = {p["protocol_id"]: p for p in build_protocols(public_seed(), development_seed())}
     assert rebuilt["sunk_cost_fallacy__anchoring__v0"]["panel_sha256"] != before
     assert rebuilt["risky_choice_framing__anchoring__v0"]["panel_sha256"] == \

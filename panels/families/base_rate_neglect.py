@@ -8,7 +8,9 @@ that it is not (role ``clear``); the payouts give both bets the same expected
 value.  The rates are stated in one paragraph, as percentages (``rates_pct``)
 or, in the ``wording`` type's B, as natural frequencies (``rates_freq``).
 """
-from panels.scenario import Scenario
+from typing import Mapping
+
+from panels.family import Family, Lotteries, Scenario, whole
 
 SCENARIOS = (
     Scenario(
@@ -915,4 +917,62 @@ SCENARIOS = (
                      "{and|but} nothing {if mould grows|otherwise|if it shows mould}.",
         },
     ),
+)
+
+
+def derive(values: Mapping[str, int], item: str = "?") -> dict[str, int]:
+    """The natural-frequency counts of the rates paragraph; each must be a whole number."""
+    population = values["population"]
+    true_n = whole(population * values["base_pct"], 100, "true_n", item)
+    flagged_true = whole(true_n * values["sens_pct"], 100, "flagged_true", item)
+    others = population - true_n
+    flagged_false = whole(others * values["fpr_pct"], 100, "flagged_false", item)
+    return {
+        "true_n": true_n,
+        "flagged_true": flagged_true,
+        "others": others,
+        "flagged_false": flagged_false,
+        "flagged_n": flagged_true + flagged_false,
+    }
+
+
+def lotteries(values: Mapping[str, int], derived: Mapping[str, int]) -> Lotteries:
+    """Among the flagged units, a bet on "true case" pays ``pay_case`` and a bet on "not one" pays ``pay_clear``."""
+    flagged = derived["flagged_n"]
+    return {
+        "case": [[derived["flagged_true"], flagged, values["pay_case"]], [derived["flagged_false"], flagged, 0]],
+        "clear": [[derived["flagged_false"], flagged, values["pay_clear"]], [derived["flagged_true"], flagged, 0]],
+    }
+
+
+def biased_reader(role: str, v: Mapping[str, int], shown: str) -> float:
+    """The hit rate taken for the posterior with percentages; Bayes with natural frequencies; then the payout."""
+    if shown == "pct":
+        believed = v["sens_pct"] / 100
+    else:
+        true_n = v["population"] * v["base_pct"] / 100
+        flagged_true = true_n * v["sens_pct"] / 100
+        flagged_false = (v["population"] - true_n) * v["fpr_pct"] / 100
+        believed = flagged_true / (flagged_true + flagged_false)
+    return believed * v["pay_case"] if role == "case" else (1 - believed) * v["pay_clear"]
+
+
+FAMILY = Family(
+    name="base_rate_neglect",
+    roles=("case", "clear"),
+    value_keys=("population", "base_pct", "sens_pct", "fpr_pct", "pay_case", "pay_clear"),
+    # Neglecting the base rate favours "true case", so C raises ``pay_clear`` and betting "not one" dominates.
+    c_dominant_role="clear",
+    c_changed_key="pay_clear",
+    derive=derive,
+    lotteries=lotteries,
+    scenarios=SCENARIOS,
+    open_lane=True,
+    rates_paragraph=True,
+    required_numbers={"pct": ("base_pct", "sens_pct", "fpr_pct", "pay_case", "pay_clear"),
+                      "freq": ("population", "true_n", "flagged_true", "flagged_false", "pay_case", "pay_clear")},
+    biased_reader_model="hit rate taken for the posterior when the rates are percentages, Bayes when they "
+                        "are natural frequencies (Eddy 1982; Gigerenzer & Hoffrage 1995)",
+    biased_reader=biased_reader,
+    wording_rule="wording_base_rate",
 )

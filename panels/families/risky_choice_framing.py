@@ -17,7 +17,8 @@ an article, the article is written "an".
 """
 from typing import Mapping, Optional
 
-from panels.scenario import Scenario, ScenarioError
+from panels.family import Family, Lotteries, Scenario, ScenarioError
+from panels.prospect import cpt
 from panels.template import choice_shape, parse
 
 SCENARIOS = (
@@ -836,3 +837,49 @@ def option_frames(item_id: str, role: str) -> Optional[tuple[Mapping[str, str], 
                 return None
             return {frame: spec[frame] for frame in FRAMES}, tuple(sorted(scenario.names))
     return None
+
+
+def derive(values: Mapping[str, int], item: str = "?") -> dict[str, int]:
+    """The chance that the gamble fails and, for the loss frame, how many the sure plan loses."""
+    return {"q_pct": 100 - values["p_pct"], "sure_lost": values["total"] - values["sure"]}
+
+
+def lotteries(values: Mapping[str, int], derived: Mapping[str, int]) -> Lotteries:
+    """The sure plan saves ``sure``; the gamble saves all ``total`` with chance ``p_pct`` %, else none."""
+    return {
+        "sure": [[1, 1, values["sure"]]],
+        "gamble": [[values["p_pct"], 100, values["total"]], [derived["q_pct"], 100, 0]],
+    }
+
+
+def biased_reader(role: str, v: Mapping[str, int], shown: str) -> float:
+    """Cumulative prospect theory from the reference point the frame sets (Tversky & Kahneman 1981, 1992)."""
+    total, p = v["total"], v["p_pct"] / 100
+    if shown == "gain":  # reference point: none saved
+        prospect = [(1.0, v["sure"])] if role == "sure" else [(p, total), (1 - p, 0)]
+    else:  # reference point: none lost
+        prospect = [(1.0, -(total - v["sure"]))] if role == "sure" else [(p, 0), (1 - p, -total)]
+    return cpt(prospect)
+
+
+FAMILY = Family(
+    name="risky_choice_framing",
+    roles=("sure", "gamble"),
+    value_keys=("total", "sure", "p_pct"),
+    # A gain-frame reader's default is the sure plan, so C lowers ``sure`` and the gamble dominates.
+    c_dominant_role="gamble",
+    c_changed_key="sure",
+    derive=derive,
+    lotteries=lotteries,
+    scenarios=SCENARIOS,
+    open_lane=True,
+    rates_paragraph=False,
+    required_numbers={"gain": ("total", "sure", "p_pct", "q_pct"),
+                      "loss": ("total", "sure_lost", "p_pct", "q_pct")},
+    biased_reader_model="cumulative prospect theory, Tversky & Kahneman (1992): alpha = beta = 0.88, "
+                        "lambda = 2.25, gamma = 0.61, delta = 0.69; reference point set by the frame",
+    biased_reader=biased_reader,
+    frames=FRAMES,
+    check_frames=check_frames,
+    wording_rule="wording_risky",
+)

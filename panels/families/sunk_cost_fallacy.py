@@ -8,7 +8,10 @@ nothing otherwise, at exactly the same expected value.  The ``wording``
 type's B adds, inside the stop option, that stopping gives up the money
 already spent.
 """
-from panels.scenario import Scenario
+from typing import Mapping
+
+from panels.family import Family, Lotteries, Scenario
+from panels.prospect import cpt, value
 
 SCENARIOS = (
     Scenario(
@@ -550,4 +553,52 @@ SCENARIOS = (
                       "and {earns|brings in} nothing.",
         },
     ),
+)
+
+
+def derive(values: Mapping[str, int], item: str = "?") -> dict[str, int]:
+    """The chance that finishing pays nothing."""
+    return {"q_pct": 100 - values["p_pct"]}
+
+
+def lotteries(values: Mapping[str, int], derived: Mapping[str, int]) -> Lotteries:
+    """Stopping recovers ``stop_value`` for certain; finishing pays ``win`` with chance ``p_pct`` %, else nothing."""
+    return {
+        "stop": [[1, 1, values["stop_value"]]],
+        "finish": [[values["p_pct"], 100, values["win"]], [derived["q_pct"], 100, 0]],
+    }
+
+
+def biased_reader(role: str, v: Mapping[str, int], shown: str) -> float:
+    """Mental accounting: the sunk amount is a prior loss, and once more a loss to avoid where the stop option names it."""
+    spent, p = v["spent"], v["p_pct"] / 100
+    if role == "stop":
+        score = cpt([(1.0, v["stop_value"] - spent)])
+        if shown == "sunk":
+            score += value(-spent)
+    else:
+        score = cpt([(p, v["win"] - spent), (1 - p, -spent)])
+    return score
+
+
+FAMILY = Family(
+    name="sunk_cost_fallacy",
+    roles=("stop", "finish"),
+    value_keys=("spent", "stop_value", "win", "p_pct"),
+    # The sunk-cost default is to finish, so C raises ``stop_value`` and stopping dominates.
+    c_dominant_role="stop",
+    c_changed_key="stop_value",
+    derive=derive,
+    lotteries=lotteries,
+    scenarios=SCENARIOS,
+    open_lane=False,
+    rates_paragraph=False,
+    required_numbers={"plain": ("spent", "stop_value", "win", "p_pct", "q_pct"),
+                      "sunk": ("spent", "stop_value", "win", "p_pct", "q_pct")},
+    biased_reader_model="prospect-theory mental accounting with the sunk amount as a prior loss (Thaler 1980; "
+                        "Arkes & Blumer 1985), 1992 parameters; the amount named in the stop option counts "
+                        "once more as a loss to avoid",
+    biased_reader=biased_reader,
+    sunk_role="stop",
+    wording_rule="wording_sunk",
 )
