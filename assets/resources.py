@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional
 from dagster import ConfigurableResource
 
 from llmarchive import budget as budget_mod
+from llmarchive.archive.phrases import either
 from llmarchive.archive.jsonio import read_json
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.instrument import scripted
@@ -23,7 +24,7 @@ from llmarchive.subjects import Provider, api_provider, list_models, make_subjec
 
 # The key paid work needs where the daemon runs: the commercial provider's, as the provider table names it
 # (the schedules' and the model watch's descriptions say it).
-PAID_KEY = registry.either(registry.commercial_keys())
+PAID_KEY = either(registry.commercial_keys())
 
 
 class ArchiveResource(ConfigurableResource):

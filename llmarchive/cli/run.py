@@ -2,6 +2,7 @@
 import argparse
 import sys
 
+from llmarchive.archive.phrases import either
 from llmarchive.archive import store
 from llmarchive.archive.run_ids import manual_run_id
 from llmarchive.budget import eur
@@ -43,7 +44,7 @@ def register(subparsers) -> None:
                                       "keeps its own)")
     add_run_id(p, "default: <run-date>_<protocol>_<model>; give an existing one to resume")
     add_concurrency(p)
-    commercial = provider_table.either(tuple(p.name for p in provider_table.providers() if p.series == "commercial"))
+    commercial = either(tuple(p.name for p in provider_table.providers() if p.series == "commercial"))
     p.add_argument("--series", choices=provider_table.SERIES,
                    help=f"default: commercial for {commercial}, open_weights otherwise")
     p.add_argument("--model-family",

@@ -17,6 +17,7 @@ model that answered — every id its calls named — is one rule,
 from typing import Any, Optional
 
 # providers: imported for its rows, which it registers in the table when it is first imported.
+from llmarchive.archive.phrases import either
 from llmarchive.subjects import models, providers, registry  # noqa: F401
 from llmarchive.subjects.base import CallResult, Classified, SubjectError, SubjectSettingsError, classify
 from llmarchive.subjects.registry import Provider, SubjectOptions, register
@@ -85,5 +86,5 @@ def check_api_settings(kind: str, base_url: Optional[str] = None) -> None:
     a provider outage the provider never had.
     """
     if api_provider(kind) is None:
-        raise SubjectSettingsError(f"{kind!r} is not an API provider ({registry.either(registry.api_names())})")
+        raise SubjectSettingsError(f"{kind!r} is not an API provider ({either(registry.api_names())})")
     make_subject(kind, max_tokens=1, model="settings-check", base_url=base_url)

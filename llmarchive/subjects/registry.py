@@ -186,13 +186,6 @@ def commercial_keys() -> tuple[str, ...]:
     return tuple(p.key_env for p in _TABLE.values() if p.series == "commercial" and p.key_env)
 
 
-def either(words: tuple[str, ...]) -> str:
-    """``a or b``, ``a, b or c``: a list of names in a sentence."""
-    if len(words) < 2:
-        return "".join(words)
-    return ", ".join(words[:-1]) + " or " + words[-1]
-
-
 class StopReasons(Mapping[str, Mapping[str, Optional[str]]]):
     """The table's stop reasons by record name, read live (``base.STOP_REASONS``): a row added later is seen."""
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from measure.errors import ArchiveError
+from llmarchive.archive.phrases import either
 from llmarchive.archive.queries import latest_subject_model  # the family's switch in force: a record query
 from llmarchive.archive.jsonio import RecordFileError, read_json
 from llmarchive.archive.paths import REPO_ROOT, ArchivePaths
@@ -72,7 +73,7 @@ def parse_subject_models(data: Any, where: str = "subject_models.yaml") -> Subje
         if not isinstance(data[key], str) or not data[key].strip():
             raise SubjectModelsError(f"{where}: {key} must be a non-empty string")
     if data["provider"] not in registry.api_names():     # the provider table's API rows, read when checked
-        raise SubjectModelsError(f"{where}: provider must be {registry.either(registry.api_names())}, "
+        raise SubjectModelsError(f"{where}: provider must be {either(registry.api_names())}, "
                                  f"got {data['provider']!r}")
     declaration = data["successor_declaration"]
     if not isinstance(declaration, dict):

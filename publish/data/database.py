@@ -36,6 +36,7 @@ from measure.schema import (
     PROTOCOL_HEADER_FIELDS,
     TRIAL_FIELD_LABELS,
 )
+from llmarchive.archive.phrases import either
 from publish.data import changes, csvs, human_gap
 from publish.words import PRIVATE_FIELDS, PUBLISHED_DESCRIPTIONS, numbers, public_reason
 from publish.errors import PublishError
@@ -161,16 +162,11 @@ TRIAL_COLUMN_SPEC = tuple((name, TRIAL_FIELD_LABELS[name], description)
 TRIAL_COMMON = {"record_type", "schema_version"}
 
 
-def _one_of(words: list[str]) -> str:
-    """``a, b, c or d``: the closed list a column's description names."""
-    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else "".join(words)
-
-
 # The kinds are the job table's published checks and the alarm, read once here at import: the description
 # documents the archive's checks (metadata.yml is generated from it), not a row a test registers later.
 INSTRUMENT_COLUMN_SPEC = (
     ("record_sha256", "text", "SHA-256 of the bookkeeping record; unique."),
-    ("kind", "text", _one_of([job.record.kind for job in instrument_checks() if job.record] + [ALARM]) + "."),
+    ("kind", "text", either([job.record.kind for job in instrument_checks() if job.record] + [ALARM]) + "."),
     ("date", "text", "The day the check is about (UTC)."),
     ("status", "text", "pass / fail / unavailable for the fingerprint; the verdict of a guard rotation; "
                        "correct/total for the subject fingerprint; 'alarm' for an alarm."),
