@@ -26,7 +26,10 @@ def drill_root(tmp_path_factory, monkeypatch):
     """A root for the drill's home and instance, and the environment put back afterwards."""
     for name in ("LLMARCHIVE_HOME", "DAGSTER_HOME", "LLMARCHIVE_SUBJECT_BASE_URL", "LLMARCHIVE_WEBHOOK_URL",
                  "ANTHROPIC_API_KEY", "NO_PROXY"):
-        monkeypatch.delenv(name, raising=False)
+        # set, then removed: monkeypatch records a variable's absence only when it sets it, so the drill's own
+        # values (its webhook, its home) are taken out again after the test instead of leaking into the next one
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     return tmp_path_factory.mktemp("drill")
 
 

@@ -183,6 +183,8 @@ def test_the_watch_pages_the_archives_one_webhook_and_still_reads_its_older_name
     """
     from assets.definitions_builder import default_resources
 
+    for name in ("LLMARCHIVE_WEBHOOK_URL", "LLMARCHIVE_WATCH_WEBHOOK"):
+        monkeypatch.delenv(name, raising=False)
     with FakeProvider(models=BASELINE) as fake, webhook_server() as (url, received):
         monkeypatch.setenv(variable, url)
         assert main(["watch", "--base-url", fake.base_url, "--date", "2026-11-01"]) == 0
