@@ -10,7 +10,7 @@ mapping the check returns as the materialisation's metadata.  A check that
 needs more than the archive (a model, a subject) writes its own asset in
 :mod:`assets.instrument`.
 """
-from typing import Any, Callable
+import importlib
 
 from dagster import AssetExecutionContext, AssetsDefinition, Failure, MaterializeResult, asset
 
@@ -28,7 +28,7 @@ def build(row: job_table.JobSpec) -> AssetsDefinition:
     """The daily partitioned asset that runs ``row.check`` for today's partition."""
     if row.check is None or not row.asset:
         raise ValueError(f"job {row.name!r} names no check or no asset: there is nothing to build")
-    check: Callable[..., Any] = row.check
+    check = resolve(row)
 
     @asset(partitions_def=days, group_name="instrument", name=row.asset,
            description=f"{row.says[:1].upper()}{row.says[1:]}: a daily self-check of the instrument "
@@ -42,6 +42,18 @@ def build(row: job_table.JobSpec) -> AssetsDefinition:
         return MaterializeResult(metadata=dict(metadata))
 
     return _self_check
+
+
+def resolve(row: job_table.JobSpec) -> job_table.Check:
+    """The function ``row.check`` names (``"module:function"``), imported when the definitions are built."""
+    module_name, _, function_name = str(row.check).partition(":")
+    try:
+        found = getattr(importlib.import_module(module_name), function_name) if function_name else None
+    except (ImportError, AttributeError):
+        found = None
+    if not callable(found):
+        raise ValueError(f"job {row.name!r}: its check {row.check!r} names no function (\"module:function\")")
+    return found
 
 
 def built(row: job_table.JobSpec) -> AssetsDefinition:

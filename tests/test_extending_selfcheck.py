@@ -58,7 +58,7 @@ TOY = jobs.JobSpec(
     published=("archive.db", "status.json"),
     public=jobs.Public(("date", "status", "reading"), "A toy daily check that only a test registers.",
                        status="status"),
-    check=toy_check)
+    check="tests.test_extending_selfcheck:toy_check")
 RUNTIME = {"status": "pass", "digest": "d", "expected_digest": "d", "model_sha256": "m", "template_sha256": "t",
            "llama_cpp_version": "v", "runner_arch": "x86_64", "n_threads": 1, "n_batch": 1, "seed": 0}
 
@@ -278,3 +278,16 @@ def test_no_module_writes_the_daily_kinds_out():
                     found.append(f"{where}:{node.lineno} {sorted(named)}")
     assert found == [], "the daily kinds written out again (derive them from llmarchive.archive.jobs):\n" + \
         "\n".join(found)
+
+
+def test_a_row_names_its_check_by_reference_and_a_wrong_reference_is_refused_naming_it():
+    """The row lives on the ground floor and its check above it, so the row names the check, never imports it."""
+    from dataclasses import replace
+
+    from assets import selfchecks
+
+    assert selfchecks.resolve(TOY) is toy_check
+    for wrong in ("tests.test_extending_selfcheck:no_such_check", "no.such.module:check",
+                  "tests.test_extending_selfcheck"):
+        with pytest.raises(ValueError, match=f"job 'toy_check': its check '{wrong}' names no function"):
+            selfchecks.resolve(replace(TOY, check=wrong))

@@ -37,7 +37,7 @@ from llmarchive.archive.paths import ArchivePaths
 from measure.errors import ArchiveError
 
 # A daily self-check's work: the archive and the day in, the materialisation's metadata (plain values) out;
-# it raises an ArchiveError to fail the day.
+# it raises an ArchiveError to fail the day.  A row names it as "module:function" (JobSpec.check).
 Check = Callable[[ArchivePaths, str], Mapping[str, Any]]
 
 
@@ -145,7 +145,8 @@ class JobSpec:
     published: tuple[str, ...] = ()     # the public files its records reach (publication reads its log)
     public: Optional[Public] = None      # how publication shows its records (needed when published)
     says: str = ""                       # what it is, in a few words (the CLI's listing, Dagster descriptions)
-    check: Optional[Check] = None        # runs the day's check; set, its asset is built from this row
+    check: Optional[str] = None          # "module:function", a Check; set, its asset is built from this row
+    # (a reference, not the function: the row lives on the ground floor and its check in llmarchive/instrument/)
 
 
 FULL_SWEEP = "full_sweep"
