@@ -1,9 +1,10 @@
 """A new daily self-check is one row of the job table (and the module that does the check), and nothing else.
 
 The toy check below exists in this file alone: one
-:class:`~llmarchive.archive.jobs.JobSpec` row, registered by a fixture and
-taken out again after each test, and (for Dagster) one asset defined in a
-child process.  Everything the job table drives must see it: the record
+:class:`~llmarchive.archive.jobs.JobSpec` row with its ``check`` function,
+registered by a fixture and taken out again after each test.  No asset is
+written for it: Dagster's is built from the row (``assets/selfchecks.py``).
+Everything the job table drives must see it: the record
 kinds (``record_logs.KINDS``) and the logs coverage reads, the cadence
 check, the coverage rows of a day (ran, unavailable, step missing), the
 morning status and its line, ``llmarchive instrument checks``, the
@@ -39,6 +40,16 @@ from publish.data import sources
 from publish.site import pages
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def toy_check(paths, day):
+    """The toy check's work: one toy record for the day, and the materialisation's metadata."""
+    if (paths.home / "toy_broken").exists():
+        raise records.RecordError("the toy reader is broken")
+    records.append(paths, "toy_check", {"date": day, "status": "pass", "reading": 7})
+    return {"status": "pass", "reading": 7, "readings": [7]}
+
+
 TOY = jobs.JobSpec(
     "toy_check", True,
     record=jobs.Record("toy_check", ("date", "status", "reading")),
@@ -46,7 +57,8 @@ TOY = jobs.JobSpec(
     self_check=True, asset="toy_check", shown=jobs.Shown("toy", ("status",)), says="toy check",
     published=("archive.db", "status.json"),
     public=jobs.Public(("date", "status", "reading"), "A toy daily check that only a test registers.",
-                       status="status"))
+                       status="status"),
+    check="tests.test_extending_selfcheck:toy_check")
 RUNTIME = {"status": "pass", "digest": "d", "expected_digest": "d", "model_sha256": "m", "template_sha256": "t",
            "llama_cpp_version": "v", "runner_arch": "x86_64", "n_threads": 1, "n_batch": 1, "seed": 0}
 
@@ -156,38 +168,64 @@ def test_an_unregistered_row_reaches_nothing():
         jobs.canonical("toy_check")
 
 
-# The Dagster graph is built at import, so the toy row and its asset are put in a fresh interpreter first.
+# The Dagster graph is built at import, so the toy row is put in a fresh interpreter first.  No asset is
+# written for it: the definitions must build it from the row, and running it must call the row's check.
 DAGSTER_CHILD = textwrap.dedent('''
     import json
-    from dagster import MaterializeResult, asset
+    import os
+    from datetime import date, timedelta
+
+    from dagster import AssetKey, AssetsDefinition, DagsterInstance
 
     from llmarchive.archive import jobs
+    from llmarchive.archive import record_logs as records
+    from llmarchive.archive.paths import ArchivePaths
     from tests.test_extending_selfcheck import TOY
 
     jobs.register(TOY)
+    import assets.coverage
     import assets.instrument
-    from assets.partitions import days
-
-    @asset(partitions_def=days, group_name="instrument", name="toy_check")
-    def toy_check() -> MaterializeResult:
-        return MaterializeResult()
-
-    assets.instrument.toy_check = toy_check
+    import assets.selfchecks
     from assets.definitions_builder import build_definitions
     from assets.jobs import RUNS, RUNS_TAG
+    from tests.dagster_helpers import materialization_metadata, refusals, today
 
+    paths = ArchivePaths.from_env().ensure()
     defs = build_definitions()
-    import assets.coverage
+    built = defs.resolve_assets_def("toy_check")
+    key = AssetKey("toy_check")
     job = defs.resolve_job_def("daily_instrument_job")
-    coverage_deps = {key.to_user_string() for key in assets.coverage.coverage.dependency_keys}
-    print(json.dumps({"job_assets": sorted(k.to_user_string() for k in job.asset_layer.selected_asset_keys),
-                      "runs": RUNS["daily_instrument_job"], "tag": job.tags[RUNS_TAG],
-                      "description": job.description, "coverage_deps": sorted(coverage_deps)}))
+    coverage_deps = {k.to_user_string() for k in assets.coverage.coverage.dependency_keys}
+    instance = DagsterInstance.ephemeral()
+
+    def run(day, raise_on_error=True):
+        return job.execute_in_process(partition_key=day, asset_selection=[key], instance=instance,
+                                      raise_on_error=raise_on_error)
+
+    ran = run(today())
+    yesterday = (date.fromisoformat(today()) - timedelta(days=1)).isoformat()
+    past = run(yesterday, raise_on_error=False)
+    (paths.home / "toy_broken").write_text("")
+    broken = run(today(), raise_on_error=False)
+    print(json.dumps({
+        "job_assets": sorted(k.to_user_string() for k in job.asset_layer.selected_asset_keys),
+        "runs": RUNS["daily_instrument_job"], "tag": job.tags[RUNS_TAG], "description": job.description,
+        "coverage_deps": sorted(coverage_deps),
+        "hand_written": isinstance(getattr(assets.instrument, "toy_check", None), AssetsDefinition),
+        "from_the_factory": built.node_def is assets.selfchecks.built(TOY).node_def,
+        "group": built.group_names_by_key[key], "partitioned": built.partitions_def is not None,
+        "asset_description": built.descriptions_by_key.get(key),
+        "ran": ran.success, "metadata": materialization_metadata(ran, "toy_check"),
+        "records": [(r["date"], r["status"], r["reading"]) for r in records.read(paths, "toy_check")],
+        "past": [(said, facts["refusal"]) for said, facts in refusals(past)], "past_ok": past.success,
+        "broken": [said for said, _ in refusals(broken)], "broken_ok": broken.success, "today": today(),
+    }))
 ''')
 
 
-def test_dagster_definitions_take_the_rows_asset():
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "DAGSTER_HOME": os.environ.get("DAGSTER_HOME", "/tmp")}
+def test_dagster_definitions_build_the_rows_asset(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DAGSTER_HOME": os.environ.get("DAGSTER_HOME", "/tmp"),
+           "LLMARCHIVE_HOME": str(tmp_path / "archive")}
     done = subprocess.run([sys.executable, "-c", DAGSTER_CHILD], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -197,6 +235,18 @@ def test_dagster_definitions_take_the_rows_asset():
     assert seen["description"].startswith("The free daily checks: runtime fingerprint, guard rotation, "
                                           "revalidation, toy check.")
     assert "toy_check" in seen["coverage_deps"]
+    # the asset is the factory's, built from the row: nobody wrote one
+    assert seen["hand_written"] is False and seen["from_the_factory"] is True
+    assert seen["group"] == "instrument" and seen["partitioned"] is True
+    assert seen["asset_description"].startswith("Toy check: a daily self-check")
+    # today's partition runs the row's check: its record written, its mapping the materialisation's metadata
+    assert seen["ran"] is True and seen["metadata"] == {"status": "pass", "reading": 7, "readings": [7]}
+    assert seen["records"] == [[seen["today"], "pass", 7]]
+    # another day is refused as the other instrument assets refuse it, and runs nothing
+    [(said, kind)] = seen["past"]
+    assert seen["past_ok"] is False and kind == "not_today" and "never a backfill" in said
+    # the check's error fails the day with its one line
+    assert seen["broken_ok"] is False and seen["broken"] == ["the toy reader is broken"]
 
 
 def daily_names() -> set[str]:
@@ -228,3 +278,16 @@ def test_no_module_writes_the_daily_kinds_out():
                     found.append(f"{where}:{node.lineno} {sorted(named)}")
     assert found == [], "the daily kinds written out again (derive them from llmarchive.archive.jobs):\n" + \
         "\n".join(found)
+
+
+def test_a_row_names_its_check_by_reference_and_a_wrong_reference_is_refused_naming_it():
+    """The row lives on the ground floor and its check above it, so the row names the check, never imports it."""
+    from dataclasses import replace
+
+    from assets import selfchecks
+
+    assert selfchecks.resolve(TOY) is toy_check
+    for wrong in ("tests.test_extending_selfcheck:no_such_check", "no.such.module:check",
+                  "tests.test_extending_selfcheck"):
+        with pytest.raises(ValueError, match=f"job 'toy_check': its check '{wrong}' names no function"):
+            selfchecks.resolve(replace(TOY, check=wrong))

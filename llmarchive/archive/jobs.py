@@ -17,7 +17,10 @@ publication shows its records (:class:`Public`).  ``record_logs.KINDS``, the
 coverage rows, ``llmarchive status``, the CLI's listing, the Dagster job of
 the daily checks and what ``publish/`` reads and shows of them are built
 from these rows, so a new daily self-check is one row here (plus the module
-that does the check and its asset), not an edit in every place that lists them.
+that does the check and its ``cadence.yaml`` line), not an edit in every place
+that lists them: a row that names its ``check`` has its Dagster asset built
+from the row (``assets/selfchecks.py``); a check that needs more than the
+archive (a model, a subject) still writes its own asset.
 Rows are read through functions at call time, so a row added with
 :func:`register` (a test's toy check) reaches every one of them.
 
@@ -28,9 +31,14 @@ Older records and ledgers used other names for some jobs (the sweep was
 :func:`stored_names` lists every name a job's records may carry.
 """
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
+from llmarchive.archive.paths import ArchivePaths
 from measure.errors import ArchiveError
+
+# A daily self-check's work: the archive and the day in, the materialisation's metadata (plain values) out;
+# it raises an ArchiveError to fail the day.  A row names it as "module:function" (JobSpec.check).
+Check = Callable[[ArchivePaths, str], Mapping[str, Any]]
 
 
 class UnknownJob(ArchiveError, ValueError):
@@ -137,6 +145,8 @@ class JobSpec:
     published: tuple[str, ...] = ()     # the public files its records reach (publication reads its log)
     public: Optional[Public] = None      # how publication shows its records (needed when published)
     says: str = ""                       # what it is, in a few words (the CLI's listing, Dagster descriptions)
+    check: Optional[str] = None          # "module:function", a Check; set, its asset is built from this row
+    # (a reference, not the function: the row lives on the ground floor and its check in llmarchive/instrument/)
 
 
 FULL_SWEEP = "full_sweep"
@@ -201,8 +211,9 @@ def register(job: JobSpec) -> Callable[[], None]:
 
     Refused: a name, an older name, a record kind or an asset another row
     already has — two rows answering for one of them would make every
-    derived list ambiguous; and a row whose records are published but that
-    does not say how (``public``), or has no record to publish.
+    derived list ambiguous; a row whose records are published but that
+    does not say how (``public``), or has no record to publish; and a row
+    with a ``check`` that is no self-check with an asset.
     """
     taken = {n for row in _TABLE.values() for n in (row.name, *row.aliases)}
     if job.name in taken or set(job.aliases) & taken:
@@ -213,6 +224,8 @@ def register(job: JobSpec) -> Callable[[], None]:
         raise JobTableError(f"asset {job.asset!r} already runs another job")
     if job.published and (job.public is None or job.record is None):
         raise JobTableError(f"job {job.name!r} is published but names no record or no Public way to show it")
+    if job.check is not None and not (job.self_check and job.asset):
+        raise JobTableError(f"job {job.name!r} names a check but is no self-check with an asset to run it")
     _TABLE[job.name] = job
 
     def unregister() -> None:
