@@ -28,7 +28,7 @@ import re
 
 from panels.render import render_parts, scenario_values
 from panels import families
-from panels.scenario import FAMILIES, SUNK_MARK, ScenarioError, check_numbers
+from panels.scenario import SUNK_MARK, ScenarioError, check_numbers
 from panels.template import TemplateError, format_value, longest_fixed_run, shared_run, words
 
 BODY_WORDS = (130, 360)
@@ -48,8 +48,8 @@ def required(family: str, variant: str) -> tuple[str, ...]:
 
 
 def load(family: str):
-    if family not in FAMILIES:
-        raise SystemExit(f"unknown family {family!r}; families: {', '.join(FAMILIES)}")
+    if family not in families.names():
+        raise SystemExit(f"unknown family {family!r}; families: {', '.join(families.names())}")
     return families.get(family).scenarios
 
 

@@ -53,7 +53,7 @@ from panels import families, lanes, readers
 from panels.instruction import OPTIONS, instruction
 from panels.leak import LEAK_WORDS, grams, strip_instruction
 from panels.render import Parts, render_parts
-from panels.scenario import C_CHANGED_KEY, C_DOMINANT_ROLE, FAMILIES, Scenario, check_numbers, derived, lotteries
+from panels.scenario import Scenario, check_numbers, derived, lotteries
 from panels.seeds import WordingSeed
 from panels.template import render, stream_for
 from measure.errors import ArchiveError
@@ -102,13 +102,13 @@ def protocol_id(family: str, rewording_type: str, series: str) -> str:
 def parse_protocol_id(pid: str) -> tuple[str, str, str]:
     """``(family, type, series)`` of a built protocol id, or ValueError."""
     parts = pid.split("__")
-    if len(parts) != 3 or parts[0] not in FAMILIES or parts[1] not in TYPES or parts[2] not in SERIES:
+    if len(parts) != 3 or parts[0] not in families.names() or parts[1] not in TYPES or parts[2] not in SERIES:
         raise BuildError(f"{pid!r} is not a protocol id of the form family__type__series")
     return parts[0], parts[1], parts[2]
 
 
 def all_protocol_ids() -> list[str]:
-    return [protocol_id(f, t, s) for s in SERIES for f in FAMILIES for t in TYPES]
+    return [protocol_id(f, t, s) for s in SERIES for f in families.names() for t in TYPES]
 
 
 def load_scenarios(family: str) -> tuple[Scenario, ...]:
@@ -137,13 +137,14 @@ def structure(family: str, scenario: Scenario) -> dict:
         return {letter: rows[role] for letter, role in scenario.letters.items()}
 
     base, c = by_letter(scenario.values), by_letter(scenario.c_values)
-    dominant_letter = next(l for l, r in scenario.letters.items() if r == C_DOMINANT_ROLE[family])
+    row = families.get(family)
+    dominant_letter = next(l for l, r in scenario.letters.items() if r == row.c_dominant_role)
     return {
         "family": family,
         "roles": dict(scenario.letters),
         "values": dict(scenario.values),
         "c_values": dict(scenario.c_values),
-        "changed_key": C_CHANGED_KEY[family],
+        "changed_key": row.c_changed_key,
         "lotteries": base,
         "c_lotteries": c,
         "expected_value": {l: fraction_text(expected_value(rows)) for l, rows in base.items()},
@@ -231,7 +232,7 @@ def render_item(family: str, rewording_type: str, scenario: Scenario, seed_text:
     order_b = tuple(reversed(OPTIONS)) if rewording_type == "order" else order_a
     extra_a = extra_b = None
     if rewording_type == "default":
-        default_a = next(l for l, r in letters.items() if r != C_DOMINANT_ROLE[family])
+        default_a = next(l for l, r in letters.items() if r != families.get(family).c_dominant_role)
         default_b = next(l for l in OPTIONS if l != default_a)
         line = lambda letter: render(DEFAULT_TEMPLATE, stream_for(seed_text, key, scenario.item_id, "default"),
                                      {"default_option": letter}, f"{key}/{scenario.item_id}:default")
@@ -337,7 +338,8 @@ def build_protocols(public: WordingSeed, guard: WordingSeed) -> list[dict]:
     panels: dict[tuple[str, str], tuple[list, str]] = {}
     open_records: dict[str, dict] = {}
     open_grams: set = set()
-    planned_open = [(f, t) for f in FAMILIES for t in TYPES if lanes.planned_lane(protocol_id(f, t, "v0"))[0] == "open"]
+    planned_open = [(f, t) for f in families.names() for t in TYPES
+                    if lanes.planned_lane(protocol_id(f, t, "v0"))[0] == "open"]
     for family, rewording_type in planned_open:
         panel, records = build_panel(family, rewording_type, public, instruction_text)
         panels[(family, rewording_type)] = (panel, public.label)
@@ -345,7 +347,7 @@ def build_protocols(public: WordingSeed, guard: WordingSeed) -> list[dict]:
         for item in panel:
             for text in item["versions"].values():
                 open_grams |= grams(strip_instruction(text, instruction_text))
-    for family in FAMILIES:
+    for family in families.names():
         for rewording_type in TYPES:
             if (family, rewording_type) in panels:
                 continue
@@ -354,7 +356,7 @@ def build_protocols(public: WordingSeed, guard: WordingSeed) -> list[dict]:
             panels[(family, rewording_type)] = (panel, guard.label)
     out = []
     for series in SERIES:
-        for family in FAMILIES:
+        for family in families.names():
             for rewording_type in TYPES:
                 panel, label = panels[(family, rewording_type)]
                 out.append(assemble(family, rewording_type, series, panel, label, instruction_text))

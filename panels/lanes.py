@@ -34,7 +34,6 @@ from typing import Iterable, Mapping, Optional
 
 from measure.invariants import Failure
 from panels import families
-from panels.scenario import FAMILIES
 from measure.errors import ArchiveError
 
 LANES = ("open", "guard", "sealed")
@@ -172,7 +171,7 @@ def twin_failures(headers: Iterable[Mapping]) -> list[Failure]:
         if lane is not None and lane not in LANES:
             fail(pid, "lane", f"unknown lane {lane!r}")
             continue
-        if lane != "sealed" and _split(pid) is not None and h.get("family") in FAMILIES:
+        if lane != "sealed" and _split(pid) is not None and h.get("family") in families.names():
             rule_lane, rule_twin = planned_lane(pid)
             if lane is not None and lane != rule_lane:
                 fail(pid, "lane_rule", f"lane {lane!r} contradicts SPEC's rule ({rule_lane!r})")

@@ -19,12 +19,14 @@ may quote and into *lotteries* (per role, a list of ``(numerator,
 denominator, payoff)``), which gate 1 (:mod:`measure.invariants`) checks.
 The rules and every other per-family fact are declared once, in the family
 module's ``FAMILY`` row (:class:`panels.family.Family`), and collected in
-order by :mod:`panels.families`; :data:`FAMILIES`, :data:`ROLES`,
-:data:`VALUE_KEYS`, :data:`C_DOMINANT_ROLE` and :data:`C_CHANGED_KEY` below
-are read-only views of that table, and :func:`derived`, :func:`lotteries`
-and :func:`check_numbers` look the family up in it.  Gate 1 keeps its own
-copy of the three families' rules in :mod:`measure.invariants` on purpose:
-``measure`` is the independent checker and never imports ``panels``.
+order by :mod:`panels.families`: the family names are ``families.names()``
+and a family's facts are its row, ``families.get(name)`` (``.roles``,
+``.value_keys``, ``.c_dominant_role``, ``.c_changed_key``), read from the
+table at each call so a family registered later shows at once;
+:func:`derived`, :func:`lotteries` and :func:`check_numbers` look the family
+up there too.  Gate 1 keeps its own copy of the three families' rules in
+:mod:`measure.invariants` on purpose: ``measure`` is the independent checker
+and never imports ``panels``.
 
 Families and their roles
 ------------------------
@@ -78,68 +80,15 @@ theory for risky choice, the hit rate for the posterior in base rate, the
 sunk amount as a prior loss in sunk cost) and the normative reader strictly
 prefers its dominant option; :data:`MIN_C_ADVANTAGE` is only the floor.
 """
-from collections.abc import Iterator, Mapping as MappingABC, Sequence
 from fractions import Fraction
-from typing import Mapping, TypeVar, Union
+from typing import Mapping
 
 from panels import families
 from panels.family import Family, Scenario, ScenarioError
 
-__all__ = ["C_CHANGED_KEY", "C_DOMINANT_ROLE", "FAMILIES", "MIN_C_ADVANTAGE", "ROLES", "SUNK_MARK", "VALUE_KEYS",
-           "Scenario", "ScenarioError", "check_numbers", "derived", "expected_value", "family_row", "lotteries"]
+__all__ = ["MIN_C_ADVANTAGE", "SUNK_MARK", "Scenario", "ScenarioError", "check_numbers", "derived", "expected_value",
+           "family_row", "lotteries"]
 
-T = TypeVar("T")
-
-
-class _Names(Sequence[str]):
-    """The family names, read from the family table each time (so a registered family shows at once)."""
-
-    def __getitem__(self, index: Union[int, slice]) -> Union[str, tuple[str, ...]]:  # type: ignore[override]
-        return families.names()[index]
-
-    def __len__(self) -> int:
-        return len(families.TABLE)
-
-    def __eq__(self, other: object) -> bool:
-        return tuple(self) == (tuple(other) if isinstance(other, (tuple, list, _Names)) else other)
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
-
-    def __repr__(self) -> str:
-        return repr(families.names())
-
-
-class _Column(MappingABC[str, T]):
-    """One column of the family table as a read-only mapping from family name."""
-
-    def __init__(self, attribute: str) -> None:
-        self._attribute = attribute
-
-    def __getitem__(self, name: str) -> T:
-        row = families.find(name)
-        if row is None:
-            raise KeyError(name)
-        return getattr(row, self._attribute)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(families.names())
-
-    def __len__(self) -> int:
-        return len(families.TABLE)
-
-    def __repr__(self) -> str:
-        return repr(dict(self))
-
-
-# Derived from the family table (panels.families), never written out here: a
-# family's facts are declared once, in its own module.
-FAMILIES: Sequence[str] = _Names()
-ROLES: Mapping[str, tuple[str, str]] = _Column("roles")
-VALUE_KEYS: Mapping[str, tuple[str, ...]] = _Column("value_keys")
-# The option a reader of A would not choose by default; C makes it dominate.
-C_DOMINANT_ROLE: Mapping[str, str] = _Column("c_dominant_role")
-C_CHANGED_KEY: Mapping[str, str] = _Column("c_changed_key")
 MIN_C_ADVANTAGE = Fraction(6, 5)  # dominant EV ≥ 1.2 × the other option's EV
 SUNK_MARK = "SUNK"
 

@@ -3,7 +3,7 @@
 The fixture registers a toy family — one :class:`panels.family.Family` row
 with fifteen plain scenarios, built here in the test — and removes it
 afterwards.  The tests then ask every list and lookup that used to be a
-hand-written dict keyed by family name (``FAMILIES``, ``ROLES``, the open
+hand-written dict keyed by family name (the family names, their roles, the open
 lanes, the reader citations, the author's required numbers, the protocol
 ids, the builder's option variants, gate 1b's rule lookup) and check that
 the toy family is there.  If any of them is written out by hand again, the
@@ -25,8 +25,7 @@ import pytest
 from panels import authoring, build, checks, conformance, families, lanes, readers
 from panels.family import Family, Lotteries, Scenario
 from panels.instruction import OPTIONS, instruction
-from panels.scenario import (C_CHANGED_KEY, C_DOMINANT_ROLE, FAMILIES, ROLES, VALUE_KEYS, check_numbers, derived,
-                             lotteries)
+from panels.scenario import check_numbers, derived, family_row, lotteries
 from panels.seeds import development_seed, public_seed
 from measure import invariants
 
@@ -94,21 +93,22 @@ def toy() -> Iterator[Family]:
         yield row
     finally:
         families.unregister(TOY)
-    assert TOY not in FAMILIES
+    assert TOY not in families.names() and families.find(TOY) is None
 
 
 def test_the_table_keeps_the_three_families_in_their_fixed_order():
     # Protocol ids, the builder's loop and every listing run in this order.
-    assert tuple(FAMILIES) == REAL == families.names()
-    assert TOY not in FAMILIES
+    assert families.names() == REAL == tuple(row.name for row in families.TABLE)
+    assert TOY not in families.names()
 
 
 def test_the_family_lists_see_the_new_row(toy):
-    assert tuple(FAMILIES) == REAL + (TOY,)
-    assert TOY in FAMILIES and len(FAMILIES) == 4
-    assert ROLES[TOY] == ("keep", "toss") and VALUE_KEYS[TOY] == ("sure", "win", "p_pct")
-    assert C_DOMINANT_ROLE[TOY] == "toss" and C_CHANGED_KEY[TOY] == "sure"
-    assert list(ROLES) == list(FAMILIES)
+    assert families.names() == REAL + (TOY,)
+    assert families.get(TOY) is toy and family_row(TOY) is toy
+    row = families.get(TOY)
+    assert row.roles == ("keep", "toss") and row.value_keys == ("sure", "win", "p_pct")
+    assert row.c_dominant_role == "toss" and row.c_changed_key == "sure"
+    assert build.parse_protocol_id(f"{TOY}__order__v0") == (TOY, "order", "v0")
 
 
 def test_the_number_rules_are_the_rows(toy):

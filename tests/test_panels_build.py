@@ -9,12 +9,11 @@ from llmarchive.protocols.panel_seed import ENV_VAR, guard_seed
 from llmarchive.archive.paths import ArchivePaths
 from measure.canonical import canonical_sha256
 from measure.schema import PROTOCOL_HEADER_FIELDS
-from panels import build
+from panels import build, families
 from panels.build import TYPES, build_protocols
 from panels.conformance import strip_surface
 from panels.instruction import INSTRUCTION
 from panels.leak import grams, strip_instruction
-from panels.scenario import C_DOMINANT_ROLE, FAMILIES
 from panels.seeds import WordingSeed, development_seed, public_seed
 
 CONTRACT_FIELDS = (
@@ -26,7 +25,7 @@ CONTRACT_FIELDS = (
 
 
 def test_every_family_module_exists_and_has_fifteen_different_items():
-    for family in FAMILIES:
+    for family in families.names():
         scenarios = build.load_scenarios(family)
         assert [s.item_id for s in scenarios] == [f"s{i:02d}" for i in range(1, 16)]
         assert len({s.title for s in scenarios}) == 15
@@ -57,7 +56,7 @@ def test_series_settings_are_the_specs(protocols):
 
 
 def test_v1_has_the_v0_panel_byte_for_byte_and_differs_only_in_n_and_grammar(protocols):
-    for family in FAMILIES:
+    for family in families.names():
         for rewording_type in TYPES:
             v0 = protocols[f"{family}__{rewording_type}__v0"]
             v1 = protocols[f"{family}__{rewording_type}__v1"]
@@ -109,19 +108,19 @@ def test_c_makes_the_option_a_reader_would_not_pick_dominant(protocols):
     for p in protocols.values():
         for item in p["panel"]:
             s = item["structure"]
-            assert s["roles"][s["c_correct"]] == C_DOMINANT_ROLE[p["family"]]
+            assert s["roles"][s["c_correct"]] == families.get(p["family"]).c_dominant_role
             assert s["correct"] is None
             assert len(set(s["expected_value"].values())) == 1
 
 
 def test_structure_is_shared_by_the_four_types_of_a_family(protocols):
-    for family in FAMILIES:
+    for family in families.names():
         blocks = {t: [i["structure"] for i in protocols[f"{family}__{t}__v0"]["panel"]] for t in TYPES}
         assert all(blocks[t] == blocks["wording"] for t in TYPES)
 
 
 def test_default_protocols_keep_a_default_in_c_pointing_away_from_the_dominant_option(protocols):
-    for family in FAMILIES:
+    for family in families.names():
         for item in protocols[f"{family}__default__v0"]["panel"]:
             a, b, c = (item["versions"][v].split("\n") for v in ("A", "B", "C"))
             line = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
@@ -145,8 +144,6 @@ def test_rebuilding_writes_byte_identical_files(archive_home):
 
 
 def test_changing_one_character_of_a_template_changes_panel_sha256(monkeypatch, protocols):
-    from panels import families
-
     before = protocols["sunk_cost_fallacy__anchoring__v0"]["panel_sha256"]
     row = families.get("sunk_cost_fallacy")
     first = row.scenarios[0]

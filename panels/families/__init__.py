@@ -4,13 +4,14 @@ The order is part of the archive: protocol ids, the builder's loop and so
 every published listing run through the families in this order, so a new
 family is appended, never inserted.  Adding one is a new module beside these
 (its ``SCENARIOS`` and its ``FAMILY`` row) and one entry below; every list
-or lookup keyed by family name (:data:`panels.scenario.FAMILIES`,
-``ROLES``, the lanes, the reader citations, the author's check) is derived
-from :data:`TABLE`.
+or lookup keyed by family name (:func:`names`, a row's roles and numbers
+through :func:`get`, the lanes, the reader citations, the author's check)
+reads :data:`TABLE` when it is called, never a copy taken at import.
 
-:func:`register` and :func:`unregister` exist for a test that proves the
-derived lists see a new row (``tests/test_extending_family.py``); the
-archive's own families are fixed at import.
+:func:`register` and :func:`unregister` exist for a test that proves
+everything keyed by family sees a new row
+(``tests/test_extending_family.py``); the archive's own families are fixed
+at import.
 """
 from typing import Optional
 
