@@ -9,9 +9,10 @@ kinds (``record_logs.KINDS``) and the logs coverage reads, the cadence
 check, the coverage rows of a day (ran, unavailable, step missing), the
 morning status and its line, ``llmarchive instrument checks``, the
 Dagster definitions (the daily instrument job, its tag, the coverage asset's
-deps), and publication: ``archive.db``'s instrument table, ``status.json``'s
-instrument part and the site's glossary.  A place that kept a list of its own
-would miss ``toy_check`` and a test here fails;
+deps), and publication: ``archive.db``'s instrument table and its ``kind``
+column's description, ``status.json``'s instrument part and the site's
+glossary.  A place that kept a list of its own would miss ``toy_check`` and a
+test here fails;
 :func:`test_no_module_writes_the_daily_kinds_out` catches a list of the daily
 record kinds written out again in the source.
 """
@@ -158,6 +159,10 @@ def test_a_toy_record_is_published_in_the_instrument_table_status_json_and_the_s
     site = (paths.public / "index.html").read_text(encoding="utf-8")
     assert '<dt id="g-toy_check"><code>toy_check</code></dt><dd>A toy daily check that only a test registers.' in site
     assert "Coverage of its daily jobs (runtime fingerprint, guard rotation, revalidation, toy check)" in site
+    # archive.db's column descriptions are the Datasette metadata it is served with (`publish --metadata`)
+    assert main(["publish", "--metadata", str(tmp_path / "metadata.yml")]) == 0
+    served = read_yaml(tmp_path / "metadata.yml", AssertionError)["databases"]["archive"]["tables"]
+    assert "toy_check" in served["instrument"]["columns"]["kind"], "a row registered after import is described"
 
 
 def test_an_unregistered_row_reaches_nothing():

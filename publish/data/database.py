@@ -19,7 +19,7 @@ the same records give the same file bytes.
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
 
 if TYPE_CHECKING:      # loaded by build() alone: reading the column specs must not need the archive extra
     import sqlite_utils
@@ -55,7 +55,12 @@ SQL_TYPES = {"pct": float, "unit_interval": float, "number": float, "int": int, 
 class Column:
     name: str
     label: str
-    description: str
+    words: Union[str, Callable[[], str]]    # a function: the words depend on the job table, worked out when read
+
+    @property
+    def description(self) -> str:
+        """What Datasette shows for the column (``metadata.yml``, :mod:`publish.datasette.meta`)."""
+        return self.words() if callable(self.words) else self.words
 
 
 @dataclass
@@ -81,7 +86,7 @@ class View:
     columns: list[str]
 
 
-def _cols(spec: Iterable[tuple[str, str, str]]) -> list[Column]:
+def _cols(spec: Iterable[tuple[str, str, Union[str, Callable[[], str]]]]) -> list[Column]:
     return [Column(n, label, d) for n, label, d in spec]
 
 
@@ -162,11 +167,15 @@ TRIAL_COLUMN_SPEC = tuple((name, TRIAL_FIELD_LABELS[name], description)
 TRIAL_COMMON = {"record_type", "schema_version"}
 
 
-# The kinds are the job table's published checks and the alarm, read once here at import: the description
-# documents the archive's checks (metadata.yml is generated from it), not a row a test registers later.
+def instrument_kind_description() -> str:
+    """The instrument table's ``kind`` column: the job table's published checks and the alarm, read when the
+    description is (:attr:`Column.description`), so a row registered after import (a test's toy check) is in it."""
+    return either([job.record.kind for job in instrument_checks() if job.record] + [ALARM]) + "."
+
+
 INSTRUMENT_COLUMN_SPEC = (
     ("record_sha256", "text", "SHA-256 of the bookkeeping record; unique."),
-    ("kind", "text", either([job.record.kind for job in instrument_checks() if job.record] + [ALARM]) + "."),
+    ("kind", "text", instrument_kind_description),
     ("date", "text", "The day the check is about (UTC)."),
     ("status", "text", "pass / fail / unavailable for the fingerprint; the verdict of a guard rotation; "
                        "correct/total for the subject fingerprint; 'alarm' for an alarm."),
@@ -427,8 +436,7 @@ def comparison_rows(inputs: Inputs) -> list[dict]:
 
 
 def coverage_table_rows(inputs: Inputs) -> list[dict]:
-    rows = csvs.coverage_rows(inputs.by_kind("coverage"))
-    return [{"coverage_id": i, **r} for i, r in enumerate(rows, start=1)]
+    return [{"coverage_id": i, **r} for i, r in enumerate(inputs.coverage_rows, start=1)]
 
 
 # --------------------------------------------------------------------------

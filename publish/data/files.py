@@ -103,7 +103,7 @@ CHANGES = PublishedFile(
 COVERAGE = PublishedFile(
     csvs.COVERAGE_FILE, "text/csv", "publish.data.csvs.coverage_csv",
     "Every scheduled job and period: it ran, or the one cause of its gap from the closed list of causes.",
-    render=lambda inputs: csvs.coverage_csv(csvs.coverage_rows(inputs.by_kind("coverage"))),
+    render=lambda inputs: csvs.coverage_csv(inputs.coverage_rows),
     records=Records("coverage", f"Coverage of the schedule, one row per job and period ({csvs.COVERAGE_FILE}).",
                     tuple((n, COVERAGE_TYPES.get(n, "text"), csvs.COVERAGE_DESCRIPTIONS[n])
                           for n in csvs.COVERAGE_FIELDS)))

@@ -23,6 +23,7 @@ Selection rules (method §3, §10):
   ``open`` (declassification is a lane flip), never otherwise.
 """
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
@@ -37,6 +38,7 @@ from measure import chain, jsonl
 from measure.records import Measurement
 from measure.schema import MEASUREMENT_FIELD_NAMES, SERIES
 from publish.data.changes import beside_fields, modal_cells, modal_cells_of_log
+from publish.data import csvs
 from publish.errors import PublishError
 from publish.data.open_lane import OpenRun, label_of
 from publish.data.protocols import ProtocolTexts, collect_texts, list_headers
@@ -95,6 +97,12 @@ class Inputs:
 
     def by_kind(self, kind: str) -> list[dict]:
         return self.records.get(kind, [])
+
+    @cached_property
+    def coverage_rows(self) -> list[dict]:
+        """The coverage log as published (:func:`publish.data.csvs.coverage_rows`), worked out once per build on
+        first use: coverage.csv, the database's coverage table, the site and status.json all read it."""
+        return csvs.coverage_rows(self.by_kind("coverage"))
 
 
 def measurement_sort_key(m: dict) -> tuple:

@@ -40,7 +40,7 @@ from llmarchive.archive.jsonio import fsync_dir
 from llmarchive.archive.locks import lock_file
 from llmarchive.archive.paths import ArchivePaths
 from measure.canonical import sha256_hex
-from publish.data import croissant, csvs, database, open_lane, panels, sources, status
+from publish.data import croissant, database, open_lane, panels, sources, status
 from publish.data import files as published
 from publish.guard import leak
 from publish.pipeline import checks
@@ -154,7 +154,7 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="publish-write")
     try:
         with leak.TreeScan(guard, also=boundary) as scan:
-            files, coverage_rows = _data_files(inputs, panel_files, build_time, scan.data)
+            files = _data_files(inputs, panel_files, build_time, scan.data)
             writes = [writer.submit(_write_all, staging, dict(files))]
             with _stage("database"):
                 db = published.DATABASE.name
@@ -163,7 +163,7 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
                 writes.append(writer.submit(_fsync_file, staging / db))
                 files[db] = (staging / db).read_bytes()
             with _stage("site, status, manifest"):
-                manifest, rendered = _site_files(inputs, coverage_rows, build_time, files)
+                manifest, rendered = _site_files(inputs, build_time, files)
             for name, data in rendered.items():
                 scan.data(name, data)
             writes.append(writer.submit(_write_all, staging, rendered))
@@ -182,8 +182,8 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
 
 
 def _data_files(inputs: sources.Inputs, panel_files: dict[str, bytes], build_time: str,
-                made: Callable[[str, bytes], None]) -> tuple[dict, list]:
-    """The data files (CSVs, the open lane, the panels, Croissant) as bytes, and the coverage rows.
+                made: Callable[[str, bytes], None]) -> dict:
+    """The data files (CSVs, the open lane, the panels, Croissant) as bytes.
 
     Each file is handed to ``made`` as soon as it exists, the largest (the
     open lane) first, so the guards search it while the rest is rendered.
@@ -195,7 +195,6 @@ def _data_files(inputs: sources.Inputs, panel_files: dict[str, bytes], build_tim
     with _stage("csvs"):
         # every file the table renders from the inputs alone (publish.data.files): the CSVs, and any file added there
         tables = {entry.name: entry.render(inputs) for entry in published.rendered()}
-        coverage_rows = csvs.coverage_rows(inputs.by_kind("coverage"))     # the site and status.json read them too
     for name, data in tables.items():
         made(name, data)
     files = {**tables, **lane, **panel_files}
@@ -203,16 +202,15 @@ def _data_files(inputs: sources.Inputs, panel_files: dict[str, bytes], build_tim
         latest = max((m["run_date"] for m in inputs.measurements), default=None)
         files[published.CROISSANT.name] = _pretty(croissant.build(files, inputs.open_runs, latest, build_time[:10]))
     made(published.CROISSANT.name, files[published.CROISSANT.name])
-    return files, coverage_rows
+    return files
 
 
-def _site_files(inputs: sources.Inputs, coverage_rows: list, build_time: str,
-                files: dict[str, bytes]) -> tuple[dict, dict[str, bytes]]:
+def _site_files(inputs: sources.Inputs, build_time: str, files: dict[str, bytes]) -> tuple[dict, dict[str, bytes]]:
     """The render manifest, and the files that describe the others (the site, status.json, the manifest)."""
     data_files = [(name, len(data), sha256_hex(data)) for name, data in sorted(files.items())]
-    site_page = site.render(site.SiteContext(inputs, coverage_rows, build_time, data_files))
+    site_page = site.render(site.SiteContext(inputs, inputs.coverage_rows, build_time, data_files))
     rendered = {published.SITE.name: site_page.encode("utf-8"),
-                published.STATUS.name: _pretty(status.status(inputs, coverage_rows, build_time))}
+                published.STATUS.name: _pretty(status.status(inputs, inputs.coverage_rows, build_time))}
     manifest = status.manifest({**files, **rendered}, inputs, build_time)
     rendered[published.MANIFEST.name] = _pretty(manifest)
     # Nothing is published that the table of published files does not declare (so Croissant, the readback and
