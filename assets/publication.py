@@ -37,7 +37,7 @@ UPSTREAM = ["open_weights_measurements", "commercial_measurements", "coverage", 
                    "the static site, status.json and the render manifest.")
 def public_archive(context: AssetExecutionContext, archive: ArchiveResource) -> MaterializeResult:
     paths = archive.paths()
-    # publish_all runs the blocking checks first and the two guards on the staging folder, so this asset
+    # publish_all runs the blocking checks first and the two boundary checks on the staging folder, so this asset
     # and `llmarchive publish` publish under one rule; a refusal fails the step with the same one line.
     try:
         manifest = publish_all(paths)

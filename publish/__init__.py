@@ -7,7 +7,7 @@ packages stand on floors, one concern each, every one with its own face
 
 * ``pipeline`` — one build (:func:`publish_all`), its checks, a release;
 * ``site`` — the static site; ``readback`` — published files read back;
-* ``datasette`` — how the database is served; ``guard`` — the two guards;
+* ``datasette`` — how the database is served; ``boundary`` — the two boundary checks;
 * ``data`` — the archive's records read once, and every data file;
 * ``tasks`` — the outside routes' task files; ``words`` — numbers and fields
   in plain words;
@@ -16,8 +16,8 @@ packages stand on floors, one concern each, every one with its own face
 Modules inside ``publish/`` import from each other, never from this face.
 """
 from publish.errors import LeakError, PublishError, SiteError
-from publish.guard.boundary import leak_guard, publication_guard
-from publish.guard.publication import GuardError
+from publish.boundary.setup import sealed_text_check, value_check
+from publish.boundary.values import BoundaryError
 from publish.pipeline.build import publish_all
 
-__all__ = ["publish_all", "PublishError", "LeakError", "GuardError", "SiteError", "leak_guard", "publication_guard"]
+__all__ = ["publish_all", "PublishError", "LeakError", "BoundaryError", "SiteError", "sealed_text_check", "value_check"]

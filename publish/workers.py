@@ -28,7 +28,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Optional
 
 START_METHOD = "forkserver"
-PRELOAD = ["__main__", "publish.pipeline.checks", "publish.guard.leak", "publish.data.sources"]
+PRELOAD = ["__main__", "publish.pipeline.checks", "publish.boundary.sealed", "publish.data.sources"]
 
 
 def pool(workers: int, initializer: Optional[Callable[..., Any]] = None,

@@ -6,7 +6,7 @@ entry, registered by a fixture and taken out again after.  Everything the
 table drives must see it: publication writes it and lists it in the render
 manifest and on the site's Data page, ``croissant.json`` lists it (name,
 ``contentUrl``, encoding, sha256) with its record set, which mlcroissant
-reads back, the publication guards search its bytes, and the readback of a
+reads back, the boundary checks search its bytes, and the readback of a
 copy of ``public/`` (:func:`publish.readback.files.published_problems`)
 finds it where the table says.  A module that went back to a list of its
 own (Croissant naming its files by literal strings, the pipeline rendering
@@ -30,7 +30,7 @@ from publish import PublishError, publish_all
 from publish.data import files as published
 from publish.data import panels
 from publish.data.sources import Inputs
-from publish.guard.publication import GuardError
+from publish.boundary.values import BoundaryError
 from publish.readback.files import public_inputs, published_problems
 from tests import publish_helpers as ph
 
@@ -132,14 +132,14 @@ def test_the_readback_finds_the_toy_file_where_the_table_says(public, toy):
     assert "toy_runs.bak: not a file the table of published files declares" in problems
 
 
-def test_the_publication_guard_searches_the_toy_files_bytes(toy, archive):
+def test_the_value_check_searches_the_toy_files_bytes(toy, archive):
     """A toy renderer that writes the archive home's path is refused, and public/ is left as it was."""
     ph.populate(archive)
     publish_all(archive, build_time=BUILD)
     before = {p: p.read_bytes() for p in archive.public.rglob("*") if p.is_file()}
     leaky = published.PublishedFile("toy_leak.csv", "text/csv", "a test", "A toy file that leaks a path.",
                                     render=lambda inputs: f"where\n{archive.home}/private\n".encode("utf-8"))
-    with declared(leaky), pytest.raises(GuardError, match="toy_leak.csv"):
+    with declared(leaky), pytest.raises(BoundaryError, match="toy_leak.csv"):
         publish_all(archive, build_time=BUILD)
     assert {p: p.read_bytes() for p in archive.public.rglob("*") if p.is_file()} == before
 

@@ -4,7 +4,7 @@ A sweep of the pre-registered open protocol (fake provider), the instrument
 checks, the model watch raising a bridge, a comparison point and the
 coverage rows — all written by this issue's modules — then ``publish_all``:
 the coverage table, the instrument table, the succession table and the
-comparison table carry them, and the leak guard finds no guard wording.
+comparison table carry them, and the sealed-text check finds no guard wording.
 
 The day is 2 November 2026 (a watch on 1 December raises next month's
 bridge), so the clock is set to 1 November 2026: the archive is admitted in

@@ -1,7 +1,7 @@
 """Whatever the comparison intake accepts can be published: an outsider's words cannot hold publication hostage.
 
 Publication refuses, with no exemption, a credential, a path of this
-machine and a money field anywhere in ``public/`` (tests/test_guard_shapes.py).
+machine and a money field anywhere in ``public/`` (tests/test_boundary_shapes.py).
 A submitter, model id or header value carrying one would, once accepted,
 stop every later ``publish`` until someone edited the private record by
 hand.  So the intake applies the same rules
@@ -19,8 +19,8 @@ import pytest
 from llmarchive.archive import record_logs as records
 from llmarchive.cli import main
 from llmarchive.comparison.intake import submit
-from publish import GuardError, publish_all
-from tests.test_guard_shapes import KEYS
+from publish import BoundaryError, publish_all
+from tests.test_boundary_shapes import KEYS
 from tests.test_intake_boundaries import intake, template, write  # noqa: F401  (fixtures)
 
 CODE_ROOT = Path(__file__).resolve().parents[1]
@@ -106,5 +106,5 @@ def test_a_hostile_submitter_written_behind_the_intakes_back_still_stops_the_pub
     point = {k: v for k, v in accepted.record.items() if k not in ("record_sha256", "prev_sha256", "recorded_at")}
     records.append(paths, "comparison_point", dict(point, comparison_id="cp-behind", submission_sha256="0" * 64,
                                                    submitted_by=HOSTILE["the-archive-home"](str(paths.home))))
-    with pytest.raises(GuardError, match="contains the archive home's absolute path"):
+    with pytest.raises(BoundaryError, match="contains the archive home's absolute path"):
         publish_all(paths, build_time="2026-12-04T00:00:00Z")

@@ -37,7 +37,7 @@ def test_a_single_edited_trial_log_is_named_among_many(tmp_path, runs):
 
 # -- publication in a process that has threads and a step's signal handler -----------------------
 
-PUBLISHES = 10      # each: a build (three pools of two workers: checks, open runs, leak guard) and a check: 40 pools
+PUBLISHES = 10      # each: a build (three pools of two workers: checks, open runs, boundary scan) and a check: 40 pools
 WATCHDOG_S = 240                    # a hang fails the test (the child's process group is killed), never the suite
 
 

@@ -1,4 +1,4 @@
-"""The leak guard: guard and sealed wording never reaches a published byte."""
+"""The sealed-text check: guard and sealed wording never reaches a published byte."""
 import html
 import json
 import sqlite3
@@ -11,7 +11,7 @@ from panels.instruction import INSTRUCTION
 from panels.template import words as panel_words
 from publish import LeakError, publish_all
 from publish.site import pages
-from publish.guard.leak import _WORD, LeakGuard, words
+from publish.boundary.sealed import _WORD, SealedTextCheck, words
 from publish.data.protocols import ProtocolText
 from tests import publish_helpers as ph
 
@@ -66,7 +66,7 @@ def test_eleven_consecutive_words_are_not_a_leak(archive):
 def test_a_leak_disguised_by_case_punctuation_and_markup_in_a_record_is_refused(archive):
     run = guard_words(archive, item_index=7, version="A")[5:19]
     disguised = " , ".join(w.upper() for w in run).replace("THE", "<b>the</b>")
-    # A model id is the provider's text, published as recorded: the guard reads it like any other byte.
+    # A model id is the provider's text, published as recorded: the check reads it like any other byte.
     ph.add_record(archive, "subject_model", date="2026-11-15", model_family="claude-sonnet", model_id=disguised,
                   previous_model_id="claude-sonnet-5", declared_by="models_endpoint")
     with pytest.raises(LeakError, match=r"risky_choice_framing__anchoring__v0, item s08"):
@@ -91,7 +91,7 @@ def test_open_wording_and_the_shared_instruction_are_not_leaks(archive):
     assert html.escape(first.split("\n")[0]) in page
 
 
-def test_no_guarded_run_of_twelve_words_is_in_any_published_byte(archive):
+def test_no_private_run_of_twelve_words_is_in_any_published_byte(archive):
     """An independent check of a clean build: brute-force 12-grams over every file, the database by value."""
     from llmarchive.protocols import registry
 
@@ -107,15 +107,15 @@ def test_no_guarded_run_of_twelve_words_is_in_any_published_byte(archive):
                     public_grams.update(tuple(w[i:i + 12]) for i in range(len(w) - 11))
     w = panel_words(INSTRUCTION)
     public_grams.update(tuple(w[i:i + 12]) for i in range(len(w) - 11))
-    guarded = set()
+    private = set()
     for p in protocols:
         if p["lane"] != "open":
             for item in p["panel"]:
                 for text in item["versions"].values():
                     w = panel_words(text)
-                    guarded.update(tuple(w[i:i + 12]) for i in range(len(w) - 11))
-    guarded -= public_grams
-    assert len(guarded) > 10000
+                    private.update(tuple(w[i:i + 12]) for i in range(len(w) - 11))
+    private -= public_grams
+    assert len(private) > 10000
 
     # The open panels' full wording is among the files read (issue 20): every byte of them too.
     assert sorted(p.name for p in (archive.public / "panels").glob("*.json")) == [
@@ -138,18 +138,18 @@ def test_no_guarded_run_of_twelve_words_is_in_any_published_byte(archive):
             texts.extend(json.dumps(v, ensure_ascii=False).replace("\\n", " ") for v in values)
     for text in texts:
         w = panel_words(text)
-        found = {tuple(w[i:i + 12]) for i in range(len(w) - 11)} & guarded
+        found = {tuple(w[i:i + 12]) for i in range(len(w) - 11)} & private
         assert not found
 
 
-def test_the_guard_finds_a_run_that_straddles_two_fields(archive):
+def test_the_sealed_text_check_finds_a_run_that_straddles_two_fields(archive):
     words = guard_words(archive, item_index=2, version="A_prime")[0:12]
-    guard = LeakGuard([ProtocolText("g", "s03", "A_prime", " ".join(guard_words(archive, 2, "A_prime")))], [])
+    check = SealedTextCheck([ProtocolText("g", "s03", "A_prime", " ".join(guard_words(archive, 2, "A_prime")))], [])
     row = ",".join(['"' + " ".join(words[:6]) + '"', '"' + " ".join(words[6:]) + '"'])
     path = archive.home / "straddle.csv"
     path.write_text("a,b\n" + row + "\n")
     with pytest.raises(LeakError, match="straddle.csv"):
-        guard.check_file(path)
+        check.check_file(path)
 
 
 # --- the open panels in full (issue 20) -----------------------------------------------------------
@@ -170,16 +170,16 @@ def test_an_open_panel_file_shares_its_guard_twins_lotteries_never_a_twelve_word
         for text in [t for i in doc["panel"] for t in i["versions"].values()] + [INSTRUCTION]:
             w = panel_words(text)
             public.update(tuple(w[k:k + 12]) for k in range(len(w) - 11))
-        guarded = set()
+        private = set()
         for item in twin["panel"]:
             for text in item["versions"].values():
                 w = panel_words(text)
-                guarded.update(tuple(w[k:k + 12]) for k in range(len(w) - 11))
-        guarded -= public
-        assert len(guarded) > 1000
+                private.update(tuple(w[k:k + 12]) for k in range(len(w) - 11))
+        private -= public
+        assert len(private) > 1000
         for text in (raw, " ".join(t for i in doc["panel"] for t in i["versions"].values())):
             w = panel_words(text)
-            assert not {tuple(w[k:k + 12]) for k in range(len(w) - 11)} & guarded
+            assert not {tuple(w[k:k + 12]) for k in range(len(w) - 11)} & private
         assert twin["panel"][0]["versions"]["A"].split("\n")[0] not in raw
 
 
@@ -239,7 +239,7 @@ _CELLS = st.one_of(st.none(), st.integers(min_value=-2**63, max_value=2**63 - 1)
 @settings(max_examples=120, deadline=None)
 @given(st.lists(st.tuples(_CELLS, _CELLS, _CELLS), min_size=1, max_size=12))
 def test_a_database_row_is_searched_as_its_text_cells_joined_whatever_the_cells_hold(tmp_path_factory, rows):
-    from publish.guard.published_texts import sqlite_parts, sqlite_texts
+    from publish.boundary.texts import sqlite_parts, sqlite_texts
 
     path = tmp_path_factory.mktemp("db") / "t.db"
     with sqlite3.connect(path) as connection:
@@ -254,7 +254,7 @@ def test_a_database_row_is_searched_as_its_text_cells_joined_whatever_the_cells_
     assert found == expected
 
 
-_GUARDED = ("the ferry leaves at noon and the captain counts every passenger twice before the ramp "
+_PRIVATE = ("the ferry leaves at noon and the captain counts every passenger twice before the ramp "
             "is raised over the grey harbour water")
 _TEXTS = [
     "a clean answer about apples and pears", "",
@@ -267,10 +267,10 @@ _TEXTS = [
 ]
 
 
-def _one_by_one(texts, guard, also):
-    """The rule the batched search must keep: each text in order, the leak guard first, then the other."""
+def _one_by_one(texts, check, also):
+    """The rule the batched search must keep: each text in order, the sealed-text check first, then the value check."""
     for where, text in texts:
-        leak = guard.scan_text(text, where)
+        leak = check.scan_text(text, where)
         if leak:
             return leak.message(), True
         message = also.scan_text(text, where)
@@ -283,18 +283,18 @@ def _one_by_one(texts, guard, also):
 @given(st.lists(st.sampled_from(range(len(_TEXTS))), max_size=700),
        st.lists(st.integers(min_value=0, max_value=699), max_size=3))
 def test_texts_searched_in_batches_are_refused_exactly_as_one_by_one(indexes, noise_positions):
-    from publish.guard.publication import PublicationGuard
-    from publish.guard.leak import _first_refusal
+    from publish.boundary.values import ValueCheck
+    from publish.boundary.sealed import _first_refusal
 
-    guard = LeakGuard([ProtocolText("guarded_p", "s01", "B", _GUARDED)], [INSTRUCTION])
-    also = PublicationGuard(paths=[("the archive home", "/srv/llmarchive-home")],
+    check = SealedTextCheck([ProtocolText("private_p", "s01", "B", _PRIVATE)], [INSTRUCTION])
+    also = ValueCheck(paths=[("the archive home", "/srv/llmarchive-home")],
                             secrets=[("SOME_API_KEY", "sekret-value-123")])
     also.allow("it costs €0.16 per call")          # this wording's amount is exempt, in these words only
     clean = ["filler words number %d about nothing in particular" % i for i in range(700)]
     texts = [(f"f, line {n}", clean[n] if n in noise_positions or not indexes else _TEXTS[indexes[n % len(indexes)]])
              for n in range(len(indexes) or 5)]
-    assert guard.separator is not None
-    assert _first_refusal(iter(texts), guard, also) == _one_by_one(texts, guard, also)
+    assert check.separator is not None
+    assert _first_refusal(iter(texts), check, also) == _one_by_one(texts, check, also)
 
 
 @settings(max_examples=60, deadline=None)
@@ -305,12 +305,12 @@ def test_texts_searched_in_batches_are_refused_exactly_as_one_by_one(indexes, no
 @example([(0, 0, "€9.99 in a blob".encode())] * 3)          # a refusal only a blob holds
 @example([(0, 1, None)] * 300 + [(0, 0, "€9.99 in a blob".encode())])
 def test_a_database_searched_in_batches_is_refused_exactly_as_row_by_row(tmp_path_factory, rows):
-    from publish.guard.publication import PublicationGuard
-    from publish.guard.leak import _check_task
-    from publish.guard.published_texts import sqlite_parts, sqlite_texts
+    from publish.boundary.values import ValueCheck
+    from publish.boundary.sealed import _check_task
+    from publish.boundary.texts import sqlite_parts, sqlite_texts
 
-    guard = LeakGuard([ProtocolText("guarded_p", "s01", "B", _GUARDED)], [INSTRUCTION])
-    also = PublicationGuard(paths=[("the archive home", "/srv/llmarchive-home")],
+    check = SealedTextCheck([ProtocolText("private_p", "s01", "B", _PRIVATE)], [INSTRUCTION])
+    also = ValueCheck(paths=[("the archive home", "/srv/llmarchive-home")],
                             secrets=[("SOME_API_KEY", "sekret-value-123")])
     also.allow("it costs €0.16 per call")
     path = tmp_path_factory.mktemp("db") / "archive.db"
@@ -319,5 +319,5 @@ def test_a_database_searched_in_batches_is_refused_exactly_as_row_by_row(tmp_pat
         connection.executemany('insert into "t" values (?, ?, ?)', [(_TEXTS[a], _TEXTS[b], c) for a, b, c in rows])
     connection.close()
     for part in sqlite_parts(path):
-        expected = _one_by_one(list(sqlite_texts(path, "archive.db", part)), guard, also)
-        assert _check_task((str(path), "archive.db", part), guard, also) == expected
+        expected = _one_by_one(list(sqlite_texts(path, "archive.db", part)), check, also)
+        assert _check_task((str(path), "archive.db", part), check, also) == expected

@@ -59,7 +59,7 @@ def test_release_assembles_the_public_payload_and_nothing_private(archive, spec,
     files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     for name in ("data/stability.csv", "data/outcomes.csv", "data/coverage.csv", "data/open-lane/2026.jsonl",
                  "data/croissant.json", "data/archive.db", "data/index.html", "data/status.json",
-                 "data/render_manifest.json", "measure/schema.py", "measure/measurement.py", "publish/guard/leak.py",
+                 "data/render_manifest.json", "measure/schema.py", "measure/measurement.py", "publish/boundary/sealed.py",
                  "panels/instruction.py", "metadata.yml", "docs/method.md", "CITATION.cff", ".zenodo.json", "SPEC.md",
                  "RELEASE.json", "RELEASE_CHECKLIST.md", "LICENSE", "LICENSES/README.md", "LICENSES/CC-BY-4.0.txt",
                  "LICENSES/CC-BY-SA-4.0.txt", "publish/datasette/templates/table.html",

@@ -1,7 +1,7 @@
 """What may never cross the public boundary, recognised by its shape: credentials, this machine's paths, money.
 
 One set of rules with two callers: publication, which refuses a build that
-carries any of it (:mod:`publish.guard.publication`), and the comparison intake, which
+carries any of it (:mod:`publish.boundary.values`), and the comparison intake, which
 refuses an outsider's text that publication would refuse
 (:mod:`llmarchive.comparison.check`) — otherwise an accepted submission
 could block every later publication.  Both must judge the same text the
@@ -212,7 +212,7 @@ def public_text_problem(text: str, paths: Iterable[tuple[str, "re.Pattern[str]"]
     """What in ``text`` publication would refuse whatever its context, or None: a credential (named by its
     kind, never shown), a path of this machine (``paths``, from :func:`machine_paths` through
     :func:`path_pattern`), or a money field.  Amounts are not judged here: an amount in an outsider's
-    words is published as the outsider wrote it (the publication guard exempts those words)."""
+    words is published as the outsider wrote it (the value check exempts those words)."""
     kind = credential_in(text)
     if kind:
         return f"{kind} (a credential, recognised by its shape)"

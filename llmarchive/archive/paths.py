@@ -35,7 +35,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 Why one definition: ``cadence.yaml``, ``subject_models.yaml`` and the
 release's files are read from it, the pre-registration records its commit,
-and the publication guard counts a path inside it as a path of this
+and the value check counts a path inside it as a path of this
 machine; each of them imports this name rather than counting ``parents``
 from its own file.
 """

@@ -63,7 +63,7 @@ def eur(amount: float, places: int = 2) -> str:
 
     Why one function: every message, reason and report that names money
     (the refusals, the ladder's cuts, ``budget show``, ``status``) writes it
-    the same way, so the owner meets one form and the publication guard,
+    the same way, so the owner meets one form and the value check,
     which looks for amounts near a euro sign, has one form to look for.
     """
     return f"€{amount:.{places}f}"

@@ -28,7 +28,7 @@ def register(subparsers) -> None:
             "index.html, status.json and render_manifest.json. The blocking checks run first (hash chains, every "
             "complete run's trial log as its record describes it, no flagged measurement on the curve, no "
             "period that has ended without output or a cause; the same rule as the Dagster asset), then the "
-            "leak guard and the publication guard (no euro amount or budget figure, no path of this machine, "
+            "sealed-text check and the value check (no euro amount or budget figure, no path of this machine, "
             "no credential) read every byte; a refused build leaves public/ as it was."
         ),
     )

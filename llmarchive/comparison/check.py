@@ -214,7 +214,7 @@ def _public_boundary_condition(paths: ArchivePaths, header: dict, derived: dict)
     no money field.
 
     Publication refuses a build that carries any of them, with no exemption
-    (:mod:`publish.guard.publication`, by the same rules:
+    (:mod:`publish.boundary.values`, by the same rules:
     :func:`llmarchive.archive.boundary_rules.public_text_problem`); a point
     accepted with one would stop every later publication until its private
     record was edited by hand.  So it is refused here, before anything is

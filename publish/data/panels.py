@@ -8,9 +8,9 @@ FILE``).  The document is :func:`llmarchive.protocols.open_panels.panel_file`'s;
 module picks the protocols — those whose *current* lane is ``open``, read
 through the registry like every other protocol publication sees — and turns
 them into bytes.  A guard twin shares its open twin's lotteries (the
-``structure`` block), never its wording; the leak guard still reads every
-byte of these files against every guarded text before anything is moved
-into ``public/`` (:mod:`publish.guard.leak`).
+``structure`` block), never its wording; the sealed-text check still reads every
+byte of these files against every private text before anything is moved
+into ``public/`` (:mod:`publish.boundary.sealed`).
 
 :func:`published_problems` is the after-the-fact check on ``public/`` as it
 stands (:func:`publish.pipeline.checks.leak_problems` runs it): a panel file for a

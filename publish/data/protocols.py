@@ -1,8 +1,8 @@
-"""The protocol registry as publication sees it: headers, example texts, guarded texts.
+"""The protocol registry as publication sees it: headers, example texts, private texts.
 
 Publication never reads ``private/protocols/`` itself; it asks
 :mod:`llmarchive.protocols.registry` (the contract in the panels issue) for text-free
-headers of every protocol and, for the leak guard and the open-lane
+headers of every protocol and, for the sealed-text check and the open-lane
 examples, for full protocols.  The split made here is the one method §10
 draws:
 
@@ -10,7 +10,7 @@ draws:
   scenario's four versions are shown (:func:`example_texts`);
 * every other protocol's wording — ``guard``, ``sealed`` and a candidate
   that has no lane yet — must not appear in any published byte
-  (:func:`guarded_texts`).
+  (:attr:`ProtocolTexts.private`, from :func:`collect_texts`).
 """
 from dataclasses import dataclass, field
 from typing import Optional
@@ -74,17 +74,17 @@ def _texts(protocol: dict) -> list[ProtocolText]:
 
 @dataclass
 class ProtocolTexts:
-    """What the leak guard and the results page need from the full protocols."""
+    """What the sealed-text check and the results page need from the full protocols."""
 
-    guarded: list[ProtocolText]
+    private: list[ProtocolText]
     public: list[ProtocolText]
     examples: dict[str, list[ProtocolText]]
     designs: dict[str, dict] = field(default_factory=dict)
 
 
 def collect_texts(paths: ArchivePaths, headers: list[dict]) -> ProtocolTexts:
-    """Split every protocol's wording into guarded text, public text and open examples."""
-    guarded: list[ProtocolText] = []
+    """Split every protocol's wording into private text, public text and open examples."""
+    private: list[ProtocolText] = []
     public: list[ProtocolText] = []
     examples: dict[str, list[ProtocolText]] = {}
     designs: dict[str, dict] = {}
@@ -100,5 +100,5 @@ def collect_texts(paths: ArchivePaths, headers: list[dict]) -> ProtocolTexts:
             first = protocol["panel"][0].get("item_id")
             examples[protocol["protocol_id"]] = [t for t in texts if t.item_id == first]
         else:
-            guarded.extend(texts)
-    return ProtocolTexts(guarded, public, examples, designs)
+            private.extend(texts)
+    return ProtocolTexts(private, public, examples, designs)

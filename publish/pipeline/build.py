@@ -2,8 +2,8 @@
 
 One entry point, :func:`publish_all` (re-exported by :mod:`publish`).  It reads the records once
 (:mod:`publish.data.sources`), renders every file into a staging folder beside
-``public/``, runs the wording leak guard (:mod:`publish.guard.leak`) and the
-publication guard (:mod:`publish.guard.publication`: no money of the owner's, no path
+``public/``, runs the sealed-text check (:mod:`publish.boundary.sealed`) and the
+value check (:mod:`publish.boundary.values`: no money of the owner's, no path
 of this machine, no credential) over every byte of it in one pass, and only
 then swaps the staging folder into place.  A refused build leaves
 ``public/`` exactly as it was.
@@ -11,9 +11,9 @@ then swaps the staging folder into place.  A refused build leaves
 Where a ten-year build's time goes (``bench/publish_bench.py`` prints the
 split, :data:`STAGE_SECONDS`): each run's trial log is read and verified
 once, by the blocking check, which hands what publication keeps of it to
-:func:`publish.data.sources.gather`; the guards search every file's bytes in
+:func:`publish.data.sources.gather`; the boundary checks search every file's bytes in
 worker processes while the CSVs, the database and the site are still
-being built (:class:`publish.guard.leak.TreeScan`), and one thread writes and fsyncs the files
+being built (:class:`publish.boundary.sealed.TreeScan`), and one thread writes and fsyncs the files
 meanwhile, so no stage waits on another that does not need its result.
 
 What it writes into ``public/`` (the table :data:`publish.data.files.PUBLISHED` declares each file, renders
@@ -42,10 +42,10 @@ from llmarchive.archive.paths import ArchivePaths
 from measure.canonical import sha256_hex
 from publish.data import croissant, database, open_lane, panels, sources, status
 from publish.data import files as published
-from publish.guard import leak
+from publish.boundary import sealed
 from publish.pipeline import checks
 from publish.site import render as site
-from publish.guard.boundary import leak_guard, publication_guard
+from publish.boundary.setup import sealed_text_check, value_check
 from publish.errors import PublishError
 
 
@@ -116,8 +116,8 @@ def publish_all(paths: ArchivePaths, build_time: Optional[str] = None) -> dict:
     one), so every entry point publishes under the same rule.
 
     Raises :class:`PublishError` (bad input, naming the file; a blocking
-    check that fails; or another build of the same home running), :class:`LeakError` (guarded wording
-    found; nothing written), :class:`GuardError` (the owner's money, a path of this machine or a
+    check that fails; or another build of the same home running), :class:`LeakError` (private wording
+    found; nothing written), :class:`BoundaryError` (the owner's money, a path of this machine or a
     credential found; nothing written) or :class:`SiteError` (a site rule refused).
     """
     # The one timestamp parser (llmarchive.archive.dates): the right form and a real instant, before anything is written.
@@ -142,18 +142,18 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
     del reads
     with _stage("panels"):
         panel_files = panels.files(paths, inputs.headers)
-    with _stage("guards (build)"):
-        guard, boundary = leak_guard(inputs), publication_guard(paths, inputs, panel_files)
+    with _stage("boundary checks (build)"):
+        sealed_check, values_check = sealed_text_check(inputs), value_check(paths, inputs, panel_files)
 
     staging = paths.home / f".publish-staging-{os.getpid()}"
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
-    # Three things go on at once: the guards search each file in worker processes as soon as it exists (its
-    # bytes, before they are written), one thread writes and fsyncs the files, and this one renders the rest.
+    # Three things go on at once: the boundary checks search each file in worker processes as soon as it exists
+    # (its bytes, before they are written), one thread writes and fsyncs the files, and this one renders the rest.
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="publish-write")
     try:
-        with leak.TreeScan(guard, also=boundary) as scan:
+        with sealed.TreeScan(sealed_check, also=values_check) as scan:
             files = _data_files(inputs, panel_files, build_time, scan.data)
             writes = [writer.submit(_write_all, staging, dict(files))]
             with _stage("database"):
@@ -170,8 +170,8 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
             with _stage("write + fsync (wait)"):
                 for done in writes:
                     done.result()
-            with _stage("guard scan (wait)"):
-                scan.finish(staging)     # the wording leak guard and the publication guard, every file
+            with _stage("boundary scan (wait)"):
+                scan.finish(staging)     # the sealed-text check and the value check, every file
         with _stage("swap"):
             _swap(staging, paths.public)
     finally:
@@ -186,7 +186,7 @@ def _data_files(inputs: sources.Inputs, panel_files: dict[str, bytes], build_tim
     """The data files (CSVs, the open lane, the panels, Croissant) as bytes.
 
     Each file is handed to ``made`` as soon as it exists, the largest (the
-    open lane) first, so the guards search it while the rest is rendered.
+    open lane) first, so the boundary checks search it while the rest is rendered.
     """
     with _stage("open lane"):
         lane = open_lane.files(inputs.open_runs)

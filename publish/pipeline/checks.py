@@ -16,9 +16,9 @@ asset reports each as an asset check, so both read the same verdict.
   scheduled period that has ended is left with neither output nor a cause
   (method §10.4), computed as of the build.
 * :func:`leak_problems` — no published byte carries guard or sealed wording
-  (the leak guard, run again over ``public/`` as it stands) nor the owner's
-  money, a path of this machine or a credential (the publication guard,
-  :mod:`publish.guard.publication`), and
+  (the sealed-text check, run again over ``public/`` as it stands) nor the owner's
+  money, a path of this machine or a credential (the value check,
+  :mod:`publish.boundary.values`), and
   ``public/panels/`` holds exactly the open protocols' panel files, each
   verifying against its own hashes and the registry's
   (:func:`publish.data.panels.published_problems`).
@@ -43,9 +43,9 @@ from publish.data import panels, sources
 from publish.data.changes import modal_cells
 from publish.data.protocols import list_headers
 from publish.data.sources import CheckedRead
-from publish.guard.boundary import leak_guard, publication_guard
+from publish.boundary.setup import sealed_text_check, value_check
 from publish.errors import LeakError, PublishError
-from publish.guard.publication import GuardError
+from publish.boundary.values import BoundaryError
 from publish.workers import pool
 
 CHECKS = ("trial_log_chains", "no_flagged_measurement_on_curve", "coverage_gaps_have_causes", "leak_guard")
@@ -212,14 +212,14 @@ def leak_problems(paths: ArchivePaths) -> list[str]:
     problems: list[str] = []
     try:
         inputs = sources.gather(paths)
-        # A panel file for a protocol that is not open publishes guarded wording whatever the guard finds.
+        # A panel file for a protocol that is not open publishes private wording whatever the check finds.
         problems = panels.published_problems(paths.public, inputs.headers)
         published = {f"panels/{p.name}": p.read_bytes() for p in sorted((paths.public / "panels").glob("*.json"))}
-        leak_guard(inputs).check_tree(paths.public, workers=1, also=publication_guard(paths, inputs, published))
-    except (LeakError, GuardError) as exc:
+        sealed_text_check(inputs).check_tree(paths.public, workers=1, also=value_check(paths, inputs, published))
+    except (LeakError, BoundaryError) as exc:
         return problems + [str(exc)]
     except PublishError as exc:
-        return [f"the leak guard could not read its inputs: {exc}"]
+        return [f"the sealed-text check could not read its inputs: {exc}"]
     return problems
 
 
@@ -228,8 +228,8 @@ def blocking_problems(paths: ArchivePaths, build_time: Optional[str] = None,
     """The checks that must pass before anything is published, by name (only the failing ones).
 
     :func:`publish.publish_all` runs them, so ``llmarchive publish`` and the
-    Dagster asset publish under one rule; the fourth check, the leak guard
-    with the publication guard, runs inside the build on the staging folder.
+    Dagster asset publish under one rule; the fourth check, the sealed-text check
+    with the value check, runs inside the build on the staging folder.
     ``build_time`` is the instant coverage is judged at (default: now).  ``reads``: see :func:`chain_problems`.
     """
     with _verifying_logs(paths, reads) as chains:       # the logs are verified by workers meanwhile

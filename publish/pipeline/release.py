@@ -23,8 +23,8 @@ What never goes in: anything under the archive home's ``private/``, the
 protocol builders and scenario families (``panels/`` except the
 instruction: they generate guard wording), the budget code, tests and
 benchmarks (they need the private builders), and git history — the folder
-is fresh content, not an export of commits.  Before returning, the leak
-guard searches every file of the folder, code included.
+is fresh content, not an export of commits.  Before returning, the
+sealed-text check searches every file of the folder, code included.
 
 The version number, the date, pushing, tagging and minting the DOI stay
 human decisions; :data:`CHECKLIST` lists them and is printed and written
@@ -45,7 +45,7 @@ from llmarchive.archive.paths import REPO_ROOT, ArchivePaths
 from measure.canonical import sha256_hex
 from publish.data import files as published
 from publish.data import sources
-from publish.guard.boundary import leak_guard
+from publish.boundary.setup import sealed_text_check
 from publish.pipeline.build import publish_all
 from publish.errors import PublishError
 
@@ -181,7 +181,7 @@ def assemble(paths: ArchivePaths, version: str, out: Path, spec: Optional[Path] 
         record = {"record_type": "release", "version": version, "date": date,
                   "build_time": manifest["build_time"], "files": dict(sorted(files.items()))}
         (out / "RELEASE.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        leak_guard(sources.gather(paths)).check_tree(out)
+        sealed_text_check(sources.gather(paths)).check_tree(out)
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)
         raise

@@ -118,7 +118,7 @@ def _finalize(value):
 
     Jinja's own autoescape (markupsafe) writes ``'`` as ``&#39;``; the
     published page has always used ``html.escape`` (``&#x27;``), and tests
-    and the leak guard compare against that form, so the escaping is done
+    and the sealed-text check compare against that form, so the escaping is done
     here and autoescape then passes the result through unchanged.
     """
     if value is None or isinstance(value, jinja2.Undefined):

@@ -1,9 +1,9 @@
-"""The leak and publication guards over every kind of file publication writes, at their exact boundaries.
+"""The sealed-text and value checks over every kind of file publication writes, at their exact boundaries.
 
-Both guards are read the way publication runs them: one pass of
-:meth:`publish.guard.leak.LeakGuard.check_tree` over a staged folder, the
-publication guard (:func:`publish.guard.publication.build`) searched beside the leak
-guard.  Every kind of published file is written here with the text placed
+Both checks are read the way publication runs them: one pass of
+:meth:`publish.boundary.sealed.SealedTextCheck.check_tree` over a staged folder, the
+value check (:func:`publish.boundary.values.build`) searched beside the sealed-text
+check.  Every kind of published file is written here with the text placed
 where a reader would meet it and where a naive byte search would not:
 
 * JSON written with ``ensure_ascii`` (``Zo\\u00eb``, ``\\u20ac``), JSONL the
@@ -15,13 +15,13 @@ where a reader would meet it and where a naive byte search would not:
   schema itself, and (for paths and credentials) a deleted row's bytes;
 * any other text file (an SVG, a stylesheet).
 
-The leak guard's boundary is its window: twelve consecutive guarded words
-are refused in every kind, eleven are published; a guarded text shorter
+The sealed-text check's boundary is its window: twelve consecutive private words
+are refused in every kind, eleven are published; a private text shorter
 than the window is refused whole and published less one word.  The
-publication guard's boundaries are each rule's edge: two decimals are cents
+value check's boundaries are each rule's edge: two decimals are cents
 and one or three are not, a budget figure at each precision it can be
 written with and the nearest amount beside it, a credential of exactly
-:data:`publish.guard.publication.MIN_SECRET_LENGTH` characters and one shorter, a path
+:data:`publish.boundary.values.MIN_SECRET_LENGTH` characters and one shorter, a path
 and the longer path that merely starts like it.
 """
 import json
@@ -30,23 +30,23 @@ from pathlib import Path
 
 import pytest
 
-from publish import GuardError, LeakError
-from publish.guard import leak
-from publish.guard.publication import CONTEXT, MIN_SECRET_LENGTH, PublicationGuard, build as build_guard
-from publish.guard.leak import WINDOW, LeakGuard
+from publish import BoundaryError, LeakError
+from publish.boundary import sealed
+from publish.boundary.values import CONTEXT, MIN_SECRET_LENGTH, ValueCheck, build as build_check
+from publish.boundary.sealed import WINDOW, SealedTextCheck
 from publish.data.protocols import ProtocolText
 
-# A guarded text whose every run of twelve words holds a word outside ASCII, so JSON's \u escapes and HTML's
+# A private text whose every run of twelve words holds a word outside ASCII, so JSON's \u escapes and HTML's
 # entities hide it from a byte search; only a reader that decodes them finds it.
-GUARDED = ("Zoë the harbour pilot weighs a crème contract against forty sure crates of naïve café beans "
+PRIVATE = ("Zoë the harbour pilot weighs a crème contract against forty sure crates of naïve café beans "
            "before the tide turns at dawn so Zoë signs the façade deal or walks away from the brûlée offer")
-GUARD_TEXT = ProtocolText("harbour_pilot__anchoring__v0", "s04", "B", GUARDED)
-SHORT = "Zoë signs the façade deal at dawn today"              # a guarded text shorter than the window
+GUARD_TEXT = ProtocolText("harbour_pilot__anchoring__v0", "s04", "B", PRIVATE)
+SHORT = "Zoë signs the façade deal at dawn today"              # a private text shorter than the window
 SHORT_TEXT = ProtocolText("harbour_pilot__order__v0", "s02", "A", SHORT)
 SECRET = "sk-planted-credential-0123456789"
 
 
-def first_words(count: int, text: str = GUARDED) -> str:
+def first_words(count: int, text: str = PRIVATE) -> str:
     return " ".join(text.split()[:count])
 
 
@@ -115,7 +115,7 @@ KINDS = ["json", "jsonl", "csv", "csv-two-cells", "html", "html-embedded-json", 
 
 
 # --------------------------------------------------------------------------
-# the leak guard: twelve consecutive guarded words, in every kind of file
+# the sealed-text check: twelve consecutive private words, in every kind of file
 # --------------------------------------------------------------------------
 
 def test_the_window_is_twelve_words():
@@ -125,15 +125,15 @@ def test_the_window_is_twelve_words():
 @pytest.mark.parametrize("words, leaks", [(WINDOW - 1, False), (WINDOW, True), (WINDOW + 1, True)],
                          ids=["eleven", "twelve", "thirteen"])
 @pytest.mark.parametrize("kind", KINDS)
-def test_twelve_consecutive_guarded_words_are_refused_in_every_kind_of_file_and_eleven_are_not(
+def test_twelve_consecutive_private_words_are_refused_in_every_kind_of_file_and_eleven_are_not(
         tmp_path, kind, words, leaks):
     where = _write(tmp_path, kind, "Reading: " + first_words(words) + ".")
-    guard = LeakGuard([GUARD_TEXT], [])
+    check = SealedTextCheck([GUARD_TEXT], [])
     if not leaks:
-        guard.check_tree(tmp_path, workers=1)
+        check.check_tree(tmp_path, workers=1)
         return
     with pytest.raises(LeakError) as refused:
-        guard.check_tree(tmp_path, workers=1)
+        check.check_tree(tmp_path, workers=1)
     message = str(refused.value)
     assert message.startswith(where), message
     assert f"contains {words} consecutive words of the wording of protocol harbour_pilot__anchoring__v0, item s04, " \
@@ -143,23 +143,23 @@ def test_twelve_consecutive_guarded_words_are_refused_in_every_kind_of_file_and_
 
 @pytest.mark.parametrize("kind", ["json", "html", "sqlite-cell"])
 @pytest.mark.parametrize("words, leaks", [(8, True), (7, False)], ids=["whole", "less-one-word"])
-def test_a_guarded_text_shorter_than_the_window_is_refused_whole_and_published_less_one_word(
+def test_a_private_text_shorter_than_the_window_is_refused_whole_and_published_less_one_word(
         tmp_path, kind, words, leaks):
     assert len(SHORT.split()) == 8 < WINDOW
     _write(tmp_path, kind, "He said " + first_words(words, SHORT) + " and left.")
-    guard = LeakGuard([SHORT_TEXT], [])
+    check = SealedTextCheck([SHORT_TEXT], [])
     if leaks:
         with pytest.raises(LeakError, match="harbour_pilot__order__v0, item s02, version A"):
-            guard.check_tree(tmp_path, workers=1)
+            check.check_tree(tmp_path, workers=1)
     else:
-        guard.check_tree(tmp_path, workers=1)
+        check.check_tree(tmp_path, workers=1)
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_guarded_words_that_an_open_panel_also_publishes_are_not_a_leak(tmp_path, kind):
+def test_private_words_that_an_open_panel_also_publishes_are_not_a_leak(tmp_path, kind):
     _write(tmp_path, kind, first_words(WINDOW + 4))
-    LeakGuard([GUARD_TEXT], [first_words(WINDOW + 4)]).check_tree(tmp_path, workers=1)
-    LeakGuard([GUARD_TEXT], [first_words(WINDOW + 4)]).check_tree(tmp_path, workers=2)
+    SealedTextCheck([GUARD_TEXT], [first_words(WINDOW + 4)]).check_tree(tmp_path, workers=1)
+    SealedTextCheck([GUARD_TEXT], [first_words(WINDOW + 4)]).check_tree(tmp_path, workers=2)
 
 
 # --------------------------------------------------------------------------
@@ -167,10 +167,10 @@ def test_guarded_words_that_an_open_panel_also_publishes_are_not_a_leak(tmp_path
 # --------------------------------------------------------------------------
 
 def _build_scan():
-    """The build's scan of bytes in memory (publish.guard.leak.TreeScan and data_texts), where this tree has it."""
-    if not hasattr(leak, "TreeScan") or not hasattr(leak, "data_texts"):
-        pytest.skip("this tree's publication scans its files from disk only (no publish.guard.leak.TreeScan)")
-    return leak.TreeScan, leak.data_texts
+    """The build's scan of bytes in memory (publish.boundary.sealed.TreeScan and data_texts), where this tree has it."""
+    if not hasattr(sealed, "TreeScan") or not hasattr(sealed, "data_texts"):
+        pytest.skip("this tree's publication scans its files from disk only (no publish.boundary.sealed.TreeScan)")
+    return sealed.TreeScan, sealed.data_texts
 
 
 @pytest.mark.parametrize("kind", [k for k in KINDS if not k.startswith("sqlite")])
@@ -178,11 +178,11 @@ def test_the_builds_scan_of_bytes_in_memory_reads_every_kind_as_the_scan_of_its_
     _, data_texts = _build_scan()
     name = _write(tmp_path, kind, "Reading: " + first_words(WINDOW) + ", paid €0.16 " + SECRET)
     path = tmp_path / name
-    assert list(data_texts(path.read_bytes(), name)) == list(leak.file_texts(path, name))
+    assert list(data_texts(path.read_bytes(), name)) == list(sealed.file_texts(path, name))
 
 
 @pytest.mark.parametrize("words, leaks", [(WINDOW - 1, False), (WINDOW, True)], ids=["eleven", "twelve"])
-def test_the_builds_scan_refuses_twelve_guarded_words_handed_over_in_memory_and_publishes_eleven(tmp_path, words,
+def test_the_builds_scan_refuses_twelve_private_words_handed_over_in_memory_and_publishes_eleven(tmp_path, words,
                                                                                                   leaks):
     """One staged build holding every kind of file once (the reading of each kind is pinned just above).
 
@@ -193,7 +193,7 @@ def test_the_builds_scan_refuses_twelve_guarded_words_handed_over_in_memory_and_
     for kind in ("json", "jsonl", "csv", "html", "svg", "css"):
         _write(tmp_path, kind, "Reading: " + first_words(words) + ".")
     _write(tmp_path, "sqlite-cell", "Reading: " + first_words(words - 1) + ".")
-    with tree_scan(LeakGuard([GUARD_TEXT], []), workers=1) as scan:
+    with tree_scan(SealedTextCheck([GUARD_TEXT], []), workers=1) as scan:
         for path in sorted(p for p in tmp_path.rglob("*") if p.is_file()):
             relative = str(path.relative_to(tmp_path))
             if path.suffix == ".db":
@@ -208,14 +208,14 @@ def test_the_builds_scan_refuses_twelve_guarded_words_handed_over_in_memory_and_
 
 
 # --------------------------------------------------------------------------
-# the publication guard: money, paths and credentials, in every kind of file
+# the value check: money, paths and credentials, in every kind of file
 # --------------------------------------------------------------------------
 
-def publication_guard(home: Path, figures=(25.4, 0.0094)) -> PublicationGuard:
-    guard = build_guard(home, home.parent / "code", None, [], [], environ={"LLMARCHIVE_TEST_TOKEN": SECRET})
+def value_check(home: Path, figures=(25.4, 0.0094)) -> ValueCheck:
+    check = build_check(home, home.parent / "code", None, [], [], environ={"LLMARCHIVE_TEST_TOKEN": SECRET})
     for figure in figures:
-        guard.add_figure(figure)
-    return guard
+        check.add_figure(figure)
+    return check
 
 
 PLANTS = {
@@ -235,8 +235,8 @@ def test_money_paths_and_credentials_are_refused_in_every_kind_of_file(tmp_path,
     root = tmp_path / "staged"
     text, what = PLANTS[plant]
     where = _write(root, kind, text.format(home=home))
-    with pytest.raises(GuardError) as refused:
-        LeakGuard([], []).check_tree(root, workers=1, also=publication_guard(home))
+    with pytest.raises(BoundaryError) as refused:
+        SealedTextCheck([], []).check_tree(root, workers=1, also=value_check(home))
     message = str(refused.value)
     assert message.startswith(where) and f"contains {what}" in message, message
     assert SECRET not in message
@@ -247,7 +247,7 @@ def test_the_same_files_without_money_paths_or_credentials_are_published(tmp_pat
     home = tmp_path / "home"
     root = tmp_path / "staged"
     _write(root, kind, f"€16 or 26 EUR or €0.1 left, not €25 nor €0.0095; the code is at {home}ward/x")
-    LeakGuard([], []).check_tree(root, workers=1, also=publication_guard(home))
+    SealedTextCheck([], []).check_tree(root, workers=1, also=value_check(home))
 
 
 @pytest.mark.parametrize("secret", ["credential", "home"])
@@ -263,12 +263,12 @@ def test_a_deleted_database_row_is_searched_for_paths_and_credentials(tmp_path, 
     db.execute("delete from t")
     db.commit()
     db.close()
-    with pytest.raises(GuardError, match=r"^archive.db \(raw bytes\): contains "):
-        LeakGuard([], []).check_tree(root, workers=1, also=publication_guard(home))
+    with pytest.raises(BoundaryError, match=r"^archive.db \(raw bytes\): contains "):
+        SealedTextCheck([], []).check_tree(root, workers=1, also=value_check(home))
 
 
 # --------------------------------------------------------------------------
-# the publication guard's rules at their edges
+# the value check's rules at their edges
 # --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, refused", [
@@ -278,7 +278,7 @@ def test_a_deleted_database_row_is_searched_for_paths_and_credentials(tmp_path, 
     ("16 euro left", False), ("0.16 left", False), ("0.16 USD left", False),
 ], ids=lambda v: str(v))
 def test_an_amount_is_cents_at_exactly_two_decimals(text, refused):
-    found = PublicationGuard().scan_text(text, "coverage.csv")
+    found = ValueCheck().scan_text(text, "coverage.csv")
     assert (found is not None) is refused, found
     if refused:
         assert "a euro amount with cents" in found
@@ -295,9 +295,9 @@ def test_an_amount_is_cents_at_exactly_two_decimals(text, refused):
 ], ids=lambda v: str(v))
 def test_a_budget_figure_is_refused_at_every_precision_it_can_be_written_with_and_its_neighbours_are_not(
         figure, text, refused):
-    guard = PublicationGuard()
-    guard.add_figure(figure)
-    found = guard.scan_text(text, "coverage.csv")
+    check = ValueCheck()
+    check.add_figure(figure)
+    found = check.scan_text(text, "coverage.csv")
     assert (found is not None) is refused, found
 
 
@@ -309,8 +309,8 @@ def test_a_budget_figure_is_refused_at_every_precision_it_can_be_written_with_an
 def test_an_environment_value_is_a_credential_from_eight_characters_when_its_name_says_so(
         tmp_path, name, value, found):
     assert MIN_SECRET_LENGTH == 8
-    guard = build_guard(tmp_path / "home", tmp_path / "code", None, [], [], environ={name: value})
-    message = guard.scan_text(f"published: {value}", "status.json")
+    check = build_check(tmp_path / "home", tmp_path / "code", None, [], [], environ={name: value})
+    message = check.scan_text(f"published: {value}", "status.json")
     assert (message is not None) is found, message
     if found:
         assert f"the environment variable {name} (a credential)" in message and value not in message
@@ -324,8 +324,8 @@ def test_an_environment_value_is_a_credential_from_eight_characters_when_its_nam
 def test_a_path_of_this_machine_is_refused_as_a_whole_path_and_not_as_the_start_of_a_longer_one(
         tmp_path, tail, refused):
     home = tmp_path / "home"
-    guard = build_guard(home, tmp_path / "code", None, [], [], environ={})
-    message = guard.scan_text(f"see {home}{tail}", "status.json")
+    check = build_check(home, tmp_path / "code", None, [], [], environ={})
+    message = check.scan_text(f"see {home}{tail}", "status.json")
     assert (message is not None) is refused, message
 
 
@@ -335,7 +335,7 @@ def test_a_path_of_this_machine_is_refused_as_a_whole_path_and_not_as_the_start_
     "2026-11 €0.16",                # as a CSV or database row reads when a numeric cell precedes the amount
 ], ids=["after-a-word", "after-a-number", "after-a-numeric-cell"])
 def test_an_amount_with_cents_is_refused_whatever_precedes_it(text):
-    found = PublicationGuard().scan_text(text, "coverage.csv")
+    found = ValueCheck().scan_text(text, "coverage.csv")
     assert found is not None and "a euro amount with cents ('€0.16')" in found, found
 
 
@@ -356,8 +356,8 @@ PANEL = "Port records show that you are paid €150 if the crate holds fakes tod
         "fourth-before-differs", "four-after-only", "three-after-only", "three-before-only", "four-before-only"])
 def test_an_amount_of_an_open_panel_is_exempt_only_with_its_four_words_on_each_side(text, exempt):
     assert CONTEXT == 4
-    guard = PublicationGuard()
-    guard.add_figure(150.0)
-    guard.allow(PANEL)
-    found = guard.scan_text(text, "coverage.csv")
+    check = ValueCheck()
+    check.add_figure(150.0)
+    check.allow(PANEL)
+    found = check.scan_text(text, "coverage.csv")
     assert (found is None) is exempt, found

@@ -1,4 +1,4 @@
-"""The publication guard knows a credential by its shape, a path however it is spelled, an amount however it is hidden.
+"""The value check knows a credential by its shape, a path however it is spelled, an amount however it is hidden.
 
 The machine that publishes need not hold the keys a run was made with, so
 a key is refused for looking like one (a provider's documented prefix, or a
@@ -16,9 +16,9 @@ import urllib.parse
 import pytest
 
 from llmarchive.archive import record_logs as records
-from publish import GuardError, publish_all
-from publish.guard.publication import build as build_guard
-from publish.guard.leak import LeakGuard
+from publish import BoundaryError, publish_all
+from publish.boundary.values import build as build_check
+from publish.boundary.sealed import SealedTextCheck
 from tests import publish_helpers as ph
 
 OPEN = "base_rate_neglect__wording__v0"
@@ -38,17 +38,17 @@ KEYS = {
 
 
 @pytest.fixture
-def guard(tmp_path):
-    """A publication guard whose environment holds no key at all (as on a machine that publishes only)."""
-    return build_guard(tmp_path / "home", tmp_path / "code", None, [], [], environ={})
+def check(tmp_path):
+    """A value check whose environment holds no key at all (as on a machine that publishes only)."""
+    return build_check(tmp_path / "home", tmp_path / "code", None, [], [], environ={})
 
 
 @pytest.mark.parametrize("name", list(KEYS))
-def test_a_key_is_refused_by_its_shape_whatever_the_environment_holds(guard, name):
+def test_a_key_is_refused_by_its_shape_whatever_the_environment_holds(check, name):
     key, kind = KEYS[name]
     for text in (json.dumps({"explicitly_set": {"max_tokens": 256, "api_key": key}}),
                  f"a test lab (key {key})", key):
-        message = guard.scan_text(text, "archive.db, table runs")
+        message = check.scan_text(text, "archive.db, table runs")
         assert message == (f"archive.db, table runs: contains {kind} (a credential, recognised by its shape); "
                            "refusing to publish"), text
         assert key not in message, "a credential is named by its kind, never printed"
@@ -65,8 +65,8 @@ def test_a_key_is_refused_by_its_shape_whatever_the_environment_holds(guard, nam
     "data:font/woff2;base64,d09GMgABAAAAAAQ4AA0AAAAACHQAAAPhAAEAAAAAAAAAAAAAAAAAAAAAGhYbHhwqBmAAHBEICoQIgzc",
     "/static/app/v1/Inter-Regular.woff2", "2026-11-12T10:00:00Z run-2026-11-00042 n=120",
 ])
-def test_what_the_archive_publishes_everywhere_is_not_a_credential(guard, text):
-    assert guard.scan_text(text, "archive.db") is None
+def test_what_the_archive_publishes_everywhere_is_not_a_credential(check, text):
+    assert check.scan_text(text, "archive.db") is None
 
 
 def test_a_key_in_a_runs_explicitly_set_stops_the_publication_though_no_variable_holds_it(archive, monkeypatch):
@@ -78,7 +78,7 @@ def test_a_key_in_a_runs_explicitly_set_stops_the_publication_though_no_variable
     key, kind = KEYS["anthropic"]
     run["explicitly_set"] = {"max_tokens": 256, "extra_headers": {"x-api-key": key}}
     run_file.write_text(json.dumps(run), encoding="utf-8")
-    with pytest.raises(GuardError) as refused:
+    with pytest.raises(BoundaryError) as refused:
         publish_all(archive, build_time="2026-12-04T00:00:00Z")
     message = str(refused.value)
     assert f"contains {kind} (a credential, recognised by its shape); refusing to publish" in message
@@ -96,7 +96,7 @@ def test_a_key_as_a_submitter_written_behind_the_intakes_back_stops_the_publicat
     records.append(archive, "comparison_point", {"date": "2026-11-12", "protocol_id": OPEN,
                                                  "model_id": "other-model-1", "submitted_by": f"lab {key}",
                                                  "measurement": point})
-    with pytest.raises(GuardError, match=rf"contains {kind} \(a credential, recognised by its shape\)"):
+    with pytest.raises(BoundaryError, match=rf"contains {kind} \(a credential, recognised by its shape\)"):
         publish_all(archive, build_time="2026-12-04T00:00:00Z")
 
 
@@ -110,17 +110,17 @@ SPELLINGS = {
 
 
 @pytest.mark.parametrize("spelling", list(SPELLINGS))
-def test_the_archive_home_is_refused_however_its_path_is_spelled(guard, tmp_path, spelling):
+def test_the_archive_home_is_refused_however_its_path_is_spelled(check, tmp_path, spelling):
     home = str(tmp_path / "home")
     spelled = SPELLINGS[spelling](home) + SPELLINGS[spelling]("/evals")
-    message = guard.scan_text(f"lab, results in {spelled}", "comparison_points.csv")
+    message = check.scan_text(f"lab, results in {spelled}", "comparison_points.csv")
     assert message == (f"comparison_points.csv: contains the archive home's absolute path ({home}); "
                        "refusing to publish"), spelled
 
 
 @pytest.mark.parametrize("text", ["https://example.org//a/./b%2Fc", "C:\\Users\\lab\\evals", "%2Fopt%2Fevals"])
-def test_other_paths_and_addresses_are_published(guard, text):
-    assert guard.scan_text(text, "x.csv") is None
+def test_other_paths_and_addresses_are_published(check, text):
+    assert check.scan_text(text, "x.csv") is None
 
 
 @pytest.mark.parametrize("written, shown", [
@@ -133,12 +133,12 @@ def test_other_paths_and_addresses_are_published(guard, text):
     ("1.12euros", "1.12euros"),
     ("0,16€", "0,16€"),                    # the sign glued after the amount (pinned: a pattern that needs a space fails)
 ])
-def test_an_amount_with_cents_is_refused_however_it_is_written(guard, written, shown):
-    message = guard.scan_text(f"budget_refused: {written} left in the general pool", "coverage.csv")
+def test_an_amount_with_cents_is_refused_however_it_is_written(check, written, shown):
+    message = check.scan_text(f"budget_refused: {written} left in the general pool", "coverage.csv")
     assert message == f"coverage.csv: contains a euro amount with cents ({shown!r}); refusing to publish"
 
 
-def test_a_key_left_in_a_deleted_database_row_is_refused_by_its_shape(guard, tmp_path):
+def test_a_key_left_in_a_deleted_database_row_is_refused_by_its_shape(check, tmp_path):
     key, kind = KEYS["github-classic"]
     root = tmp_path / "db"
     root.mkdir()
@@ -150,5 +150,5 @@ def test_a_key_left_in_a_deleted_database_row_is_refused_by_its_shape(guard, tmp
     db.execute("delete from coverage")
     db.commit()
     db.close()
-    with pytest.raises(GuardError, match=rf"^archive.db \(raw bytes\): contains {kind} "):
-        LeakGuard([], []).check_tree(root, workers=1, also=guard)
+    with pytest.raises(BoundaryError, match=rf"^archive.db \(raw bytes\): contains {kind} "):
+        SealedTextCheck([], []).check_tree(root, workers=1, also=check)

@@ -1,12 +1,12 @@
-"""Published files read the way a reader reads them: the texts both guards search.
+"""Published files read the way a reader reads them: the texts both boundary checks search.
 
 A JSON or JSONL file by its string values (and a JSONL line as written,
 its escapes turned into spaces), a CSV row by row, HTML as written, with
 its markup removed and its entities decoded, and its embedded JSON parsed,
 a SQLite database by every text cell of every table (a row's cells joined,
 in parts of :data:`SQLITE_CHUNK_ROWS` rows for the workers) and its
-schema, anything else as UTF-8 text.  The wording leak guard
-(:mod:`publish.guard.leak`) and the publication guard (:mod:`publish.guard.publication`)
+schema, anything else as UTF-8 text.  The sealed-text check
+(:mod:`publish.boundary.sealed`) and the value check (:mod:`publish.boundary.values`)
 both search what :func:`file_texts` (or, for bytes still in memory,
 :func:`data_texts`) yields.
 """

@@ -1,4 +1,4 @@
-"""The leak guard: no guard or sealed wording in any published byte.
+"""The sealed-text check: no guard or sealed wording in any published byte.
 
 A ``guard`` protocol is only worth anything while its wording has never been
 public (method §3, §10): once it is, it cannot tell contamination from real
@@ -17,14 +17,14 @@ value of every table, anything else as UTF-8 text.
 
 Two kinds of text are exempt because they are public by design: the wording
 of ``open`` protocols (published whole in ``panels/<protocol_id>.json``, read
-here like every other JSON file, so a guarded phrase in any of its fields is
-still a leak), and the shared decision instruction.  A guarded run
+here like every other JSON file, so a private phrase in any of its fields is
+still a leak), and the shared decision instruction.  A private run
 of words that occurs in them is not a leak.  The error message names the
 file, the protocol, the item and the version, and never quotes the words.
 
 How the search stays fast on a ten-year archive: a 12-word run in a
 published text always contains one 6-word window that starts at a multiple
-of 6, so only those windows are looked up (in an index of every guarded
+of 6, so only those windows are looked up (in an index of every private
 6-word window), and each hit is extended word by word in both directions to
 measure the real overlap.
 """
@@ -38,12 +38,12 @@ from typing import Iterable, Optional
 
 from publish.errors import LeakError
 from publish.data.protocols import ProtocolText
-from publish.guard.published_texts import SQLITE_SUFFIXES, data_texts, file_texts, row_sql, sqlite_parts, sqlite_texts
+from publish.boundary.texts import SQLITE_SUFFIXES, data_texts, file_texts, row_sql, sqlite_parts, sqlite_texts
 from publish.workers import pool
 
 WINDOW = 12
 HALF = WINDOW // 2
-SEPARATOR_WORD = "qzx0leakguardseparator0xzq"
+SEPARATOR_WORD = "qzx0sealedtextseparator0xzq"
 BATCH_TEXTS = 256          # texts searched together (a CSV's rows, a JSONL file's lines, a table's rows)
 BATCH_CHARS = 1 << 19
 _WORD = re.compile(r"\w+")
@@ -51,7 +51,7 @@ _WORD = re.compile(r"\w+")
 
 # ASCII text (nearly every published text) takes a faster road to the same words: every ASCII character that
 # is not a word character (``\w``: letters, digits, underscore) becomes a space and the capitals lower case
-# (what case-folding does to ASCII), then the text is split on whitespace.  The guard scans every published
+# (what case-folding does to ASCII), then the text is split on whitespace.  The check scans every published
 # text, and splitting them into words was the largest part of its time on a ten-year archive
 # (tests/test_publish_leak.py checks that both roads give the same words).
 _ASCII_WORDS = str.maketrans({**{i: " " for i in range(128) if not (chr(i).isalnum() or chr(i) == "_")},
@@ -79,10 +79,10 @@ class Leak:
                 "refusing to publish")
 
 
-class LeakGuard:
-    """An index of guarded wording that published text is searched against."""
+class SealedTextCheck:
+    """An index of private wording that published text is searched against."""
 
-    def __init__(self, guarded: Iterable[ProtocolText], public: Iterable[str]) -> None:
+    def __init__(self, private: Iterable[ProtocolText], public: Iterable[str]) -> None:
         public_words = [words(t) for t in public]
         self._allowed: set[tuple[str, ...]] = set()
         for w in public_words:
@@ -90,10 +90,10 @@ class LeakGuard:
                 self._allowed.add(tuple(w[i:i + WINDOW]))
         self._public_joined = [" " + " ".join(w) + " " for w in public_words]
         streams: dict[tuple[str, ...], ProtocolText] = {}
-        for text in guarded:
+        for text in private:
             streams.setdefault(tuple(words(text.text)), text)
         self._streams: list[tuple[tuple[str, ...], ProtocolText]] = list(streams.items())
-        # Texts are searched many at a time, joined by a word no guarded text has: no run of guarded words
+        # Texts are searched many at a time, joined by a word no private text has: no run of private words
         # can cross it, so a batch with no run has none in any of its texts (:func:`_first_refusal`).
         self.separator: Optional[str] = None
         if not any(SEPARATOR_WORD in stream for stream, _ in self._streams):
@@ -178,8 +178,8 @@ class LeakGuard:
         searched by ``workers`` processes, each given this index once; clean
         ones, never forked from the caller (:mod:`publish.workers`).
 
-        ``also`` is a second guard searched in the same pass over the same
-        texts (:class:`publish.guard.publication.PublicationGuard`: its ``scan_text``,
+        ``also`` is a second check (the value check) searched in the same pass over the same
+        texts (:class:`publish.boundary.values.ValueCheck`: its ``scan_text``,
         ``scan_file_bytes`` and ``error``), so every file is read once for
         both; its refusal raises its own error class.
         """
@@ -205,7 +205,7 @@ class LeakGuard:
 
 
 class TreeScan:
-    """Both guards' search over a build's files while the build goes on (:mod:`publish.pipeline.build`).
+    """Both boundary checks' search over a build's files while the build goes on (:mod:`publish.pipeline.build`).
 
     Each file is handed over as soon as it exists — its bytes from memory
     before they are written (:func:`data_texts`, the same texts
@@ -213,13 +213,13 @@ class TreeScan:
     searched by ``workers`` clean processes while the build renders and
     writes the rest.  :meth:`finish` then searches, from disk, any file of
     the staging folder not handed over, so every byte that is published has
-    been searched, and raises the first refusal found, as :meth:`LeakGuard.check_tree`
+    been searched, and raises the first refusal found, as :meth:`SealedTextCheck.check_tree`
     does.  Use it as a context manager: leaving it stops the workers.
     """
 
-    def __init__(self, guard: "LeakGuard", also=None, workers: int = 2) -> None:
-        self._guard, self._also = guard, also
-        self._executor = pool(workers, initializer=_adopt, initargs=(guard, also))
+    def __init__(self, check: "SealedTextCheck", also=None, workers: int = 2) -> None:
+        self._check, self._also = check, also
+        self._executor = pool(workers, initializer=_adopt, initargs=(check, also))
         self._futures: list = []
         self._searched: set[str] = set()
 
@@ -259,20 +259,20 @@ class TreeScan:
 
 def _check_data(name: str, data: bytes) -> Optional[tuple[str, bool]]:
     """``(message, is_leak)`` for the first refusal in the texts of ``data`` (published as ``name``), else None."""
-    return _first_refusal(data_texts(data, name), _WORKER_GUARD, _WORKER_ALSO)
+    return _first_refusal(data_texts(data, name), _WORKER_CHECK, _WORKER_ALSO)
 
 
-def _first_refusal(texts: Iterable[tuple[str, str]], guard: "LeakGuard", also) -> Optional[tuple[str, bool]]:
-    """``(message, is_leak)`` for the first text, in order, that either guard refuses, else None.
+def _first_refusal(texts: Iterable[tuple[str, str]], check: "SealedTextCheck", also) -> Optional[tuple[str, bool]]:
+    """``(message, is_leak)`` for the first text, in order, that either check refuses, else None.
 
     Texts are taken in batches (:data:`BATCH_TEXTS`), each searched first as
-    one text, its texts joined by the guard's separator word: a batch in which
-    the leak guard finds no run and the publication guard nothing worth a
-    look (its substring tests, :meth:`publish.guard.publication.PublicationGuard.may_refuse`)
+    one text, its texts joined by the check's separator word: a batch in which
+    the sealed-text check finds no run and the value check nothing worth a
+    look (its substring tests, :meth:`publish.boundary.values.ValueCheck.may_refuse`)
     holds no refusal in any of its texts, and most batches are such.  Only
-    a batch that is not is searched text by text, by the guard that looked,
+    a batch that is not is searched text by text, by the check that looked,
     so the refusal and the text it names are the same as one by one.  The
-    per-text calls, not the searching, were most of the guards' time on a
+    per-text calls, not the searching, were most of the checks' time on a
     ten-year archive's 170,000 open-lane lines and database rows.
     """
     batch: list[tuple[str, str]] = []
@@ -281,30 +281,30 @@ def _first_refusal(texts: Iterable[tuple[str, str]], guard: "LeakGuard", also) -
         batch.append((where, text))
         size += len(text)
         if len(batch) >= BATCH_TEXTS or size >= BATCH_CHARS:
-            found = _batch_refusal(batch, guard, also)
+            found = _batch_refusal(batch, check, also)
             if found:
                 return found
             batch, size = [], 0
-    return _batch_refusal(batch, guard, also) if batch else None
+    return _batch_refusal(batch, check, also) if batch else None
 
 
-def _batch_refusal(batch: list[tuple[str, str]], guard: "LeakGuard", also, leaks: Optional[bool] = None,
+def _batch_refusal(batch: list[tuple[str, str]], check: "SealedTextCheck", also, leaks: Optional[bool] = None,
                    money: Optional[bool] = None) -> Optional[tuple[str, bool]]:
-    """The first refusal in ``batch``; ``leaks`` and ``money`` say which guard found the batch worth a look
+    """The first refusal in ``batch``; ``leaks`` and ``money`` say which check found the batch worth a look
     when the caller already searched it whole (None: search it here first)."""
-    if leaks is None and (guard.separator is None or len(batch) < 2):
+    if leaks is None and (check.separator is None or len(batch) < 2):
         leaks, money = True, also is not None
     elif leaks is None:
         # ASCII texts apart from the others, so one text that is not ASCII does not send the whole batch
         # down the slower road to its words (:func:`words`)
-        ascii_joined = guard.separator.join(text for _, text in batch if text.isascii())
-        other_joined = guard.separator.join(text for _, text in batch if not text.isascii())
-        leaks = guard.scan_text(ascii_joined, "") is not None or guard.scan_text(other_joined, "") is not None
+        ascii_joined = check.separator.join(text for _, text in batch if text.isascii())
+        other_joined = check.separator.join(text for _, text in batch if not text.isascii())
+        leaks = check.scan_text(ascii_joined, "") is not None or check.scan_text(other_joined, "") is not None
         money = also is not None and (also.may_refuse(ascii_joined) or also.may_refuse(other_joined))
         if not leaks and not money:
             return None
     for where, text in batch:
-        leak = guard.scan_text(text, where) if leaks else None
+        leak = check.scan_text(text, where) if leaks else None
         if leak:
             return leak.message(), True
         if money:
@@ -314,7 +314,7 @@ def _batch_refusal(batch: list[tuple[str, str]], guard: "LeakGuard", also, leaks
     return None
 
 
-RAW = ("raw",)   # the task part that searches a database's raw bytes (the second guard's paths and credentials)
+RAW = ("raw",)   # the task part that searches a database's raw bytes (the value check's paths and credentials)
 
 
 def _raise(found: Optional[tuple[str, bool]], also) -> None:
@@ -323,13 +323,13 @@ def _raise(found: Optional[tuple[str, bool]], also) -> None:
         raise LeakError(message) if is_leak else also.error(message)
 
 
-_WORKER_GUARD: Optional[LeakGuard] = None
+_WORKER_CHECK: Optional[SealedTextCheck] = None
 _WORKER_ALSO = None
 
 
-def _adopt(guard: "LeakGuard", also=None) -> None:
-    global _WORKER_GUARD, _WORKER_ALSO
-    _WORKER_GUARD, _WORKER_ALSO = guard, also
+def _adopt(check: "SealedTextCheck", also=None) -> None:
+    global _WORKER_CHECK, _WORKER_ALSO
+    _WORKER_CHECK, _WORKER_ALSO = check, also
     # A worker never runs its caller's signal handlers; an orchestrator's
     # (Dagster installs one) would turn the pool's routine shutdown into a
     # traceback in every worker.  Workers take the defaults.
@@ -337,29 +337,29 @@ def _adopt(guard: "LeakGuard", also=None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _check_task(task: tuple, guard: Optional[LeakGuard] = None, also=None) -> Optional[tuple[str, bool]]:
+def _check_task(task: tuple, check: Optional[SealedTextCheck] = None, also=None) -> Optional[tuple[str, bool]]:
     """``(message, is_leak)`` for the first refusal in one task's texts, else None."""
     path, name, part = task
-    guard = guard or _WORKER_GUARD
+    check = check or _WORKER_CHECK
     also = also if also is not None else _WORKER_ALSO
     if part == RAW:
         message = also.scan_file_bytes(Path(path), name)
         return (message, False) if message else None
     if part is not None:
-        return _sqlite_refusal(Path(path), name, part, guard, also)
-    return _first_refusal(file_texts(Path(path), name), guard, also)
+        return _sqlite_refusal(Path(path), name, part, check, also)
+    return _first_refusal(file_texts(Path(path), name), check, also)
 
 
-def _sqlite_refusal(path: Path, where: str, part: tuple, guard: "LeakGuard", also) -> Optional[tuple[str, bool]]:
+def _sqlite_refusal(path: Path, where: str, part: tuple, check: "SealedTextCheck", also) -> Optional[tuple[str, bool]]:
     """:func:`_first_refusal` over one part of a database, its batches joined by SQLite.
 
     Each :data:`BATCH_TEXTS` rows are fetched as one text, their texts
-    joined by the guard's separator word (``group_concat``: in whatever
+    joined by the check's separator word (``group_concat``: in whatever
     order, a batch with a refusal in one row is not clean); only a batch
     that is not clean, or holds a blob, is read and searched row by row.
     """
-    if part[0] == "" or guard.separator is None:
-        return _first_refusal(sqlite_texts(path, where, part), guard, also)
+    if part[0] == "" or check.separator is None:
+        return _first_refusal(sqlite_texts(path, where, part), check, also)
     table, low, high = part
     connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
@@ -368,16 +368,16 @@ def _sqlite_refusal(path: Path, where: str, part: tuple, guard: "LeakGuard", als
                  f'from "{table}" where rowid between ? and ?)')
         for start in range(low, high + 1, BATCH_TEXTS):
             end = min(start + BATCH_TEXTS - 1, high)
-            text, has_blob = connection.execute(query, (guard.separator, start, end)).fetchone()
+            text, has_blob = connection.execute(query, (check.separator, start, end)).fetchone()
             if text is None:
                 continue
             if has_blob:
                 leaks, money = True, also is not None
             else:
-                leaks = guard.scan_text(text, "") is not None
+                leaks = check.scan_text(text, "") is not None
                 money = also is not None and also.may_refuse(text)
             if leaks or money:
-                found = _batch_refusal(list(sqlite_texts(path, where, (table, start, end))), guard, also,
+                found = _batch_refusal(list(sqlite_texts(path, where, (table, start, end))), check, also,
                                        leaks, money)
                 if found:
                     return found

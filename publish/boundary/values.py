@@ -1,11 +1,11 @@
-"""The publication guard: no money of the owner's, no path of this machine, no credential in any published byte.
+"""The value check: no money of the owner's, no path of this machine, no credential in any published byte.
 
-The wording leak guard (:mod:`publish.guard.leak`) keeps guard and sealed
-wording out of ``public/``; this guard keeps out what belongs to the owner
+The sealed-text check (:mod:`publish.boundary.sealed`) keeps guard and sealed
+wording out of ``public/``; this check keeps out what belongs to the owner
 and the machine.  It runs beside it, on the staged build before the swap
 (the same reading of every file: JSON and JSONL by their strings, CSV by
 row, HTML as written and with its markup removed, the SQLite database by
-every text cell and its schema — see :func:`publish.guard.published_texts.file_texts`), and
+every text cell and its schema — see :func:`publish.boundary.texts.file_texts`), and
 refuses the first of these it meets, in one line naming the file and the
 match:
 
@@ -61,7 +61,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 from llmarchive.archive.boundary_rules import (MONEY_FIELD, amounts, credential_in, machine_paths, may_hide_path,
                                                normalised_paths, path_in, path_pattern, visible)
 from measure import jsonl
-from publish.guard import published_texts
+from publish.boundary import texts
 from publish.errors import PublishError
 
 CONTEXT = 4                # words compared on each side of an amount for the exemption
@@ -77,7 +77,7 @@ _TAG = re.compile(r"<[^<>]*>")
 _PATH_CHAR = re.compile(rb"[\w.-]")
 
 
-class GuardError(PublishError):
+class BoundaryError(PublishError):
     """A file to be published carries the owner's money, a path of this machine or a credential."""
 
 
@@ -109,14 +109,14 @@ def _context(text: str, start: int, end: int) -> tuple[tuple[str, ...], tuple[st
 
 
 @dataclass
-class PublicationGuard:
+class ValueCheck:
     """What publication must never carry, gathered at publish time (:func:`build`), and the search for it."""
 
     figures: dict[int, set[Decimal]] = field(default_factory=dict)    # decimals -> budget figures at that precision
     paths: list[tuple[str, str]] = field(default_factory=list)        # (what, absolute path)
     secrets: list[tuple[str, str]] = field(default_factory=list)      # (what, value)
     exempt: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = field(default_factory=dict)
-    error = GuardError
+    error = BoundaryError
 
     def __post_init__(self) -> None:
         self._paths = [(what, path_pattern(p)) for what, p in self.paths]
@@ -129,7 +129,7 @@ class PublicationGuard:
         Substring tests, which run at C speed (a regular expression of the
         same alternatives is ten times slower over a ten-year archive); a text
         for which this is False has no part for which it is True, so the
-        leak guard's batches ask it of many texts at once.
+        sealed-text check's batches ask it of many texts at once.
         """
         if "€" in text or "EUR" in text or "uro" in text or "_eur" in text or "\\u20ac" in text:
             return True
@@ -275,13 +275,13 @@ def secret_names(environ: Mapping[str, str]) -> list[tuple[str, str]]:
     return out
 
 
-def budget_figures(guard: PublicationGuard, budget, entries: Sequence[Mapping]) -> None:
-    """Every figure of ``budget.json`` and of the ledger's monthly totals, added to ``guard``."""
+def budget_figures(check: ValueCheck, budget, entries: Sequence[Mapping]) -> None:
+    """Every figure of ``budget.json`` and of the ledger's monthly totals, added to ``check``."""
     if budget is not None:
         for value in (budget.monthly_ceiling_eur, budget.bridge_reserve_eur, budget.heartbeat_reserve_eur,
                       budget.general_pool_eur, *budget.rates_eur_per_call.values(),
                       *(budget.prices_eur_per_mtok or {}).values()):
-            guard.add_figure(value)
+            check.add_figure(value)
     months: dict[str, dict[str, list[float]]] = {}
     settled = {rid for e in entries if e.get("record_type", "spend") == "spend" for rid in e.get("settles") or ()}
     for e in entries:
@@ -297,10 +297,10 @@ def budget_figures(guard: PublicationGuard, budget, entries: Sequence[Mapping]) 
     for pools in months.values():
         for pool, (charged, worst) in pools.items():
             for value in (charged, worst, charged + worst):
-                guard.add_figure(value)
+                check.add_figure(value)
             if pool in caps:
-                guard.add_figure(caps[pool] - charged - worst)
-        guard.add_figure(sum(c + w for c, w in pools.values()))
+                check.add_figure(caps[pool] - charged - worst)
+        check.add_figure(sum(c + w for c, w in pools.values()))
 
 
 def answers_with_amounts(lines: Iterable[bytes]) -> Iterable[str]:
@@ -316,24 +316,24 @@ def answers_with_amounts(lines: Iterable[bytes]) -> Iterable[str]:
 def document_strings(data: bytes) -> list[str]:
     """Every string (keys and values) of a JSON document, for the exemption of an open panel's own words.
 
-    The walk is :func:`publish.guard.published_texts.json_strings`, the one both guards read published JSON with.
+    The walk is :func:`publish.boundary.texts.json_strings`, the one both checks read published JSON with.
     """
     try:
         value = json.loads(data)         # one JSON document: an open panel's file
     except ValueError:
         return []
-    return [text for _, text in published_texts.json_strings(value, "")]
+    return [text for _, text in texts.json_strings(value, "")]
 
 
 def build(home: Path, code_root: Path, budget, ledger_entries: Sequence[Mapping], exempt_texts: Iterable[str],
-          environ: Optional[Mapping[str, str]] = None, seeds: Iterable[str] = ()) -> PublicationGuard:
-    """The guard for one build: the paths, credentials and budget figures as they are now, and the exemptions."""
+          environ: Optional[Mapping[str, str]] = None, seeds: Iterable[str] = ()) -> ValueCheck:
+    """The check for one build: the paths, credentials and budget figures as they are now, and the exemptions."""
     environ = os.environ if environ is None else environ
     secrets = secret_names(environ)
     secrets += [("the secret guard seed", s.strip()) for s in seeds
                 if len(s.strip()) >= MIN_SECRET_LENGTH and s.strip() not in (v for _, v in secrets)]
-    guard = PublicationGuard(paths=machine_paths(home, code_root), secrets=secrets)
-    budget_figures(guard, budget, ledger_entries)
+    check = ValueCheck(paths=machine_paths(home, code_root), secrets=secrets)
+    budget_figures(check, budget, ledger_entries)
     for text in exempt_texts:
-        guard.allow(text)
-    return guard
+        check.allow(text)
+    return check

@@ -1,8 +1,8 @@
-"""The two guards of one build, made from the build's inputs and the home as it is now.
+"""The two boundary checks of one build, made from the build's inputs and the home as it is now.
 
-:func:`leak_guard` (the wording leak guard, :mod:`publish.guard.leak`) and
-:func:`publication_guard` (no money of the owner's, no path of this machine,
-no credential: :mod:`publish.guard.publication`).  The build runs both over its
+:func:`sealed_text_check` (no guard or sealed wording: :mod:`publish.boundary.sealed`) and
+:func:`value_check` (no money of the owner's, no path of this machine,
+no credential: :mod:`publish.boundary.values`).  The build runs both over its
 staging folder (:mod:`publish.pipeline.build`), and ``publish --check`` runs them
 again over ``public/`` as it stands (:func:`publish.pipeline.checks.leak_problems`),
 so both read one definition of what is exempt.
@@ -11,20 +11,21 @@ from llmarchive import budget as budget_mod
 from llmarchive.archive.paths import REPO_ROOT, ArchivePaths
 from panels.instruction import INSTRUCTION
 from publish.data import sources
-from publish.guard import publication as guard
+from publish.boundary import values
 from publish.errors import PublishError
-from publish.guard.publication import PublicationGuard
-from publish.guard.leak import LeakGuard
+from publish.boundary.values import ValueCheck
+from publish.boundary.sealed import SealedTextCheck
 
 
-def leak_guard(inputs: sources.Inputs) -> LeakGuard:
-    """The guard for a build: guarded wording of non-open protocols; open wording and the instruction exempt."""
+def sealed_text_check(inputs: sources.Inputs) -> SealedTextCheck:
+    """The sealed-text check for a build: the wording of non-open protocols; open wording and the instruction
+    exempt."""
     public = [t.text for t in inputs.texts.public] + [INSTRUCTION]
-    return LeakGuard(inputs.texts.guarded, public)
+    return SealedTextCheck(inputs.texts.private, public)
 
 
-def publication_guard(paths: ArchivePaths, inputs: sources.Inputs, panel_files: dict[str, bytes]) -> PublicationGuard:
-    """The publication guard for a build (:mod:`publish.guard.publication`), read from the home as it is now.
+def value_check(paths: ArchivePaths, inputs: sources.Inputs, panel_files: dict[str, bytes]) -> ValueCheck:
+    """The value check for a build (:mod:`publish.boundary.values`), read from the home as it is now.
 
     Exempt from its money rules: the words of the open panels as published
     (``panel_files``, ``panels/<protocol_id>.json``), the decision
@@ -36,8 +37,8 @@ def publication_guard(paths: ArchivePaths, inputs: sources.Inputs, panel_files: 
     (:func:`llmarchive.archive.boundary_rules.public_text_problem`).
     """
     exempt = [INSTRUCTION, *(t.text for t in inputs.texts.public)]
-    exempt += [text for data in panel_files.values() for text in guard.document_strings(data)]
-    exempt += list(guard.answers_with_amounts(line for run in inputs.open_runs for line in run.lines))
+    exempt += [text for data in panel_files.values() for text in values.document_strings(data)]
+    exempt += list(values.answers_with_amounts(line for run in inputs.open_runs for line in run.lines))
     exempt += [point[key] for point in inputs.by_kind("comparison_point")
                for key in ("submitted_by", "note", "model_id", "requested_model_id") if isinstance(point.get(key), str)]
     exempt += [point["measurement"]["model_family"] for point in inputs.by_kind("comparison_point")
@@ -46,11 +47,11 @@ def publication_guard(paths: ArchivePaths, inputs: sources.Inputs, panel_files: 
         budget = budget_mod.load_budget(paths)
         entries = budget_mod.ledger_entries(paths)
     except budget_mod.BudgetError as exc:
-        raise PublishError(f"the publication guard cannot read the budget it keeps out of public/: {exc}") from None
+        raise PublishError(f"the value check cannot read the budget it keeps out of public/: {exc}") from None
     seeds = []
     if paths.panel_seed_file.exists():
         try:
             seeds.append(paths.panel_seed_file.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
             raise PublishError(f"{paths.panel_seed_file}: cannot be read ({exc})") from None
-    return guard.build(paths.home, REPO_ROOT, budget, entries, exempt, seeds=seeds)
+    return values.build(paths.home, REPO_ROOT, budget, entries, exempt, seeds=seeds)

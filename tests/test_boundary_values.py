@@ -1,4 +1,4 @@
-"""The publication guard: the owner's money, this machine's paths and credentials never reach public/.
+"""The value check: the owner's money, this machine's paths and credentials never reach public/.
 
 Each leak is planted where a private reason would travel — a coverage row
 published as written, so it lands in ``coverage.csv`` and ``archive.db`` —
@@ -15,9 +15,9 @@ import pytest
 
 from llmarchive import budget as budget_mod
 from llmarchive.archive import record_logs as records
-from publish import GuardError, publish_all
-from publish.guard.publication import PublicationGuard, build as build_guard
-from publish.guard.leak import LeakGuard
+from publish import BoundaryError, publish_all
+from publish.boundary.values import ValueCheck, build as build_check
+from publish.boundary.sealed import SealedTextCheck
 from tests import publish_helpers as ph
 
 BUILD = "2026-12-03T00:00:00Z"
@@ -47,7 +47,7 @@ def public_bytes(archive) -> dict:
 
 
 @pytest.fixture
-def guarded(archive, monkeypatch):
+def checked(archive, monkeypatch):
     """A published archive with money in the open panel and in an open-lane answer, a budget whose ceiling is
     an amount the panel states, three euros spent this month, and a credential in the environment."""
     amount, value = open_amount(archive)
@@ -64,8 +64,8 @@ def guarded(archive, monkeypatch):
     return archive, amount
 
 
-def test_the_open_panels_amounts_and_the_models_answers_are_published(guarded):
-    archive, amount = guarded
+def test_the_open_panels_amounts_and_the_models_answers_are_published(checked):
+    archive, amount = checked
     panel = (archive.public / "panels" / f"{OPEN}.json").read_text(encoding="utf-8")
     assert amount in panel, "the ceiling's figure is published where the open panel states it"
     lane = (archive.public / "open-lane" / "2026.jsonl").read_text(encoding="utf-8")
@@ -85,12 +85,12 @@ def test_the_open_panels_amounts_and_the_models_answers_are_published(guarded):
     ("the key {secret} was refused", "the value of the environment variable LLMARCHIVE_TEST_API_KEY (a credential)"),
 ], ids=["cents", "cents-of-an-answer-in-other-words", "ceiling", "month-total", "money-field", "home", "user-home",
         "credential"])
-def test_each_planted_leak_refuses_the_publication_naming_file_and_match(guarded, leak, where):
-    archive, amount = guarded
+def test_each_planted_leak_refuses_the_publication_naming_file_and_match(checked, leak, where):
+    archive, amount = checked
     before = public_bytes(archive)
     values = {"amount": amount, "home": str(archive.home), "user": str(Path.home()), "secret": SECRET}
     plant(archive, leak.format(**values))
-    with pytest.raises(GuardError) as refused:
+    with pytest.raises(BoundaryError) as refused:
         publish_all(archive, build_time="2026-12-04T00:00:00Z")
     message = str(refused.value)
     print(message)
@@ -104,7 +104,7 @@ def test_each_planted_leak_refuses_the_publication_naming_file_and_match(guarded
 
 def test_every_kind_of_published_file_is_searched(tmp_path):
     """JSON, JSONL, CSV, HTML (as written and as read), SQLite text cells, and a database's free pages."""
-    guard = build_guard(tmp_path / "home", tmp_path / "code", None, [], [], environ={"X_TOKEN": SECRET})
+    check = build_check(tmp_path / "home", tmp_path / "code", None, [], [], environ={"X_TOKEN": SECRET})
     home = str(tmp_path / "home")
     files = {
         "status.json": json.dumps({"note": "spent €3.20"}, ensure_ascii=True),
@@ -116,8 +116,8 @@ def test_every_kind_of_published_file_is_searched(tmp_path):
         root = tmp_path / name.replace("/", "_")
         (root / name).parent.mkdir(parents=True)
         (root / name).write_text(text, encoding="utf-8")
-        with pytest.raises(GuardError, match=rf"^{name}"):
-            LeakGuard([], []).check_tree(root, workers=1, also=guard)
+        with pytest.raises(BoundaryError, match=rf"^{name}"):
+            SealedTextCheck([], []).check_tree(root, workers=1, also=check)
     root = tmp_path / "db"
     root.mkdir()
     db = sqlite3.connect(root / "archive.db")
@@ -125,25 +125,25 @@ def test_every_kind_of_published_file_is_searched(tmp_path):
     db.execute("insert into coverage values (?)", (f"€0.16 left, home {home}",))
     db.commit()
     db.close()
-    with pytest.raises(GuardError, match=r"^archive.db, table coverage: contains the archive home"):
-        LeakGuard([], []).check_tree(root, workers=1, also=guard)
+    with pytest.raises(BoundaryError, match=r"^archive.db, table coverage: contains the archive home"):
+        SealedTextCheck([], []).check_tree(root, workers=1, also=check)
     db = sqlite3.connect(root / "archive.db")
     db.execute("pragma secure_delete = off")            # as many SQLite builds do: a deleted row's bytes stay
     db.execute("delete from coverage")                  # gone from every query, still in the file
     db.commit()
     assert db.execute("select count(*) from coverage").fetchone() == (0,)
     db.close()
-    with pytest.raises(GuardError, match=r"^archive.db \(raw bytes\): contains the archive home"):
-        LeakGuard([], []).check_tree(root, workers=1, also=guard)
+    with pytest.raises(BoundaryError, match=r"^archive.db \(raw bytes\): contains the archive home"):
+        SealedTextCheck([], []).check_tree(root, workers=1, also=check)
 
 
 def test_an_amount_is_exempt_only_in_the_words_of_the_open_panel():
-    guard = PublicationGuard()
-    guard.add_figure(150.0)
-    guard.allow("Port records show that you are paid €150 if the crate holds fakes.")
-    assert guard.scan_text('{"text": "Port records show that you are paid €150 if the crate holds fakes."}',
+    check = ValueCheck()
+    check.add_figure(150.0)
+    check.allow("Port records show that you are paid €150 if the crate holds fakes.")
+    assert check.scan_text('{"text": "Port records show that you are paid €150 if the crate holds fakes."}',
                            "panels/x.json") is None
-    assert guard.scan_text("<li>you are paid <b>€150</b> if the crate holds fakes</li>", "index.html") is None
-    assert "figure of the budget" in guard.scan_text("the ceiling is €150 this month", "coverage.csv")
-    assert "figure of the budget" in guard.scan_text("Port records show that you are paid €150 in total",
+    assert check.scan_text("<li>you are paid <b>€150</b> if the crate holds fakes</li>", "index.html") is None
+    assert "figure of the budget" in check.scan_text("the ceiling is €150 this month", "coverage.csv")
+    assert "figure of the budget" in check.scan_text("Port records show that you are paid €150 in total",
                                                       "coverage.csv"), "the words after the amount count too"
