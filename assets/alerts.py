@@ -33,7 +33,7 @@ from dagster import (AssetCheckKey, AssetCheckSeverity, DefaultSensorStatus, Run
 
 from assets.health import ASSET, DEADMAN, one_line
 from assets.resources import SubjectResource
-from llmarchive.schedule.watch import post_webhook
+from llmarchive.schedule import post_webhook
 from measure.errors import ArchiveError
 
 INTERVAL_S = 600

@@ -9,17 +9,12 @@ from assets.protocols import preregistration_manifest, protocols
 from assets.refusals import refusal, required_budget
 from assets.reporting import cost_metadata, gate_check_results, gate_check_specs, measurement_metadata, run_metadata
 from assets.resources import ArchiveResource, BudgetResource, SubjectResource
-from llmarchive.archive import store
-from llmarchive.archive.dates import parse_month
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.queries import last_skip, sweep_run_folder
-from llmarchive.archive.store import load_run
+from llmarchive.archive import ArchivePaths, last_skip, load_run, parse_month, store, sweep_run_folder
 from llmarchive.budget import Budget, BudgetHalted, RunBusy, protocol_calls
 from llmarchive.protocols import registry
-from llmarchive.run.progress import LogLines
-from llmarchive.schedule.no_backfill import NotThisMonth, partition_day
-from llmarchive.schedule.sweep import sweep
-from llmarchive.succession.subject_models import active_model
+from llmarchive.run import LogLines
+from llmarchive.schedule import NotThisMonth, partition_day, sweep
+from llmarchive.succession import active_model
 from measure.verify import recompute
 from panels.build import SERIES as PROTOCOL_SERIES
 
@@ -81,7 +76,7 @@ def commercial_trials(context: AssetExecutionContext, archive: ArchiveResource, 
 
     progress = LogLines(context.log.info, every=20)    # with how many answers the grammar could read
     try:
-        outcome = sweep(paths, day, config, subject_factory=subject.factory(), provider_check=subject.model_ids,
+        outcome = sweep.sweep(paths, day, config, subject_factory=subject.factory(), provider_check=subject.model_ids,
                         concurrency=subject.concurrency, budget=loaded_budget, progress=progress,
                         only=[protocol_id], protocols={protocol_id: protocol} if protocol else None)
     except BudgetHalted as exc:

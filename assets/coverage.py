@@ -17,9 +17,8 @@ from dagster import (AllPartitionMapping, AssetCheckResult, AssetCheckSeverity, 
 
 from assets.partitions import months
 from assets.resources import ArchiveResource
-from llmarchive.archive import jobs as job_table
-from llmarchive.archive.dates import parse_month
-from llmarchive.schedule.coverage import record_month
+from llmarchive.archive import jobs as job_table, parse_month
+from llmarchive.schedule import record_month
 from measure.errors import ArchiveError
 
 CHECK = "no_unexplained_gap"

@@ -8,7 +8,7 @@ off: this archive runs where the network is not ours to spend.
 import os
 from pathlib import Path
 
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths
 
 DAGSTER_YAML = "telemetry:\n  enabled: false\n"
 

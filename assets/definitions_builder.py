@@ -10,7 +10,7 @@ from assets.jobs import JOBS
 from assets.resources import ArchiveResource, BudgetResource, ReferenceModelResource, SubjectResource
 from assets.schedules import SCHEDULES
 from assets.sensors import SENSORS
-from llmarchive.schedule.watch import webhook_from
+from llmarchive.schedule import webhook_from
 
 
 def all_assets() -> list:

@@ -47,10 +47,9 @@ from dagster import (AssetCheckKey, AssetCheckResult, AssetCheckSeverity,
                      MetadataValue, RunRequest, asset)
 
 from assets.resources import ArchiveResource
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.instrument.verdict import latch_reason, latched_alarm
-from llmarchive.schedule import lease
-from llmarchive.schedule.status import bridges_part, reviews_part
+from llmarchive.archive import ArchivePaths
+from llmarchive.instrument import latch_reason, latched_alarm
+from llmarchive.schedule import bridges_part, lease, reviews_part
 from measure.errors import ArchiveError
 
 ASSET = "archive_health"

@@ -21,16 +21,13 @@ from assets.reporting import cost_metadata, subject_fingerprint_cost_note
 from assets.resources import ArchiveResource, BudgetResource, ReferenceModelResource, SubjectResource
 from llmarchive.run import progress as progress_bar
 from llmarchive.protocols import registry
-from llmarchive.instrument.acknowledge import AcknowledgeError, acknowledge
-from llmarchive.instrument.fingerprint import default_engine_factory, runtime_fingerprint as run_fingerprint
-from llmarchive.instrument.prompts import SUBJECT_ITEMS, SUBJECT_MAX_TOKENS
-from llmarchive.instrument.rotation import due_protocol, guard_rotation as rotate
-from llmarchive.instrument.subject import subject_fingerprint as ask_subject
-from llmarchive.instrument.verdict import ALARM_VERDICTS, day_verdict, latched_alarm, pending_folders
-from llmarchive.instrument.revalidate import RevalidationFailed, revalidate
-from llmarchive.succession.subject_models import active_model
-from llmarchive.archive.dates import parse_date, utc_today
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.instrument import (ALARM_VERDICTS, AcknowledgeError, RevalidationFailed, SUBJECT_ITEMS,
+                                   SUBJECT_MAX_TOKENS, acknowledge as acknowledge_lib, day_verdict,
+                                   default_engine_factory, due_protocol, guard_rotation as rotate, latched_alarm,
+                                   pending_folders, revalidate as revalidate_lib,
+                                   runtime_fingerprint as run_fingerprint, subject_fingerprint as ask_subject)
+from llmarchive.succession import active_model
+from llmarchive.archive import ArchivePaths, parse_date, utc_today
 
 
 ALARM_CHECK = "no_instrument_alarm"
@@ -209,7 +206,7 @@ def subject_fingerprint(context: AssetExecutionContext, archive: ArchiveResource
 def revalidation(context: AssetExecutionContext, archive: ArchiveResource) -> MaterializeResult:
     day = _today_only(context.partition_key)
     try:
-        outcome = revalidate(archive.paths(), day)
+        outcome = revalidate_lib.revalidate(archive.paths(), day)
     except RevalidationFailed as exc:
         raise Failure(description=str(exc)) from None
     return MaterializeResult(metadata={"revalidated": MetadataValue.json(outcome.chosen),
@@ -229,7 +226,7 @@ class AcknowledgeConfig(Config):
 def acknowledge_instrument_alarm(context: OpExecutionContext, config: AcknowledgeConfig,
                                  archive: ArchiveResource) -> Output[bool]:
     try:
-        outcome = acknowledge(archive.paths(), config.core_change, config.reviewer)
+        outcome = acknowledge_lib.acknowledge(archive.paths(), config.core_change, config.reviewer)
     except AcknowledgeError as exc:
         raise Failure(description=str(exc)) from None
     if not outcome.recorded:

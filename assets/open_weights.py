@@ -8,11 +8,10 @@ from assets.partitions import generations
 from assets.protocols import protocols
 from assets.reporting import gate_check_results, gate_check_specs, measurement_table, outcome_table, typed_numbers
 from assets.resources import ArchiveResource, ReferenceModelResource
-from llmarchive.archive.run_ids import open_weights_run_id
+from llmarchive.archive import load_run, open_weights_run_id
 from llmarchive.schedule import open_weights as ow
-from llmarchive.run.progress import LogLines
-from llmarchive.instrument.verdict import suspect_value
-from llmarchive.archive.store import load_run
+from llmarchive.run import LogLines
+from llmarchive.instrument import suspect_value
 from measure.verify import recompute
 
 

@@ -22,8 +22,8 @@ from dagster import (
     StaticPartitionsDefinition,
 )
 
-from llmarchive.protocols.admissions import first_admission
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.protocols import first_admission
+from llmarchive.archive import ArchivePaths
 from measure.errors import ArchiveError
 from panels.build import all_protocol_ids
 

@@ -37,8 +37,7 @@ from dagster import (
 from assets.partitions import MANIFESTS, manifests, protocol_ids
 from assets.refusals import refusal
 from assets.resources import ArchiveResource
-from llmarchive.protocols import prereg
-from llmarchive.protocols import registry
+from llmarchive.protocols import prereg, registry
 from panels import checks
 
 CHECK_DESCRIPTIONS = {

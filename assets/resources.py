@@ -14,11 +14,9 @@ from typing import Any, Callable, Optional
 from dagster import ConfigurableResource
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive.phrases import either
-from llmarchive.archive.jsonio import read_json
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths, either, read_json
 from llmarchive.instrument import scripted
-from llmarchive.succession.subject_models import SubjectModels, load_subject_models
+from llmarchive.succession import SubjectModels, load_subject_models
 from llmarchive.subjects import Provider, api_provider, list_models, make_subject, registry
 
 

@@ -9,8 +9,8 @@ from typing import Literal, Optional
 from dagster import Config, Failure, OpExecutionContext, Output, job, op
 
 from assets.resources import ArchiveResource
-from llmarchive.archive.dates import utc_today
-from llmarchive.succession.review import ReviewError, resolve
+from llmarchive.archive import utc_today
+from llmarchive.succession import ReviewError, resolve
 
 
 class ReviewConfig(Config):

@@ -36,7 +36,7 @@ from dagster import (DefaultScheduleStatus, MultiPartitionKey, RunRequest, Sched
 from assets.jobs import commercial_job, coverage_job, daily_instrument_job, publication_job, subject_fingerprint_job
 from assets.partitions import MONTH_START
 from assets.resources import PAID_KEY, SubjectResource
-from llmarchive.schedule.watch import post_webhook
+from llmarchive.schedule import post_webhook
 from measure.errors import ArchiveError
 from panels.build import all_protocol_ids
 

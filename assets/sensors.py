@@ -37,11 +37,10 @@ from assets.health import SUCCESSION, health_request
 from assets.jobs import archive_health_job, manifest_job
 from assets.partitions import GENERATIONS, MANIFESTS, generations, manifests
 from assets.resources import PAID_KEY, ArchiveResource, SubjectResource
-from llmarchive.schedule import lease
+from llmarchive.schedule import lease, watch as model_watch_lib
 from llmarchive.protocols import prereg
-from llmarchive.schedule import watch as model_watch_lib
-from llmarchive.succession.subject_models import active_model
-from llmarchive.archive.dates import utc_today
+from llmarchive.succession import active_model
+from llmarchive.archive import utc_today
 from measure.errors import ArchiveError
 
 

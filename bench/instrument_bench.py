@@ -71,7 +71,7 @@ def main() -> None:
     pid = args.protocol or order[0]
 
     # Baseline: the same 12 prompts as plain greedy completions on the reference subject.
-    from llmarchive.subjects.reference import ReferenceSettings, ReferenceSubject
+    from llmarchive.subjects import ReferenceSettings, ReferenceSubject
 
     plain = ReferenceSubject(FINGERPRINT_MAX_TOKENS, settings=ReferenceSettings(n_threads=args.threads,
                                                                                  n_batch=args.batch, n_ctx=512))

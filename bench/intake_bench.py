@@ -37,7 +37,7 @@ SEED = "intake bench seed"
 def admitted_home(home: Path) -> None:
     from llmarchive.protocols import registry
     from llmarchive.cli import main
-    from llmarchive.archive.paths import ArchivePaths
+    from llmarchive.archive import ArchivePaths
     from panels.build import all_protocol_ids
     from panels.lanes import planned_lane
 
@@ -53,7 +53,7 @@ def admitted_home(home: Path) -> None:
 
 def valid_trials(home: Path) -> list[dict]:
     from llmarchive.protocols import registry
-    from llmarchive.archive.paths import ArchivePaths
+    from llmarchive.archive import ArchivePaths
     from measure import extract
     from measure.schema import VERSIONS
 

@@ -75,7 +75,7 @@ def subset(protocol: dict, items: int) -> dict:
 
 
 def part_a(paths: ArchivePaths, items: int, rounds: int, max_tokens: int | None) -> bool:
-    from llmarchive.subjects.reference import ReferenceSubject
+    from llmarchive.subjects import ReferenceSubject
 
     protocol = subset(registry.load_protocol(paths, PROTOCOL), items)
     if max_tokens:

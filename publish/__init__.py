@@ -16,8 +16,7 @@ packages stand on floors, one concern each, every one with its own face
 Modules inside ``publish/`` import from each other, never from this face.
 """
 from publish.errors import LeakError, PublishError, SiteError
-from publish.boundary.setup import sealed_text_check, value_check
-from publish.boundary.values import BoundaryError
-from publish.pipeline.build import publish_all
+from publish.boundary import BoundaryError, sealed_text_check, value_check
+from publish.pipeline import publish_all
 
 __all__ = ["publish_all", "PublishError", "LeakError", "BoundaryError", "SiteError", "sealed_text_check", "value_check"]

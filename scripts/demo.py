@@ -40,17 +40,14 @@ from scripts import demo_console as console
 from assets.dagster_home import ensure_dagster_home
 from assets.definitions_builder import ASSETS, CHECKS, default_resources
 from assets.partitions import MANIFESTS
-from llmarchive.archive.run_ids import open_weights_run_id
+from llmarchive.archive import ArchivePaths, load_run, open_weights_run_id, utc_today
 from llmarchive.schedule import open_weights as ow
 from llmarchive.run import progress
 from scripts.demo_archive import (DEMO_REVIEWER, KNOWN_ANSWER_PROTOCOL, KnownAnswerPoint, admit_demo_protocols,
                                   closing_block, file_known_answer_points, outsider_paths)
-from llmarchive.instrument.verdict import day_verdict
+from llmarchive.instrument import day_verdict
 from llmarchive.protocols import prereg, registry
-from llmarchive.subjects.models import EMBEDDED_SHA256
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.dates import utc_today
-from llmarchive.archive.store import load_run
+from llmarchive.subjects import EMBEDDED_SHA256
 from panels.build import all_protocol_ids
 from publish.data import panels as panel_files
 

@@ -32,16 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence
 
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths, comparison_run_id, retry_run_id, store
 from measure.errors import ArchiveError
-from llmarchive.archive import store
-from llmarchive.comparison.intake import submit
-from llmarchive.comparison.names import KNOWN_ANSWER_SOURCE
-from llmarchive.comparison.reader_server import ReaderServer
-from llmarchive.archive.run_ids import comparison_run_id, retry_run_id
-from llmarchive.comparison.run import load_panel, run_comparison
-from llmarchive.protocols import admissions as lanes
-from llmarchive.protocols import registry
+from llmarchive.comparison import KNOWN_ANSWER_SOURCE, ReaderServer, load_panel, run_comparison, submit
+from llmarchive.protocols import admissions as lanes, registry
 from panels import readers
 from panels.readers import FRAMING_SENSITIVE, IGNORES_QUESTION, INVARIANT
 

@@ -29,8 +29,7 @@ from typing import Any, Optional
 from dagster import DagsterEventType, DagsterRunStatus, RunsFilter
 
 from llmarchive.archive import record_logs as records
-from llmarchive.budget import eur, ledger_entries
-from llmarchive.budget.ledger import open_reservations
+from llmarchive.budget import eur, ledger_entries, open_reservations
 from scripts.drill_script import resolve
 from scripts.drill_state import State
 from scripts.drill_world import now
@@ -69,10 +68,11 @@ def _covered(row: dict, month: str) -> bool:
 
 def coverage_agrees(state: State, month: str) -> Verdict:
     """Coverage afresh equals coverage recorded for every period of ``month`` and before; none unexplained."""
-    from llmarchive.schedule.coverage import compute, row_key
+    from llmarchive.schedule import coverage
+    from llmarchive.schedule import row_key
 
     today = now().date().isoformat()
-    fresh = compute(state.paths, today)
+    fresh = coverage.compute(state.paths, today)
     latest: dict = {}
     for r in records.read(state.paths, "coverage"):
         latest[row_key(r)] = r
@@ -93,7 +93,7 @@ def coverage_agrees(state: State, month: str) -> Verdict:
 
 def causes_as_scripted(state: State, month: str) -> Verdict:
     """Every recorded gap through ``month`` is one the script expects, with its cause, and none is missing."""
-    from llmarchive.schedule.coverage import row_key
+    from llmarchive.schedule import row_key
 
     latest: dict = {}
     for r in records.read(state.paths, "coverage"):
@@ -124,7 +124,7 @@ def resolve_gap(gap: Any, protocols: list[str]) -> Any:
 
 def verify_public(state: State) -> Verdict:
     """Every published open-lane measurement recomputes from public/ as ``llmarchive verify --public`` does."""
-    from llmarchive.subjects.returned_model import returned_model_id_differences
+    from llmarchive.subjects import returned_model_id_differences
     from llmarchive.cli.verify import beside_differences
     from measure.verify import recompute
     from publish.readback import public_inputs

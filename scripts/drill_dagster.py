@@ -40,7 +40,7 @@ from dagster._scheduler.scheduler import launch_scheduled_runs
 from dagster._time import get_current_datetime
 from dagster._utils.schedules import cron_string_iterator
 
-from llmarchive.archive.paths import REPO_ROOT
+from llmarchive.archive import REPO_ROOT
 from scripts import drill_sqlite
 
 LOCATION_MODULE = "scripts.drill_definitions"

@@ -17,7 +17,7 @@ from dagster import Definitions, colored_console_logger, in_process_executor
 
 from assets.definitions_builder import build_definitions
 from assets.resources import ArchiveResource, ReferenceModelResource, SubjectResource
-from llmarchive.schedule.watch import webhook_from
+from llmarchive.schedule import webhook_from
 
 SCRIPTED_REFERENCE = "scripted:scripts.drill_engine:REFERENCE"
 

@@ -16,8 +16,8 @@ rotation stays ``flat``).
 import hashlib
 from dataclasses import dataclass, field
 
-from llmarchive.archive.dates import utc_today
-from llmarchive.instrument.engine import Generated
+from llmarchive.archive import utc_today
+from llmarchive.instrument import Generated
 from tests.instrument_helpers import ScriptedSubject
 
 RUNTIME = {"model_sha256": "d" * 64, "llama_cpp_version": "scripted", "template_sha256": "t" * 64,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths
 from llmarchive.protocols import registry
 from panels.build import all_protocol_ids
 

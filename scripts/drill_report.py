@@ -43,7 +43,7 @@ def _refusals(state: State, statuses: dict[str, str]) -> dict[str, Counter]:
 
 
 def _sweep(state: State) -> dict[str, str]:
-    from llmarchive.schedule.coverage import row_key
+    from llmarchive.schedule import row_key
 
     latest: dict = {}
     for r in records.read(state.paths, "coverage"):

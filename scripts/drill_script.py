@@ -28,7 +28,7 @@ import datetime as dt
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
-from llmarchive.archive.dates import parse_time
+from llmarchive.archive import parse_time
 
 UTC = dt.timezone.utc
 FAMILY_NEW = "claude-sonnet-5-1"

@@ -4,7 +4,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths
 from scripts.drill_script import Script
 
 

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from assets.dagster_home import ensure_dagster_home
-from llmarchive.archive.paths import REPO_ROOT, ArchivePaths
+from llmarchive.archive import ArchivePaths, REPO_ROOT
 
 GRACE_S = 20.0
 

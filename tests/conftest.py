@@ -135,7 +135,7 @@ def instance():
 @pytest.fixture
 def paths(archive_home):
     """An empty archive under ``archive_home`` with its folders made."""
-    from llmarchive.archive.paths import ArchivePaths
+    from llmarchive.archive import ArchivePaths
 
     return ArchivePaths.from_env().ensure()
 
@@ -214,7 +214,7 @@ def llama_server():
 
     import httpx
 
-    from llmarchive.subjects.models import embedded_model_path
+    from llmarchive.subjects import embedded_model_path
     from tests.ports import free_port, stop, wait_for_http
 
     model = embedded_model_path()

@@ -11,7 +11,7 @@ from dagster import DagsterInstance, materialize
 
 from assets.definitions_builder import ASSETS, CHECKS
 from assets.resources import ArchiveResource, BudgetResource, ReferenceModelResource, SubjectResource
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths
 
 
 def resources(paths: ArchivePaths, base_url: Optional[str] = None, **subject: Any) -> dict[str, Any]:

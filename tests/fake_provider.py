@@ -494,7 +494,7 @@ def decide_by_hash(options: Sequence[str] = ("A", "B")) -> Callable[[Request], R
 
 def embedded_model_responder(max_tokens: int = 128) -> Callable[[Request], Reply]:
     """A responder that answers with the embedded reference model (loaded once)."""
-    from llmarchive.subjects.reference import ReferenceSubject
+    from llmarchive.subjects import ReferenceSubject
 
     subject = ReferenceSubject(max_tokens=max_tokens)
     lock = threading.Lock()

@@ -27,7 +27,7 @@ from typing import Iterable
 
 import pytest
 
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths
 from llmarchive.protocols import registry
 from panels import readers
 
@@ -90,7 +90,7 @@ _SHARED: dict[str, ReaderRun] = {}
 
 def reader_run(tmp_path_factory) -> ReaderRun:
     """Run (once per session) the published task for the three known-answer readers on the reader server."""
-    from llmarchive.comparison.reader_server import ReaderServer
+    from llmarchive.comparison import ReaderServer
     from tests.instrument_helpers import admitted_archive
 
     if "run" not in _SHARED:

@@ -17,13 +17,11 @@ import json
 import threading
 from typing import Callable, Iterable, Optional
 
-from llmarchive.protocols import prereg
-from llmarchive.protocols import registry
+from llmarchive.protocols import prereg, registry
 from llmarchive.budget import Budget
 from llmarchive.cli import main
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.dates import utc_now_millis
-from llmarchive.subjects.base import CallResult
+from llmarchive.archive import ArchivePaths, utc_now_millis
+from llmarchive.subjects import CallResult
 from panels.build import all_protocol_ids
 from panels.lanes import planned_lane
 from tests.panels_helpers import built_paths

@@ -20,7 +20,7 @@ import pytest
 
 from llmarchive.comparison import intake as comparison
 from llmarchive.protocols import registry
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths
 from measure.schema import VERSIONS
 from panels import readers
 from publish.data.panels import file_name, files

@@ -8,7 +8,7 @@ from typing import Optional
 
 from llmarchive.protocols import registry
 from llmarchive.protocols.panel_seed import ENV_VAR
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths
 
 _CACHE: dict[Optional[str], dict[str, bytes]] = {}
 

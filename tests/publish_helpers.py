@@ -15,10 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Mapping, Optional
 
-from llmarchive.archive import record_logs
-from llmarchive.archive.jsonio import write_json
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.store import measurement_run
+from llmarchive.archive import ArchivePaths, measurement_run, record_logs, write_json
 from measure import chain
 from measure.measurement import build
 from measure.schema import VERSIONS

@@ -55,7 +55,7 @@ AWKWARD = {
 
 def test_the_clock_is_the_sessions():
     """With ``LLMARCHIVE_TEST_CLOCK`` the session's clock started there and ticks; without it, it is real."""
-    from llmarchive.archive.dates import utc_now, utc_today
+    from llmarchive.archive import utc_now, utc_today
 
     instant = os.environ.get(CLOCK_ENV)
     if instant is None:

@@ -3,10 +3,8 @@ import json
 
 import pytest
 
-from llmarchive.archive import jsonio
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import ArchivePaths, jsonio, record_logs as records
 from llmarchive.archive.jsonio import ChainedLog, RecordFileError, append_records, read_jsonl, tail_hash, verify_log
-from llmarchive.archive.paths import ArchivePaths
 from measure import chain
 
 

@@ -34,7 +34,7 @@ from publish import BoundaryError, LeakError
 from publish.boundary import sealed
 from publish.boundary.values import CONTEXT, MIN_SECRET_LENGTH, ValueCheck, build as build_check
 from publish.boundary.sealed import WINDOW, SealedTextCheck
-from publish.data.protocols import ProtocolText
+from publish.data import ProtocolText
 
 # A private text whose every run of twelve words holds a word outside ASCII, so JSON's \u escapes and HTML's
 # entities hide it from a byte search; only a reader that decodes them finds it.

@@ -18,7 +18,7 @@ import pytest
 from llmarchive.archive import record_logs as records
 from publish import BoundaryError, publish_all
 from publish.boundary.values import build as build_check
-from publish.boundary.sealed import SealedTextCheck
+from publish.boundary import SealedTextCheck
 from tests import publish_helpers as ph
 
 OPEN = "base_rate_neglect__wording__v0"

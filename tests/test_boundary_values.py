@@ -17,7 +17,7 @@ from llmarchive import budget as budget_mod
 from llmarchive.archive import record_logs as records
 from publish import BoundaryError, publish_all
 from publish.boundary.values import ValueCheck, build as build_check
-from publish.boundary.sealed import SealedTextCheck
+from publish.boundary import SealedTextCheck
 from tests import publish_helpers as ph
 
 BUILD = "2026-12-03T00:00:00Z"

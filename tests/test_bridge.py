@@ -6,16 +6,14 @@ clock is set to 1 November 2026: the archive is admitted before the story.
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import bridge_run_id, load_run, record_logs as records
 from llmarchive.protocols import registry
-from llmarchive.archive.run_ids import bridge_run_id
 from llmarchive.schedule.bridge import BridgeError, bridge_calls, bridge_runs, half_complete, open_bridges, run_bridge
 from llmarchive.cli import main
-from llmarchive.run.runner import RunHalted
-from llmarchive.archive.store import load_run
-from llmarchive.succession.subject_models import load_subject_models
+from llmarchive.run import RunHalted
+from llmarchive.succession import load_subject_models
 from llmarchive.subjects import list_models, make_subject
-from llmarchive.schedule.month_sweep import sweep_month
+from llmarchive.schedule import sweep_month
 from llmarchive.schedule.watch import watch
 from tests.fake_provider import Fault, decide_by_hash
 from tests.instrument_helpers import paid_archive
@@ -215,7 +213,7 @@ def test_llmarchive_run_refuses_the_bridge_job_so_only_the_bridge_spends_the_bri
 def test_a_provider_that_stops_answering_interrupts_the_bridge_cleanly_and_a_resume_completes_it(paths, fake):
     """No answer is not a configuration error: the bridge says so and resumes; an unreadable list proves nothing."""
     from llmarchive.subjects.anthropic import AnthropicSubject
-    from llmarchive.subjects.base import SubjectError
+    from llmarchive.subjects import SubjectError
     from llmarchive.subjects.http import RetryPolicy
 
     bridge = raise_bridge(paths, fake)

@@ -7,11 +7,8 @@ import pytest
 
 import llmarchive
 from llmarchive import budget as B
-from llmarchive.archive import dates
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import ArchivePaths, cause_for, dates, record_logs as records, skip_condition
 from llmarchive.cli import main
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.skips import cause_for, skip_condition
 from measure.schema import GAP_CAUSES
 from panels.build import all_protocol_ids
 from panels.lanes import planned_lane

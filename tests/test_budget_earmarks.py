@@ -22,11 +22,7 @@ from pathlib import Path
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive.jsonio import read_jsonl
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.dates import utc_today
-from llmarchive.archive.run_ids import sweep_run_id
-from llmarchive.archive.store import load_run
+from llmarchive.archive import ArchivePaths, load_run, read_jsonl, sweep_run_id, utc_today
 from llmarchive.budget import earmarks
 from llmarchive.cli import main
 from llmarchive.protocols import registry

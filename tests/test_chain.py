@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmarchive.archive.jsonio import ChainedLog, read_jsonl
+from llmarchive.archive import ChainedLog, read_jsonl
 from measure import chain
 
 
@@ -67,7 +67,7 @@ def test_a_corrupt_line_in_the_middle_is_an_error_naming_the_line(tmp_path):
 
 def _append_skips(home: str, writer: int, count: int) -> None:
     from llmarchive.archive import record_logs as records
-    from llmarchive.archive.paths import ArchivePaths
+    from llmarchive.archive import ArchivePaths
 
     paths = ArchivePaths(Path(home))
     for i in range(count):
@@ -79,7 +79,7 @@ def test_records_appended_by_several_processes_at_once_keep_one_valid_chain(tmp_
     import multiprocessing
 
     from llmarchive.archive import record_logs as records
-    from llmarchive.archive.paths import ArchivePaths
+    from llmarchive.archive import ArchivePaths
 
     context = multiprocessing.get_context("spawn")
     workers = [context.Process(target=_append_skips, args=(str(tmp_path), w, 30)) for w in range(4)]

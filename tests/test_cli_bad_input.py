@@ -14,10 +14,9 @@ from typing import Optional
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import load_run, record_logs as records
 from llmarchive.cli import main
 from llmarchive.schedule.coverage import compute
-from llmarchive.archive.store import load_run
 
 OPEN = "risky_choice_framing__wording__v0"
 DAY = "2026-11-03"
@@ -76,7 +75,7 @@ def test_a_sweep_without_a_key_stops_before_anything_is_recorded_and_the_month_i
 
 
 def test_the_sweep_library_refuses_a_keyless_subject_before_recording_a_skip(paid_paths, monkeypatch):
-    from llmarchive.succession.subject_models import load_subject_models
+    from llmarchive.succession import load_subject_models
     from llmarchive.subjects import SubjectSettingsError, make_subject
     from llmarchive.schedule.sweep import sweep
 

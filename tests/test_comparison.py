@@ -4,15 +4,14 @@ import shutil
 
 import pytest
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import ArchivePaths, record_logs as records
 from llmarchive.protocols import registry
 from llmarchive.budget import unbudgeted
 from llmarchive.cli import main
 from llmarchive.comparison.intake import EXPLORATORY_NOTE, SubmissionRejected, submit
 from llmarchive.comparison.run import EXPLORATORY_NOTE as COMPARISON_RUN_NOTE
-from llmarchive.instrument.rotation import due_protocol
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.run.runner import RunSettings, run_protocol
+from llmarchive.instrument import due_protocol
+from llmarchive.run import RunSettings, run_protocol
 from llmarchive.subjects.anthropic import AnthropicSubject
 from measure.measurement import build
 from tests.fake_provider import FakeProvider, decide_by_hash

@@ -13,12 +13,11 @@ import shutil
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 
-from llmarchive.archive import record_logs as records
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths, record_logs as records
 from llmarchive.cli import main
 from llmarchive.budget import unbudgeted
 from llmarchive.protocols import registry
-from llmarchive.run.runner import run_protocol
+from llmarchive.run import run_protocol
 from llmarchive.subjects.anthropic import AnthropicSubject
 from measure.schema import VERSIONS
 from panels import readers
@@ -28,7 +27,7 @@ from tests.inspect_helpers import reader_run as inspect_reader_run
 from tests.test_comparison import (OPEN, comparison_run_settings, paths, trials_of,  # noqa: F401
                                    twin_runs_template, unchained, write)
 from tests.test_comparison_intake import OWN_MODEL, own_run, own_words, reasons_of
-from llmarchive.comparison.intake import submit
+from llmarchive.comparison import submit
 
 TERSE = "Decided after one reading."
 

@@ -20,14 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import record_logs as records, store
 from llmarchive.protocols import registry
-from llmarchive.archive import store
 from llmarchive.budget import unbudgeted
 from llmarchive.cli import main
 from llmarchive.comparison.intake import SubmissionRejected, submit
 from llmarchive.comparison.read import MAX_LINE_BYTES, MAX_SUBMISSION_BYTES
-from llmarchive.run.runner import RunSettings, run_protocol
+from llmarchive.run import RunSettings, run_protocol
 from llmarchive.subjects.anthropic import AnthropicSubject
 from tests.fake_provider import FakeProvider, Reply
 from tests.test_comparison import (OPEN, nothing_stored, paths, trials_of, twin_runs_template,  # noqa: F401
@@ -147,7 +146,7 @@ def test_the_archives_own_runs_are_refused_however_relabelled_wherever_they_are_
 
 def test_the_published_open_lane_is_refused_but_a_comparison_run_made_here_is_not(paths, tmp_path, monkeypatch):
     from publish.data import open_lane
-    from publish.data.sources import gather
+    from publish.data import gather
 
     run_id = own_run(paths, monkeypatch)
     published = open_lane.files(gather(paths).open_runs)     # the bytes of public/open-lane/<year>.jsonl

@@ -23,9 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import ArchivePaths, record_logs as records
 from llmarchive.archive.jsonio import verify_log
-from llmarchive.archive.paths import ArchivePaths
 from llmarchive.cli import main
 from panels import readers
 from tests.fake_provider import FakeProvider, decide_by_hash

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import ArchivePaths, record_logs as records
 from llmarchive.protocols import registry
 from llmarchive.cli import main
 from llmarchive.protocols.open_panels import hashed_part, panel_file_text, prompt_sha256
-from llmarchive.archive.paths import ArchivePaths
 from measure.canonical import canonical_sha256
 from measure.schema import VERSIONS
 from tests.fake_provider import Fault, FakeProvider, decide_by_hash
@@ -153,8 +152,8 @@ def test_a_run_from_the_published_file_alone_resumes_after_an_interruption_and_i
     assert m["run_id"] == trials[0]["run_id"] and m["n"] == 30
     assert verify_submission(tmp_path, out, m, registry.header(registry.load_protocol(paths, OPEN))) == 0
     assert json.loads(capsys.readouterr().out) == [], "llmarchive verify recomputes the same measurement"
-    from publish.data.database import comparison_rows
-    from publish.data.sources import gather
+    from publish.data import comparison_rows
+    from publish.data import gather
 
     (row,) = comparison_rows(gather(paths))
     assert (row["model_id"], row["stability_pct"], row["panel_sha256"]) == (MODEL, m["stability_pct"],
@@ -311,7 +310,7 @@ def test_the_readme_carries_the_outsiders_recipe_command_for_command():
 def test_an_id_too_long_or_unprintable_is_refused_before_any_call_with_a_message_that_says_why(outsider, tmp_path,
                                                                                               capsys):
     """Ids are capped in length and the refusal says it is the length (issue 24), before anything is spent."""
-    from llmarchive.archive.run_ids import comparison_run_id
+    from llmarchive.archive import comparison_run_id
     from llmarchive.archive.paths import UnsafeId, check_id
 
     home, panel = outsider

@@ -4,10 +4,9 @@ from datetime import date, datetime, timedelta, timezone
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import record_logs as records
-from llmarchive.schedule.coverage import UnexplainedGap, compute, gather, record_coverage
-from llmarchive.archive.skips import CONDITIONS, DEFAULT_CONDITION, PRECEDENCE, cause_for, record_skip
-from llmarchive.archive.jsonio import write_json
+from llmarchive.archive import (CONDITIONS, DEFAULT_CONDITION, PRECEDENCE, UnexplainedGap, cause_for,
+                                record_logs as records, record_skip, write_json)
+from llmarchive.schedule.coverage import compute, gather, record_coverage
 from measure.schema import GAP_CAUSES
 from publish.data.csvs import coverage_rows
 
@@ -521,7 +520,7 @@ def test_a_sweep_stopped_by_a_failed_write_is_its_own_condition_not_human_absent
     beat_days(paths, "2026-11-01", "2026-12-01")
     open_run(paths, "sweep_2026-11_open", "2026-11-02", "interrupted")
     run_file = paths.run_dir("sweep_2026-11_open") / "run.json"
-    from llmarchive.archive.jsonio import read_json
+    from llmarchive.archive import read_json
     run = read_json(run_file)
     run["interruption"] = {**stop, "at": "2026-11-02T06:10:00Z", "detail": "trial log: OSError: [Errno 28] "
                            "No space left on device", "slot": "s01/A/0"}
@@ -624,8 +623,8 @@ def test_a_month_judged_on_the_next_day_is_over_its_last_day_and_its_monthly_row
 def test_the_coverage_partition_of_the_month_just_ended_writes_on_the_1st_what_the_cli_writes(paths, tmp_path):
     import shutil
 
-    from llmarchive.archive.paths import ArchivePaths
-    from llmarchive.schedule.coverage import record_month
+    from llmarchive.archive import ArchivePaths
+    from llmarchive.schedule import record_month
 
     _untended_november(paths)
     twin = ArchivePaths(tmp_path / "twin")
@@ -643,7 +642,7 @@ def test_the_coverage_partition_of_the_month_just_ended_writes_on_the_1st_what_t
 
 
 def test_the_running_month_is_judged_through_today_and_a_month_not_started_is_refused(paths):
-    from llmarchive.schedule.coverage import record_month
+    from llmarchive.schedule import record_month
     from measure.errors import ArchiveError
 
     _untended_november(paths)

@@ -23,7 +23,7 @@ from assets.definitions_builder import build_definitions
 from assets.schedules import monthly_coverage_schedule
 from llmarchive.archive import record_logs as records
 from llmarchive.cli import main
-from llmarchive.protocols.registry import sweep_protocols
+from llmarchive.protocols import sweep_protocols
 from tests import publish_helpers as ph
 from tests.dagster_helpers import materialization_metadata, resources, run
 from tests.test_coverage import beat_days

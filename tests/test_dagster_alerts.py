@@ -23,13 +23,11 @@ from assets.refusals import KINDS
 from assets.resources import ArchiveResource, ReferenceModelResource, SubjectResource
 from assets.schedules import monthly_sweep_schedule
 from assets.sensors import lease_on_life, model_watch
-from llmarchive.archive import record_logs as records
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.instrument import scripted
+from llmarchive.archive import ArchivePaths, record_logs as records
+from llmarchive.instrument import runtime_fingerprint, scripted
 from llmarchive.instrument.acknowledge import acknowledge
-from llmarchive.instrument.fingerprint import runtime_fingerprint
-from llmarchive.subjects.base import SubjectError
-from llmarchive.succession.review import reviews
+from llmarchive.subjects import SubjectError
+from llmarchive.succession import reviews
 from tests.dagster_helpers import resources, run, today
 from tests.fake_provider import FakeProvider
 from tests.instrument_helpers import ScriptedSubject, answer_for, webhook_server

@@ -10,10 +10,8 @@ import pytest
 from dagster import MultiPartitionKey
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import load_run, record_logs as records, sweep_run_id
 from llmarchive.protocols import registry
-from llmarchive.archive.store import load_run
-from llmarchive.archive.run_ids import sweep_run_id
 from measure.canonical import canonical_sha256
 from panels.build import protocol_hash
 from tests.dagster_helpers import (failure_text, materialization_metadata, refusals, resources, run, this_month_key,
@@ -40,7 +38,7 @@ def key(protocol_id: str, month: str = None) -> MultiPartitionKey:
 
 def test_a_protocol_partition_builds_the_files_and_its_blocking_gate_checks_pass_for_that_protocol(
         archive_home, instance):
-    from llmarchive.archive.paths import ArchivePaths
+    from llmarchive.archive import ArchivePaths
 
     paths = ArchivePaths.from_env()
     result = run(["protocols"], resources(paths), instance, partition_key=OPEN)
@@ -55,7 +53,7 @@ def test_a_protocol_partition_builds_the_files_and_its_blocking_gate_checks_pass
 
 
 def test_a_builder_that_breaks_one_protocol_fails_gate_1b_on_that_partition_only(archive_home, instance, monkeypatch):
-    from llmarchive.archive.paths import ArchivePaths
+    from llmarchive.archive import ArchivePaths
 
     broken_id = "sunk_cost_fallacy__order__v0"
     build = registry.build_protocols

@@ -2,10 +2,9 @@
 import pytest
 from dagster import BoolMetadataValue, DagsterInstance, FloatMetadataValue
 
-from llmarchive.archive.run_ids import open_weights_run_id
+from llmarchive.archive import load_run, open_weights_run_id
 from llmarchive.schedule import open_weights as ow
-from llmarchive.subjects.models import EMBEDDED_SHA256
-from llmarchive.archive.store import load_run
+from llmarchive.subjects import EMBEDDED_SHA256
 from tests.dagster_helpers import materialization_metadata, resources, run
 from tests.instrument_helpers import admitted_archive
 

@@ -9,10 +9,8 @@ from assets.resources import ArchiveResource, SubjectResource
 from assets.sensors import lease_on_life, model_watch
 from llmarchive import subjects
 from llmarchive.schedule import lease
-from llmarchive.archive import record_logs as records
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.dates import utc_today
-from llmarchive.instrument.fingerprint import runtime_fingerprint
+from llmarchive.archive import ArchivePaths, record_logs as records, utc_today
+from llmarchive.instrument import runtime_fingerprint
 from tests.fake_provider import Fault, FakeProvider
 from tests.instrument_helpers import webhook_server
 from tests.test_instrument import PromptEngine

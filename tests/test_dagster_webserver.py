@@ -79,7 +79,7 @@ def _answers(url: str) -> bool:
 
 @pytest.mark.slow
 def test_make_serve_starts_dagster_and_datasette_and_sigterm_stops_both(tmp_path):
-    from llmarchive.archive.paths import ArchivePaths
+    from llmarchive.archive import ArchivePaths
     from publish import publish_all
 
     archive = tmp_path / "archive"

@@ -70,8 +70,8 @@ def test_every_table_view_and_column_of_the_database_is_described(db_path):
 
 def test_measurement_column_descriptions_come_from_the_schema():
     from measure.schema import MEASUREMENT_FIELD_NAMES
-    from publish.words.fields import PUBLISHED_DESCRIPTIONS
-    from publish.words.numbers import READING_COLUMNS
+    from publish.words import PUBLISHED_DESCRIPTIONS
+    from publish.words import READING_COLUMNS
 
     metadata = datasette_meta.build_metadata()
     columns = metadata["databases"]["archive"]["tables"]["measurements"]["columns"]

@@ -1,7 +1,7 @@
 """One parser for days, months and timestamps (llmarchive.archive.dates): the right form and a real calendar value."""
 import pytest
 
-from llmarchive.archive.dates import DateError, not_after, optional_date, parse_date, parse_month, parse_timestamp
+from llmarchive.archive import DateError, not_after, optional_date, parse_date, parse_month, parse_timestamp
 from measure.errors import ArchiveError
 
 
@@ -85,7 +85,7 @@ def test_the_croissant_version_is_only_ever_a_real_day():
 def test_the_clock_and_a_records_time_are_read_and_written_by_the_one_dates_module():
     from datetime import datetime, timedelta, timezone
 
-    from llmarchive.archive.dates import parse_time, utc_millis, utc_month, utc_now, utc_today
+    from llmarchive.archive import parse_time, utc_millis, utc_month, utc_now, utc_today
     assert parse_timestamp(utc_now()) and parse_date(utc_today()) and parse_month(utc_month())
     moment = datetime(2026, 3, 4, 5, 6, 7, 891234, tzinfo=timezone(timedelta(hours=2)))
     assert utc_millis(moment) == "2026-03-04T03:06:07.891Z"

@@ -19,9 +19,8 @@ from assets.reporting import gate_check_results
 from llmarchive.archive import record_logs as records
 from llmarchive.protocols import registry
 from scripts.demo_archive import KNOWN_ANSWER_PROTOCOL, admit_demo_protocols, closing_block
-from llmarchive.instrument.rotation import due_protocol, guard_rotation
-from llmarchive.instrument.verdict import day_verdict
-from llmarchive.run.progress import LogLines
+from llmarchive.instrument import day_verdict, due_protocol, guard_rotation
+from llmarchive.run import LogLines
 from measure.measurement import build
 from panels import readers
 from tests.dagster_helpers import resources, today

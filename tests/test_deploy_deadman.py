@@ -24,8 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from llmarchive.archive import record_logs as records
-from llmarchive.archive.jsonio import write_json
+from llmarchive.archive import record_logs as records, write_json
 from tests.instrument_helpers import webhook_server
 from tests.ports import free_port
 

@@ -10,10 +10,10 @@ import measure
 import panels
 import publish
 from llmarchive.cli import main
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.succession.subject_models import load_subject_models
+from llmarchive.archive import ArchivePaths
+from llmarchive.succession import load_subject_models
 from llmarchive.subjects.anthropic import AnthropicSubject
-from llmarchive.subjects.base import SubjectError
+from llmarchive.subjects import SubjectError
 from llmarchive.subjects.http import RetryPolicy
 from llmarchive.schedule.watch import watch
 from measure.errors import ArchiveError

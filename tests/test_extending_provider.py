@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths
 from llmarchive.archive.run_ids import comparison_run_id, parse
 from llmarchive.cli import build_parser, main
 from llmarchive.cli._extras import needed_modules

@@ -27,10 +27,8 @@ from typing import Iterator
 import pytest
 
 from publish import PublishError, publish_all
-from publish.data import files as published
-from publish.data import panels
-from publish.data.sources import Inputs
-from publish.boundary.values import BoundaryError
+from publish.data import Inputs, files as published, panels
+from publish.boundary import BoundaryError
 from publish.readback.files import public_inputs, published_problems
 from tests import publish_helpers as ph
 

@@ -14,9 +14,8 @@ import resource
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive.jsonio import read_jsonl
-from llmarchive.run.runner import RunInterrupted, RunSettings, run_protocol, schedule
-from llmarchive.archive.store import load_run
+from llmarchive.archive import load_run, read_jsonl
+from llmarchive.run import RunInterrupted, RunSettings, run_protocol, schedule
 from llmarchive.subjects.anthropic import AnthropicSubject
 from llmarchive.subjects.http import RetryPolicy
 from llmarchive.subjects.openai_compat import OpenAICompatSubject

@@ -77,7 +77,7 @@ def test_method_8_names_exactly_the_lease_states_the_code_uses():
 
 
 def test_method_7_4_and_the_code_agree_that_a_missing_fingerprint_fails_its_day_only(paths):
-    from llmarchive.instrument.verdict import day_verdict, latched_alarm
+    from llmarchive.instrument import day_verdict, latched_alarm
 
     latching = section("7.4").split("**latches**")[0]
     assert "missing fingerprint" not in latching, "§7.4 lists a missing fingerprint among the alarms that latch"

@@ -15,8 +15,7 @@ import sys
 
 import pytest
 
-from llmarchive.archive import record_logs as records
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths, record_logs as records
 from llmarchive.cli import main
 from llmarchive.comparison import harness_import
 from llmarchive.comparison.inspect_log import InspectLogError, submission_from_inspect_log

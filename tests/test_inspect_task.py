@@ -17,7 +17,7 @@ import shutil
 
 import pytest
 
-from llmarchive.comparison.reader_server import ReaderServer
+from llmarchive.comparison import ReaderServer
 from llmarchive.protocols import open_panels
 from measure.canonical import canonical_sha256
 from measure.schema import VERSIONS

@@ -11,15 +11,13 @@ import hashlib
 import math
 
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import load_run, record_logs as records
 from llmarchive.budget import unbudgeted
-from llmarchive.instrument import day_verdict, mark_day_suspect
-from llmarchive.instrument.engine import Generated
+from llmarchive.instrument import Generated, day_verdict, mark_day_suspect
 from llmarchive.instrument.fingerprint import RUNTIME_KEY_FIELDS, expectations_dir, runtime_fingerprint
 from llmarchive.instrument.prompts import (FINGERPRINT_PROMPTS, PROMPTS_SHA256, SUBJECT_ITEMS, SUBJECT_ITEMS_SHA256,
                                            SUBJECT_OPTIONS, subject_prompt)
-from llmarchive.run.runner import RunSettings, run_protocol
-from llmarchive.archive.store import load_run
+from llmarchive.run import RunSettings, run_protocol
 from llmarchive.subjects.openai_compat import OpenAICompatSubject
 from measure import extract
 from measure.verify import recompute
@@ -185,7 +183,7 @@ def test_an_alarm_raised_after_a_run_marks_that_days_measurement_and_it_still_ve
 
 def test_a_resumed_run_is_judged_on_its_own_date(paths, monkeypatch):
     from llmarchive.instrument import suspect_value
-    from llmarchive.archive.jsonio import write_json
+    from llmarchive.archive import write_json
 
     runtime_fingerprint(paths, "2026-11-01", lambda: PromptEngine())
     runtime_fingerprint(paths, "2026-11-02", lambda: PromptEngine())

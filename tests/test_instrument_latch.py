@@ -13,16 +13,13 @@ import sqlite3
 
 import pytest
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import ArchivePaths, load_run, record_logs as records
 from llmarchive.protocols import registry
 from llmarchive.cli import main
-from llmarchive.instrument import day_verdict, suspect_value
+from llmarchive.instrument import day_verdict, due_protocol, guard_rotation, suspect_value
 from llmarchive.instrument.acknowledge import AcknowledgeError, acknowledge
 from llmarchive.instrument.fingerprint import candidates_dir, expectations_dir, runtime_fingerprint
-from llmarchive.instrument.rotation import due_protocol, guard_rotation
 from llmarchive.instrument.verdict import latched_alarm, read_core_changes
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.store import load_run
 from measure import chain
 from tests.fake_provider import FakeProvider, decide_by_hash
 from tests.instrument_helpers import ScriptedSubject
@@ -198,7 +195,7 @@ def test_a_transient_difference_is_not_accepted_by_the_acknowledgement(paths):
 
 
 def test_a_run_resumed_during_a_latch_is_suspect_though_it_started_on_a_clean_day(paths):
-    from llmarchive.archive.jsonio import write_json
+    from llmarchive.archive import write_json
 
     _clean_start(paths)
     write_json(paths.run_dir("started-clean") / "run.json", {"run_date": "2026-11-02"})
@@ -329,7 +326,7 @@ OPEN_PROTOCOL = "base_rate_neglect__wording__v0"
 def test_an_alarm_raised_while_a_same_day_run_is_calling_the_model_leaves_it_instrument_suspect(
         archive_home, monkeypatch, capsys):
     """The guard rotation alarms (here: from inside the provider's handler) while the run still has calls open."""
-    from llmarchive.instrument.verdict import raise_alarm
+    from llmarchive.instrument import raise_alarm
     from tests.panels_helpers import built_paths
 
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
@@ -363,7 +360,7 @@ def test_an_alarm_landing_beside_the_measurement_write_is_never_missed(admitted,
 
     from llmarchive.run import runner
     from llmarchive.archive import store
-    from llmarchive.instrument.verdict import raise_alarm
+    from llmarchive.instrument import raise_alarm
 
     _clean_start(admitted)
     real_write = store.write_json   # the store writes every run-folder file (the runner's measurement too)
@@ -400,8 +397,8 @@ def test_an_alarm_landing_beside_the_measurement_write_is_never_missed(admitted,
 def test_the_roots_an_alarm_walks_are_every_place_a_run_folder_lives(paths):
     """The curve's, the held ones and the guard rotation's own: no run folder is outside a suspect day."""
     from llmarchive.instrument.rotation import instrument_paths
-    from llmarchive.instrument.verdict import run_roots
-    from llmarchive.succession.review import held_paths
+    from llmarchive.instrument import run_roots
+    from llmarchive.succession import held_paths
 
     assert run_roots(paths) == [instrument_paths(paths).experiments, held_paths(paths).experiments,
                                 paths.experiments]

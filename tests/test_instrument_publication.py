@@ -19,16 +19,13 @@ import pytest
 
 from llmarchive import budget as budget_mod
 from llmarchive.protocols import registry
-from llmarchive.comparison.intake import submit
+from llmarchive.comparison import submit
 from llmarchive.schedule.coverage import record_coverage
-from llmarchive.instrument.fingerprint import runtime_fingerprint
-from llmarchive.instrument.prompts import SUBJECT_MAX_TOKENS
-from llmarchive.instrument.rotation import guard_rotation
-from llmarchive.instrument.subject import subject_fingerprint
-from llmarchive.succession.subject_models import load_subject_models
+from llmarchive.instrument import SUBJECT_MAX_TOKENS, guard_rotation, runtime_fingerprint, subject_fingerprint
+from llmarchive.succession import load_subject_models
 from llmarchive.subjects import list_models, make_subject
-from llmarchive.archive.run_ids import sweep_run_id
-from llmarchive.schedule.month_sweep import sweep_month
+from llmarchive.archive import sweep_run_id
+from llmarchive.schedule import sweep_month
 from llmarchive.schedule.watch import watch
 from publish import publish_all
 from tests.fake_provider import FakeProvider, Reply, decide_by_hash

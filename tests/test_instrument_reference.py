@@ -18,13 +18,11 @@ import math
 
 import pytest
 
-from llmarchive.archive import record_logs as records
-from llmarchive.instrument import day_verdict
+from llmarchive.archive import ArchivePaths, record_logs as records
+from llmarchive.instrument import day_verdict, default_engine_factory, runtime_fingerprint
 from llmarchive.instrument.engine import LogprobEngine
-from llmarchive.instrument.fingerprint import default_engine_factory, runtime_fingerprint
 from llmarchive.instrument.prompts import FINGERPRINT_MAX_TOKENS
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.subjects.reference import EMBEDDED_SHA256
+from llmarchive.subjects import EMBEDDED_SHA256
 
 pytestmark = pytest.mark.slow
 

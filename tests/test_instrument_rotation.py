@@ -11,11 +11,10 @@ import pytest
 
 from llmarchive.archive import record_logs as records
 from llmarchive.protocols import registry
-from llmarchive.instrument import day_verdict
-from llmarchive.instrument.verdict import ALARM_VERDICTS
+from llmarchive.instrument import ALARM_VERDICTS, day_verdict
 from llmarchive.instrument.rotation import (ROTATION_EPOCH, due_protocol, guard_rotation, instrument_paths,
                                             rotation_order)
-from llmarchive.subjects.base import SubjectError
+from llmarchive.subjects import SubjectError
 from tests.instrument_helpers import ScriptedSubject
 
 

@@ -12,9 +12,8 @@ a runtime that names it — and a name that does not import is an alarm
 import pytest
 
 from assets.resources import ReferenceModelResource
-from llmarchive.archive import record_logs as records
-from llmarchive.archive.store import load_run
-from llmarchive.instrument.fingerprint import default_engine_factory, runtime_fingerprint
+from llmarchive.archive import load_run, record_logs as records
+from llmarchive.instrument import default_engine_factory, runtime_fingerprint
 from llmarchive.instrument.rotation import due_protocol, guard_rotation, instrument_paths
 from llmarchive.protocols import registry
 from llmarchive.instrument.scripted import ScriptedEngineError, is_scripted, load

@@ -5,7 +5,7 @@ from llmarchive import budget as budget_mod
 from llmarchive.archive import record_logs as records
 from llmarchive.cli import main
 from llmarchive.instrument.prompts import SUBJECT_ITEMS, SUBJECT_MAX_TOKENS, subject_prompt
-from llmarchive.instrument.subject import subject_fingerprint
+from llmarchive.instrument import subject_fingerprint
 from llmarchive.subjects.anthropic import AnthropicSubject
 from llmarchive.subjects.http import RetryPolicy
 from tests.fake_provider import Fault, FakeProvider, Reply

@@ -19,17 +19,14 @@ import shutil
 
 import pytest
 
-from llmarchive.archive import record_logs as records
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths, MODEL_ID_MAX, record_logs as records
 from llmarchive.cli import main
 from llmarchive.comparison.intake import SubmissionRejected, submit
 from llmarchive.comparison.read import (MAX_LINE_BYTES, MAX_SUBMISSION_BYTES, RESPONSE_CHARS_PER_TOKEN,
                                         SUBMITTED_BY_MAX)
-from llmarchive.archive.textsafe import MODEL_ID_MAX
-from llmarchive.instrument import day_verdict
-from llmarchive.instrument.rotation import guard_rotation
+from llmarchive.instrument import day_verdict, guard_rotation
 from llmarchive.protocols import registry
-from llmarchive.run.runner import RunSettings, run_protocol
+from llmarchive.run import RunSettings, run_protocol
 from tests.instrument_helpers import SEED, ScriptedSubject
 from tests.panels_helpers import built_paths
 

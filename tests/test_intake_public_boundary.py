@@ -18,7 +18,7 @@ import pytest
 
 from llmarchive.archive import record_logs as records
 from llmarchive.cli import main
-from llmarchive.comparison.intake import submit
+from llmarchive.comparison import submit
 from publish import BoundaryError, publish_all
 from tests.test_boundary_shapes import KEYS
 from tests.test_intake_boundaries import intake, template, write  # noqa: F401  (fixtures)

@@ -25,11 +25,8 @@ import pytest
 
 from llmarchive import budget as budget_mod
 from llmarchive.protocols import registry
-from llmarchive.archive.jsonio import read_jsonl
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.dates import utc_today
-from llmarchive.run.runner import schedule
-from llmarchive.archive.run_ids import sweep_run_id
+from llmarchive.archive import ArchivePaths, read_jsonl, sweep_run_id, utc_today
+from llmarchive.run import schedule
 from measure import chain
 from measure.rng import Stream
 from tests.fake_provider import FakeProvider, decide_by_hash

@@ -2,10 +2,9 @@
 from datetime import datetime, timezone
 
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import record_logs as records, write_json
 from llmarchive.cli import main
 from llmarchive.schedule.coverage import compute, gather
-from llmarchive.archive.jsonio import write_json
 from llmarchive.schedule.lease import check, record_state
 from tests.instrument_helpers import webhook_server
 

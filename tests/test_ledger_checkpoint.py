@@ -13,8 +13,7 @@ import pytest
 from llmarchive import budget as B
 from llmarchive.archive import jsonio
 from llmarchive.budget import SpendMeter, earmarks
-from llmarchive.instrument.prompts import SUBJECT_ITEMS, SUBJECT_MAX_TOKENS
-from llmarchive.instrument.subject import subject_fingerprint
+from llmarchive.instrument import SUBJECT_ITEMS, SUBJECT_MAX_TOKENS, subject_fingerprint
 from llmarchive.subjects.anthropic import AnthropicSubject
 from measure import chain, jsonl
 from measure.rng import Stream

@@ -24,7 +24,7 @@ from typing import NamedTuple
 import pytest
 
 from llmarchive.cli import _extras, build_parser, lease, main
-from llmarchive.comparison.reader_server import ReaderServer
+from llmarchive.comparison import ReaderServer
 from panels import readers
 from publish import publish_all
 from tests import publish_helpers as ph

@@ -24,9 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import ArchivePaths, record_logs as records
 from llmarchive.protocols import registry
-from llmarchive.archive.paths import ArchivePaths
 from llmarchive.subjects.openai_compat import OpenAICompatSubject
 from tests.inspect_helpers import inspect_eval
 from tests.publish_helpers import template_archive

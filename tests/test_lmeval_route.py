@@ -40,15 +40,13 @@ import httpx
 import pytest
 import yaml
 
-from llmarchive.archive import record_logs as records
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths, record_logs as records
 from llmarchive.cli import main
 from llmarchive.comparison.lmeval_log import (LmEvalLogError, model_args, request_settings, results_file,
                                               submission_from_lm_eval)
 from llmarchive.comparison.log_submission import LogImportRefused, write_submission
-from llmarchive.comparison.reader_server import ReaderServer
-from llmarchive.protocols import registry
-from llmarchive.protocols.open_panels import load_panel_file
+from llmarchive.comparison import ReaderServer
+from llmarchive.protocols import load_panel_file, registry
 from measure.schema import VERSIONS
 from panels import readers
 from publish.errors import PublishError

@@ -14,12 +14,10 @@ import pytest
 from dagster import MultiPartitionKey
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import record_logs as records
-from llmarchive.archive import store
-from llmarchive.archive.run_ids import manual_run_id, sweep_run_id
+from llmarchive.archive import manual_run_id, record_logs as records, store, sweep_run_id
 from llmarchive.cli import main
-from llmarchive.schedule.no_backfill import NotThisMonth, partition_day, refuse_backfill, sweep_scope
-from llmarchive.succession.subject_models import load_subject_models
+from llmarchive.schedule import NotThisMonth, partition_day, refuse_backfill, sweep_scope
+from llmarchive.succession import load_subject_models
 from measure.errors import ArchiveError
 from tests.dagster_helpers import failure_text, materialization_metadata, refusals, resources, run
 from tests.fake_provider import Fault, decide_by_hash

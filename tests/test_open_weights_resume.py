@@ -1,11 +1,10 @@
 """An open-weights generation interrupted one day resumes on a later day under its first date."""
 import pytest
 
-from llmarchive.archive.run_ids import open_weights_run_id
+from llmarchive.archive import load_run, open_weights_run_id
 from llmarchive.schedule import open_weights as ow
-from llmarchive.run.runner import RunHalted
-from llmarchive.archive.store import load_run
-from llmarchive.subjects.base import SubjectError
+from llmarchive.run import RunHalted
+from llmarchive.subjects import SubjectError
 from tests.instrument_helpers import ScriptedSubject
 
 
@@ -77,7 +76,7 @@ OPEN = "risky_choice_framing__wording__v0"
 
 def _interrupted_on_a_clean_day(paths) -> None:
     """A generation started on 2026-11-02, a day whose runtime fingerprint passed, and cut short."""
-    from llmarchive.instrument.fingerprint import runtime_fingerprint
+    from llmarchive.instrument import runtime_fingerprint
     from tests.test_instrument import PromptEngine
 
     runtime_fingerprint(paths, "2026-11-01", lambda: PromptEngine())          # establishes the expectation

@@ -7,15 +7,12 @@ the same record, field for field, and a refusal must cost no call.
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import load_run, record_logs as records, sweep_run_id, utc_today
 from llmarchive.protocols import registry
 from llmarchive.cli import main
 from llmarchive.schedule.paid_run import PaidRun, PaidRunError, start_paid_run
-from llmarchive.archive.dates import utc_today
-from llmarchive.archive.store import load_run
-from llmarchive.succession.subject_models import load_subject_models
+from llmarchive.succession import load_subject_models
 from llmarchive.subjects import make_subject
-from llmarchive.archive.run_ids import sweep_run_id
 from llmarchive.schedule.sweep import sweep
 from llmarchive.schedule.watch import watch
 from tests.instrument_helpers import PAID_BUDGET, preregister

@@ -6,7 +6,7 @@ import pytest
 
 from llmarchive.protocols import registry
 from llmarchive.protocols.panel_seed import ENV_VAR, guard_seed
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths
 from measure.canonical import canonical_sha256
 from measure.schema import PROTOCOL_HEADER_FIELDS
 from panels import build, families

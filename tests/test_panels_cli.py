@@ -7,9 +7,8 @@ import pytest
 
 from llmarchive.protocols import registry
 from llmarchive.cli import main
-from llmarchive.archive.jsonio import read_json, write_json
+from llmarchive.archive import ArchivePaths, read_json, write_json
 from llmarchive.protocols.panel_seed import ENV_VAR
-from llmarchive.archive.paths import ArchivePaths
 from measure.canonical import canonical_sha256
 from panels.build import protocol_hash
 

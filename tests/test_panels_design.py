@@ -4,7 +4,7 @@ import json
 
 from llmarchive.protocols import registry
 from llmarchive.cli import main
-from llmarchive.archive.jsonio import read_json, write_json
+from llmarchive.archive import read_json, write_json
 from measure.canonical import canonical_sha256
 from panels import checks
 from panels.build import protocol_hash

@@ -5,7 +5,7 @@ import pytest
 
 from llmarchive.protocols import registry
 from llmarchive.cli import main
-from llmarchive.archive.jsonio import read_jsonl
+from llmarchive.archive import read_jsonl
 from llmarchive.protocols.panel_seed import ENV_VAR
 from panels import leak
 from panels.build import all_protocol_ids, build_protocols

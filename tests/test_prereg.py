@@ -10,10 +10,9 @@ from opentimestamps.core.op import OpSHA256
 from opentimestamps.core.serialize import BytesSerializationContext, StreamSerializationContext
 from opentimestamps.core.timestamp import DetachedTimestampFile, Timestamp
 
-from llmarchive.protocols import prereg
-from llmarchive.protocols import registry
+from llmarchive.protocols import prereg, registry
 from llmarchive.cli import main
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths
 from tests.panels_helpers import built_paths
 
 

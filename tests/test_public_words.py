@@ -11,13 +11,10 @@ import json
 import sqlite3
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import dates
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import CONDITIONS, dates, record_logs as records, write_json
 from llmarchive.cli import main
 from llmarchive.schedule.coverage import compute, gather
 from llmarchive.schedule.coverage_wording import CONDITION_WORDS, public_detail
-from llmarchive.archive.jsonio import write_json
-from llmarchive.archive.skips import CONDITIONS
 from publish import publish_all
 from publish.data import sources, status
 from publish.data.csvs import coverage_rows
@@ -137,7 +134,7 @@ def test_an_unregistered_runs_flag_reason_names_no_path_of_the_home(archive, cap
 def test_a_run_marked_by_an_alarm_carries_public_words_never_the_alarms_own_reason(archive):
     """An instrument that could not run writes the error's text into its alarm; the marked runs never carry it."""
     from llmarchive.run.alarms import alarm_since
-    from llmarchive.instrument.verdict import day_verdict, raise_alarm
+    from llmarchive.instrument import day_verdict, raise_alarm
 
     private = "the runtime fingerprint could not run: OSError: /home/owner/models/x.gguf"
     raise_alarm(archive, "2026-11-15", "runtime_fingerprint", private)

@@ -14,9 +14,8 @@ import json
 
 import pytest
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import record_logs as records, write_json
 from llmarchive.cli import main
-from llmarchive.archive.jsonio import write_json
 from tests import publish_helpers as ph
 from tests.dagster_helpers import failure_text, resources, run as materialize_assets
 from tests.fake_provider import FakeProvider, decide_by_hash

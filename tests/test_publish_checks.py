@@ -11,8 +11,7 @@ import json
 
 import pytest
 
-from llmarchive.archive.jsonio import ChainedLog
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths, ChainedLog
 from publish.pipeline import checks
 
 

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths
 from measure import chain
 from measure.canonical import sha256_hex
 from measure.schema import (BESIDE_MEASUREMENT_FIELD_NAMES, MEASUREMENT_FIELD_NAMES, MEASUREMENT_FIELDS,

@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.run.runner import RunSettings, run_protocol
+from llmarchive.run import RunSettings, run_protocol
 from llmarchive.subjects.anthropic import AnthropicSubject
 from llmarchive.subjects.http import RetryPolicy
 from publish import publish_all

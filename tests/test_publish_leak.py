@@ -12,7 +12,7 @@ from panels.template import words as panel_words
 from publish import LeakError, publish_all
 from publish.site import pages
 from publish.boundary.sealed import _WORD, SealedTextCheck, words
-from publish.data.protocols import ProtocolText
+from publish.data import ProtocolText
 from tests import publish_helpers as ph
 
 BUILD = "2026-12-03T00:00:00Z"
@@ -283,7 +283,7 @@ def _one_by_one(texts, check, also):
 @given(st.lists(st.sampled_from(range(len(_TEXTS))), max_size=700),
        st.lists(st.integers(min_value=0, max_value=699), max_size=3))
 def test_texts_searched_in_batches_are_refused_exactly_as_one_by_one(indexes, noise_positions):
-    from publish.boundary.values import ValueCheck
+    from publish.boundary import ValueCheck
     from publish.boundary.sealed import _first_refusal
 
     check = SealedTextCheck([ProtocolText("private_p", "s01", "B", _PRIVATE)], [INSTRUCTION])
@@ -305,7 +305,7 @@ def test_texts_searched_in_batches_are_refused_exactly_as_one_by_one(indexes, no
 @example([(0, 0, "€9.99 in a blob".encode())] * 3)          # a refusal only a blob holds
 @example([(0, 1, None)] * 300 + [(0, 0, "€9.99 in a blob".encode())])
 def test_a_database_searched_in_batches_is_refused_exactly_as_row_by_row(tmp_path_factory, rows):
-    from publish.boundary.values import ValueCheck
+    from publish.boundary import ValueCheck
     from publish.boundary.sealed import _check_task
     from publish.boundary.texts import sqlite_parts, sqlite_texts
 

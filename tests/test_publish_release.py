@@ -6,7 +6,7 @@ import yaml
 
 from llmarchive.cli import main
 from publish import PublishError
-from llmarchive.archive.paths import REPO_ROOT as REPO
+from llmarchive.archive import REPO_ROOT as REPO
 from publish.pipeline.release import LICENCE_FILES, assemble
 from tests import publish_helpers as ph
 
@@ -139,7 +139,7 @@ def test_release_refuses_naming_a_missing_licence_file(archive, spec, tmp_path, 
 
 
 def test_citation_files_at_the_root_are_valid_and_carry_the_licences():
-    from llmarchive.archive.paths import REPO_ROOT as REPO
+    from llmarchive.archive import REPO_ROOT as REPO
 
     citation = yaml.safe_load((REPO / "CITATION.cff").read_text())
     assert citation["cff-version"] == "1.2.0" and citation["authors"] and citation["title"]

@@ -32,8 +32,8 @@ def published_site(publish_template, tmp_path_factory):
 
 def published_points(paths):
     """Every comparison point the build publishes, by its drawer key, with its recomputed measurement."""
-    from publish.data.database import comparison_rows
-    from publish.data.sources import gather
+    from publish.data import comparison_rows
+    from publish.data import gather
 
     return {site.point_key(p): p["measurement"] for p in comparison_rows(gather(paths))}
 
@@ -502,7 +502,7 @@ def test_the_design_page_shows_the_simulated_readers_when_a_protocol_has_them(pu
 def test_the_data_page_shows_the_outsiders_verify_command_for_an_open_run(published_site):
     import json
 
-    from publish.data.open_lane import verify_command
+    from publish.data import verify_command
 
     paths, _, document = published_site
     data = section(document, "data")

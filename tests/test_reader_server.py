@@ -17,10 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import ArchivePaths, record_logs as records
 from llmarchive.cli import main
-from llmarchive.comparison.run import load_panel
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.comparison import load_panel
 from llmarchive.comparison.reader_server import ReaderServer, ReaderServerError
 from llmarchive.subjects import make_subject
 from panels import readers

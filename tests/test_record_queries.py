@@ -9,10 +9,7 @@ started and not finished).  Each query is asked of an empty archive too.
 """
 from datetime import datetime, timezone
 
-from llmarchive.archive import queries
-from llmarchive.archive import record_logs as records
-from llmarchive.archive import store
-from llmarchive.archive.run_ids import manual_run_id, sweep_run_id
+from llmarchive.archive import manual_run_id, queries, record_logs as records, store, sweep_run_id
 from tests import publish_helpers as ph
 
 FAMILY = "claude-sonnet"

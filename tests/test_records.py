@@ -5,8 +5,7 @@ import pickle
 
 import pytest
 
-from llmarchive.archive import store
-from llmarchive.archive.jsonio import RecordFileError
+from llmarchive.archive import RecordFileError, store
 from measure import chain
 from measure.records import Measurement, MeasurementRecordError, Trial
 from measure.schema import (LATER_MEASUREMENT_FIELDS, MEASUREMENT_FIELD_NAMES, TRIAL_FIELD_NAMES, TrialError)
@@ -123,7 +122,7 @@ def test_publication_refuses_a_measurement_whose_field_has_the_wrong_type(folder
     """Before the typed store, publication checked only the measurement's keys: a ``gap_pct`` of "12.5"
     would have been published as text."""
     from publish.errors import PublishError
-    from publish.data.sources import gather
+    from publish.data import gather
 
     path = store.measurement_file(folder)
     path.write_text(json.dumps({**json.loads(path.read_text(encoding="utf-8")), "gap_pct": "12.5"}), encoding="utf-8")

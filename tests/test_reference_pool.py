@@ -30,6 +30,6 @@ def test_a_pool_refuses_instances_that_differ():
         def __init__(self, sha):
             self.api_surface_sha = sha
 
-    from llmarchive.subjects.base import SubjectError
+    from llmarchive.subjects import SubjectError
     with pytest.raises(SubjectError, match="same model"):
         ReferencePool([Fake("a"), Fake("b")])

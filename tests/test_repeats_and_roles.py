@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from llmarchive.cli import main
-from llmarchive.archive.jsonio import ChainedLog, write_json
-from llmarchive.run.runner import protocol_header
+from llmarchive.archive import ChainedLog, write_json
+from llmarchive.run import protocol_header
 from measure import stats
 from measure.measurement import MeasurementError, build, option_roles
 from measure.rng import Stream

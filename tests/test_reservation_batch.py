@@ -3,8 +3,7 @@ import asyncio
 from unittest import mock
 
 from llmarchive import budget as B
-from llmarchive.archive import dates
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths, dates
 from llmarchive.budget import SpendMeter
 from llmarchive.run.reservations import Reserver
 

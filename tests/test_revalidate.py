@@ -5,12 +5,11 @@ from datetime import date, timedelta
 
 import pytest
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import ArchivePaths, record_logs as records
 from llmarchive.budget import unbudgeted
 from llmarchive.cli import main
-from llmarchive.archive.paths import ArchivePaths
 from llmarchive.instrument.revalidate import RevalidationFailed, choose, historical_runs, revalidate
-from llmarchive.run.runner import RunSettings, run_protocol
+from llmarchive.run import RunSettings, run_protocol
 from llmarchive.subjects.openai_compat import OpenAICompatSubject
 from tests.fake_provider import FakeProvider, decide_by_hash
 from tests.protocol_fixtures import make_protocol

@@ -6,14 +6,12 @@ import sqlite3
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import record_logs as records
-from llmarchive.archive.run_ids import bridge_run_id
+from llmarchive.archive import ArchivePaths, bridge_run_id, record_logs as records
 from llmarchive.schedule.bridge import bridge_runs, open_bridges, run_bridge, run_folder
 from llmarchive.cli import main
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.succession.review import ReviewError, held_paths, resolve, review_of, reviews
-from llmarchive.run.runner import RunHalted
-from llmarchive.succession.subject_models import active_model, load_subject_models
+from llmarchive.succession import (ReviewError, active_model, held_paths, load_subject_models, resolve, review_of,
+                                   reviews)
+from llmarchive.run import RunHalted
 from llmarchive.subjects import list_models, make_subject
 from llmarchive.schedule.watch import watch
 from measure import chain
@@ -81,7 +79,7 @@ def bridge_of(paths):
 
 
 def published_measurements(paths):
-    from publish.data.sources import gather
+    from publish.data import gather
 
     return gather(paths).measurements
 
@@ -115,8 +113,8 @@ def test_an_undeclared_models_bridge_runs_are_comparison_points_and_on_no_curve(
     # What publication reads: no measurement of the new model anywhere, the points in their own table.
     published = published_measurements(paths)
     assert {m["subject_model_id"] for m in published} == {OLD}
-    from publish.data.database import comparison_rows
-    from publish.data.sources import gather
+    from publish.data import comparison_rows
+    from publish.data import gather
 
     rows = comparison_rows(gather(paths))
     assert sorted((r["model_id"], r["protocol_id"]) for r in rows) == sorted((NEW, p) for p in bridge["protocol_ids"])
@@ -247,7 +245,7 @@ def test_a_review_resolved_mid_bridge_moves_the_partial_run_and_resumes_it_witho
 def test_the_public_database_shows_comparison_points_before_and_measurements_after_the_decision(paths, tmp_path):
     """What publication reads: the held-back bridge as comparison points, after the decision as measurements."""
     from publish.data.database import build
-    from publish.data.sources import gather
+    from publish.data import gather
 
     def count(db_file, sql):
         db = sqlite3.connect(db_file)
@@ -286,10 +284,10 @@ def test_a_run_by_hand_of_an_undeclared_model_is_held_off_every_curve(paths):
 
 
 def test_a_held_run_measured_by_hand_is_not_on_the_curve(paths):
-    from llmarchive.succession.review import mark_held
-    from llmarchive.archive.store import measurement_run
+    from llmarchive.succession import mark_held
+    from llmarchive.archive import measurement_run
     from measure.measurement import build
-    from llmarchive.archive.store import load_run
+    from llmarchive.archive import load_run
 
     folder = held_paths(paths).run_dir(the_review(paths).held[0])
     loaded = load_run(folder)
@@ -382,8 +380,8 @@ def test_a_declaration_after_a_not_successor_decision_switches_and_lifts_the_hol
 
 
 def test_a_run_moved_onto_the_curve_is_published_once_not_also_as_a_comparison_point(paths):
-    from publish.data.database import comparison_rows
-    from publish.data.sources import gather
+    from publish.data import comparison_rows
+    from publish.data import gather
 
     undecided = comparison_rows(gather(paths))
     assert len(undecided) == 4 and all(row["model_id"] == NEW for row in undecided)
@@ -393,8 +391,8 @@ def test_a_run_moved_onto_the_curve_is_published_once_not_also_as_a_comparison_p
 
 def test_held_bridge_runs_of_an_alarm_day_are_flagged_and_stay_flagged_when_they_join_the_curve(paths, capsys):
     """Every run folder is covered by a suspect day, the held ones under private/review/runs too (issue 17 §2)."""
-    from llmarchive.instrument.verdict import raise_alarm
-    from llmarchive.archive.store import load_run
+    from llmarchive.instrument import raise_alarm
+    from llmarchive.archive import load_run
 
     review = the_review(paths)
     raise_alarm(paths, "2026-11-03", "guard_rotation", "a guard protocol moved past its margin")
@@ -419,11 +417,11 @@ def test_a_held_run_an_alarm_met_unreadable_files_no_comparison_point_until_its_
     import dataclasses
 
     from llmarchive.archive import store
-    from llmarchive.instrument.verdict import apply_pending, raise_alarm
+    from llmarchive.instrument import apply_pending, raise_alarm
     from llmarchive.succession.review import file_comparison_points, file_points
-    from publish.data.database import comparison_rows
+    from publish.data import comparison_rows
     from publish.errors import PublishError
-    from publish.data.sources import gather
+    from publish.data import gather
 
     review = the_review(paths)
     run_id = review.held[0]
@@ -446,9 +444,9 @@ def test_a_held_run_an_alarm_met_unreadable_files_no_comparison_point_until_its_
 def test_a_comparison_point_filed_before_the_days_alarm_is_published_flagged(paths, capsys):
     """The bridge filed its comparison points on 2026-11-03, then that day's alarm was raised: the points'
     measurements are as suspect as the held runs they came from, and what is published must say so."""
-    from llmarchive.instrument.verdict import raise_alarm
-    from publish.data.database import comparison_rows
-    from publish.data.sources import gather
+    from llmarchive.instrument import raise_alarm
+    from publish.data import comparison_rows
+    from publish.data import gather
 
     review = the_review(paths)
     assert {p["run_id"] for p in review.comparison_points} == set(review.held)

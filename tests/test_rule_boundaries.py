@@ -41,13 +41,10 @@ from opentimestamps.core.serialize import StreamSerializationContext
 from opentimestamps.core.timestamp import DetachedTimestampFile, Timestamp
 
 from llmarchive import budget as B
-from llmarchive.archive import dates
-from llmarchive.archive import record_logs as records
-from llmarchive.archive.jsonio import write_json
-from llmarchive.instrument import day_verdict, latched_alarm, raise_alarm, suspect_value
+from llmarchive.archive import dates, record_logs as records, write_json
+from llmarchive.instrument import ALARM_VERDICTS, CORE_CHANGE, day_verdict, latched_alarm, raise_alarm, suspect_value
 from llmarchive.instrument.acknowledge import acknowledge
 from llmarchive.instrument.rotation import ROTATION_EPOCH, VERDICTS, previous_result, scheduled_protocol
-from llmarchive.instrument.verdict import ALARM_VERDICTS, CORE_CHANGE
 from llmarchive.protocols import prereg
 from llmarchive.schedule import paid_run
 from llmarchive.schedule.lease import check as lease_check

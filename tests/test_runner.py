@@ -6,10 +6,9 @@ from collections import Counter
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive.jsonio import read_jsonl
+from llmarchive.archive import load_run, measurement_run, read_jsonl
 from llmarchive.run.runner import (RunError, RunHalted, RunSettings, default_model_family, run_protocol, schedule,
                                    validate_protocol)
-from llmarchive.archive.store import load_run, measurement_run
 from llmarchive.subjects.anthropic import AnthropicSubject
 from llmarchive.subjects.http import RetryPolicy
 from llmarchive.subjects.openai_compat import OpenAICompatSubject

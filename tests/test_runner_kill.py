@@ -14,10 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from llmarchive.archive.dates import utc_today
+from llmarchive.archive import ArchivePaths, read_json, read_jsonl, utc_today
 from llmarchive import budget as budget_mod
-from llmarchive.archive.jsonio import read_json, read_jsonl
-from llmarchive.archive.paths import ArchivePaths
 from measure import chain
 from tests.fake_provider import FakeProvider, decide_by_hash
 

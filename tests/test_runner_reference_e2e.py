@@ -16,10 +16,8 @@ import pytest
 from llmarchive import budget as budget_mod
 from llmarchive.protocols import registry
 from llmarchive.cli import main
-from llmarchive.archive.jsonio import read_jsonl
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.store import load_run, measurement_run
-from llmarchive.subjects.reference import EMBEDDED_SHA256
+from llmarchive.archive import ArchivePaths, load_run, measurement_run, read_jsonl
+from llmarchive.subjects import EMBEDDED_SHA256
 from measure import chain
 from measure.measurement import build
 from measure.schema import OUTCOMES

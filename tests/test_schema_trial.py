@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from llmarchive.archive.jsonio import read_jsonl
-from llmarchive.run.runner import RunSettings, run_protocol
+from llmarchive.archive import read_jsonl
+from llmarchive.run import RunSettings, run_protocol
 from llmarchive.subjects.anthropic import AnthropicSubject
 from llmarchive.subjects.http import RetryPolicy
 from llmarchive import budget as budget_mod

@@ -2,7 +2,7 @@
 import re
 
 from publish.site import render as site
-from publish.data.sources import Inputs
+from publish.data import Inputs
 from tests.test_spec_rows import BRIDGE_INCOMPLETE, FAMILY, point
 
 

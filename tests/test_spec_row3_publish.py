@@ -5,7 +5,7 @@ from llmarchive.archive import record_logs as records
 from publish.site import render as site
 from publish.data.csvs import coverage_rows
 from publish.data.protocols import ProtocolTexts
-from publish.data.sources import Inputs
+from publish.data import Inputs
 from tests.test_spec_rows import instrument_day, instrument_rows
 
 

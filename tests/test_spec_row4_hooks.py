@@ -5,10 +5,10 @@ import json
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive.jsonio import write_json
+from llmarchive.archive import write_json
 from llmarchive.subjects.returned_model import DESCRIPTION
 from llmarchive.cli import main
-from llmarchive.run.runner import RunSettings, run_protocol
+from llmarchive.run import RunSettings, run_protocol
 from llmarchive.subjects.http import RetryPolicy
 from llmarchive.subjects.openai_compat import OpenAICompatSubject
 from publish import publish_all

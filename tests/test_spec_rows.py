@@ -24,17 +24,14 @@ import pytest
 
 from llmarchive import budget as B
 from llmarchive.archive import record_logs as records
-from llmarchive.subjects.returned_model import returned_model_id, returned_model_id_differences
-from llmarchive.instrument import day_verdict
-from llmarchive.instrument.engine import Generated
-from llmarchive.instrument.fingerprint import default_engine_factory, runtime_fingerprint
+from llmarchive.subjects import models, returned_model_id, returned_model_id_differences
+from llmarchive.instrument import Generated, day_verdict, default_engine_factory, runtime_fingerprint
 from llmarchive.instrument.rotation import guard_rotation, instrument_paths
 from llmarchive.schedule.coverage import compute, gather, write_rows
-from llmarchive.subjects import models
 from measure.measurement import build
 from publish.site import render as site, svg
 from publish.words import numbers
-from publish.data.status import coverage_summary
+from publish.data import coverage_summary
 from tests.measure_helpers import RUN, protocol, set_items, trials_from, uniform
 
 
@@ -179,7 +176,7 @@ def test_rows_recorded_under_the_old_label_are_written_again_under_no_series(pat
 
 
 def test_home_counts_the_instruments_rows_under_the_instrument_not_the_open_weights_series(paths):
-    from publish.data.sources import Inputs
+    from publish.data import Inputs
 
     instrument_day(paths, "2026-11-01")
     instrument_day(paths, "2026-11-02")
@@ -218,7 +215,7 @@ def test_verify_reports_a_returned_model_id_the_trials_do_not_give_back():
 
 def test_the_published_description_of_returned_model_id_says_what_the_value_holds():
     from measure.schema import FIELD_DESCRIPTIONS
-    from publish.words.fields import PUBLISHED_DESCRIPTIONS
+    from publish.words import PUBLISHED_DESCRIPTIONS
 
     words = PUBLISHED_DESCRIPTIONS["returned_model_id"]
     assert "most frequent" not in words and "sorted and joined by commas" in words
@@ -327,7 +324,7 @@ def test_a_changed_unpinned_model_file_makes_the_rotation_refuse_it_before_any_c
 
 def test_a_subject_loaded_unpinned_elsewhere_is_refused_by_the_rotation_too(admitted, tmp_path):
     """Dagster builds the rotation's subject from its resource, before the rotation sees the archive."""
-    from llmarchive.subjects.reference import ReferenceSubject
+    from llmarchive.subjects import ReferenceSubject
 
     model = tmp_path / "custom.gguf"
     shutil.copyfile(models.embedded_model_path(), model)

@@ -10,8 +10,8 @@ from llmarchive import budget as budget_mod
 from llmarchive.archive import record_logs as records
 from llmarchive.cli import main
 from llmarchive.schedule.coverage import record_coverage
-from llmarchive.instrument.fingerprint import runtime_fingerprint
-from llmarchive.succession.subject_models import load_subject_models
+from llmarchive.instrument import runtime_fingerprint
+from llmarchive.succession import load_subject_models
 from llmarchive.schedule.watch import watch
 from publish import publish_all
 from tests.fake_provider import FakeProvider

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from llmarchive.archive import store
-from llmarchive.schedule.coverage import UnexplainedGap, compute, gather, record_coverage
+from llmarchive.archive import UnexplainedGap, store
+from llmarchive.schedule.coverage import compute, gather, record_coverage
 from measure.schema import MEASUREMENT_FIELD_NAMES
 from tests.test_coverage import PROTOCOLS, P_GUARD, P_OPEN, beat_days, complete_run, rows_by
 
@@ -79,7 +79,7 @@ def test_an_unreadable_run_folder_no_period_claims_fails_coverage_after_writing_
 
 def test_publication_refuses_an_unreadable_run_folder_even_an_open_one(paths):
     from publish.errors import PublishError
-    from publish.data.sources import gather as publish_gather
+    from publish.data import gather as publish_gather
 
     _corrupt(paths, "a_manual_run")
     with pytest.raises(PublishError, match="a_manual_run"):
@@ -134,7 +134,7 @@ def test_the_producers_of_runs_never_import_the_auditor():
 def test_an_unreadable_run_held_for_review_fails_coverage_and_refuses_publication(paths):
     """Held runs (review) live outside experiments/; a torn record there is named, never left out."""
     from publish.errors import PublishError
-    from publish.data.sources import gather as publish_gather
+    from publish.data import gather as publish_gather
 
     beat_days(paths, "2026-11-01", "2026-11-03")
     held = store.held_root(paths) / "bridge_2026-11-05_risky_claude-sonnet-5-5"

@@ -4,8 +4,7 @@ import platform
 
 import pytest
 
-from llmarchive.subjects import models
-from llmarchive.subjects.base import SubjectError, classify
+from llmarchive.subjects import SubjectError, classify, models
 from llmarchive.subjects.reference import CHATML, EMBEDDED_SHA256, ReferenceSettings, ReferenceSubject
 
 

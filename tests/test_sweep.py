@@ -7,16 +7,13 @@ builds is admitted that month, whatever day the suite runs on.
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import dates
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import dates, load_run, record_logs as records, sweep_run_id
 from llmarchive.protocols import registry
 from llmarchive.cli import main
-from llmarchive.archive.store import load_run
-from llmarchive.succession.subject_models import load_subject_models
+from llmarchive.succession import load_subject_models
 from llmarchive.subjects import list_models, make_subject
-from llmarchive.archive.run_ids import sweep_run_id
 from llmarchive.schedule.sweep import sweep
-from llmarchive.schedule.month_sweep import sweep_month
+from llmarchive.schedule import sweep_month
 from measure import chain
 from tests.fake_provider import Fault, decide_by_hash
 from tests.instrument_helpers import PAID_BUDGET, preregister

@@ -6,12 +6,11 @@ usage-charged calls, as in production; the clock is the story's month.
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import complete_runs, record_logs as records
 from llmarchive.protocols import registry
-from llmarchive.schedule.coverage import complete_runs
-from llmarchive.succession.subject_models import load_subject_models
+from llmarchive.succession import load_subject_models
 from llmarchive.subjects import make_subject
-from llmarchive.schedule.month_sweep import sweep_month
+from llmarchive.schedule import sweep_month
 from tests.fake_provider import Fault, decide_by_hash
 from tests.instrument_helpers import preregister
 

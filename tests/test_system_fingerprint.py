@@ -24,9 +24,9 @@ from collections import Counter
 import pytest
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive.jsonio import read_jsonl, write_json
+from llmarchive.archive import read_jsonl, write_json
 from llmarchive.cli import main
-from llmarchive.run.runner import RunSettings, run_protocol
+from llmarchive.run import RunSettings, run_protocol
 from llmarchive.subjects.anthropic import AnthropicSubject
 from llmarchive.subjects.http import RetryPolicy
 from llmarchive.subjects.openai_compat import OpenAICompatSubject

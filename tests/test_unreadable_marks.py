@@ -9,16 +9,13 @@ import json
 
 import pytest
 
-from llmarchive.archive import record_logs as records
-from llmarchive.archive import store
-from llmarchive.archive.run_ids import bridge_run_id
+from llmarchive.archive import bridge_run_id, record_logs as records, store
 from llmarchive.cli import main
-from llmarchive.instrument.fingerprint import runtime_fingerprint
-from llmarchive.instrument.verdict import mark_day_suspect, pending_folders
-from llmarchive.succession.review import held_paths
+from llmarchive.instrument import mark_day_suspect, pending_folders, runtime_fingerprint
+from llmarchive.succession import held_paths
 from measure.verify import recompute
 from publish.errors import PublishError
-from publish.data.sources import gather as publish_gather
+from publish.data import gather as publish_gather
 from tests.test_instrument import PromptEngine, _run
 from tests.fake_provider import FakeProvider, decide_by_hash
 

@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 from llmarchive.cli import main
-from llmarchive.archive.jsonio import ChainedLog, write_json
+from llmarchive.archive import ChainedLog, write_json
 from measure.measurement import build
 from measure.verify import recompute
 from tests.measure_helpers import RUN, healthy_plan, protocol, trials_from

@@ -7,7 +7,7 @@ from llmarchive.archive import record_logs as records
 from llmarchive.schedule.bridge import open_bridges
 from llmarchive.cli import main
 from llmarchive.schedule.coverage import compute, gather
-from llmarchive.succession.subject_models import active_model, load_subject_models
+from llmarchive.succession import active_model, load_subject_models
 from llmarchive.schedule.watch import watch
 from tests.fake_provider import Fault, FakeProvider
 from tests.instrument_helpers import webhook_server

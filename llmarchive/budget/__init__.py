@@ -31,7 +31,7 @@ One module per concern, each importing only those above it in this list:
 * :mod:`~llmarchive.budget.config` — ``budget.json``, the paid jobs and
   their pools, the errors, and :func:`eur`, how an amount is written for a
   person;
-* :mod:`~llmarchive.budget.ledger` — reading the ledger: charges,
+* :mod:`~llmarchive.budget.spend_ledger` — reading the ledger: charges,
   reservations, a month's spend;
 * :mod:`~llmarchive.budget.earmarks` — what running runs keep back of a
   pool until they end (method §9.4);
@@ -60,8 +60,8 @@ from llmarchive.budget.ladder import (TYPE_ORDER, Authorization, LadderState, Pl
                                       pool_shortfall,
                                       protocol_calls, record_plan_skips, refusal_facts, rung_selection,
                                       select_protocols, unbudgeted)
-from llmarchive.budget.ledger import (CHARGE, RESERVATION, MonthTotals, ledger, ledger_entries, month_totals,
-                                      open_reservations)
+from llmarchive.budget.spend_ledger import (CHARGE, RESERVATION, MonthTotals, ledger, ledger_entries,
+                                            month_totals, open_reservations)
 from llmarchive.budget.meter import SpendMeter
 
 __all__ = [
@@ -88,3 +88,7 @@ __all__ = [
     # meter
     "SpendMeter",
 ]
+# The face: what the rest of the tree imports from this package (tests/test_faces.py holds every import to it).
+from llmarchive.budget.meter import Request
+__all__ += ["Request"]
+# (end of the face)

@@ -37,12 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Optional
 
-from llmarchive.archive import jsonio
-from llmarchive.archive.jsonio import RecordFileError
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.dates import utc_now
+from llmarchive.archive import ArchivePaths, RecordFileError, jsonio, utc_now
 from llmarchive.budget.config import POOLS
-from llmarchive.budget.ledger import CHARGE, RESERVATION, MonthTotals
+from llmarchive.budget.spend_ledger import CHARGE, RESERVATION, MonthTotals
 from measure import chain, jsonl
 
 FORMAT = 1
@@ -105,7 +102,7 @@ class LedgerTally:
         return self.by_run.get((run_id, month, pool), 0.0)
 
     def month_totals(self, month: str) -> MonthTotals:
-        """:func:`llmarchive.budget.ledger.month_totals` from the tally, summed in the same order."""
+        """:func:`llmarchive.budget.spend_ledger.month_totals` from the tally, summed in the same order."""
         charged = {pool: 0.0 for pool in POOLS}
         worst = {pool: 0.0 for pool in POOLS}
         for (m, pool), eur in self.charged.items():

@@ -31,9 +31,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from llmarchive.archive import jobs as job_table
-from llmarchive.archive.jsonio import RecordFileError, read_json, write_json
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths, RecordFileError, jobs as job_table, read_json, write_json
 from measure.errors import ArchiveError
 
 CATEGORIES = ("scenario", "fingerprint")

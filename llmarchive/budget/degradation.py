@@ -25,12 +25,10 @@ allows.
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import ArchivePaths, RecordFileError, record_logs as records
 from llmarchive.budget.config import EPSILON_EUR, Budget, BudgetError, eur
 from llmarchive.budget.ladder import select_protocols
-from llmarchive.budget.ledger import CHARGE, ledger
-from llmarchive.archive.jsonio import RecordFileError
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.budget.spend_ledger import CHARGE, ledger
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Optional
 
-from llmarchive.archive.jsonio import read_json, write_json
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.budget.ledger import CHARGE, RESERVATION
+from llmarchive.archive import ArchivePaths, read_json, write_json
+from llmarchive.budget.spend_ledger import CHARGE, RESERVATION
 from measure.errors import ArchiveError
 
 # How long taking a earmark waits for a reader that is only looking (a reader earmarks the lock for microseconds).

@@ -23,16 +23,12 @@ pays) ask the same two rules — :func:`rung_selection` and
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
-from llmarchive.archive import jobs as job_table
+from llmarchive.archive import (ArchivePaths, RecordFileError, file_lock, jobs as job_table, record_skip, utc_month,
+                                utc_now, utc_today)
 from llmarchive.budget.config import (EPSILON_EUR, JOBS, POOL_NAMES, Budget, BudgetError, BudgetHalted, Rung,
                                       eur, job_name, load_budget)
 from llmarchive.budget import earmarks
 from llmarchive.budget.checkpoint import LedgerView, read_ledger
-from llmarchive.archive.jsonio import RecordFileError
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.locks import file_lock
-from llmarchive.archive.dates import utc_month, utc_now, utc_today
-from llmarchive.archive.skips import record_skip
 from measure.chain import ChainError
 
 TYPE_ORDER = ("wording", "anchoring", "order", "default")

@@ -20,15 +20,12 @@ model is free and never reaches this module.
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
-from llmarchive.archive.dates import utc_now
+from llmarchive.archive import ArchivePaths, ChainedLog, cut_torn_tail, file_lock, utc_now
 from llmarchive.budget import earmarks
 from llmarchive.budget.config import EPSILON_EUR, PROMPT_FRAMING_TOKENS, Budget, BudgetHalted, eur
 from llmarchive.budget.checkpoint import LedgerView, entries_between, read_ledger
 from llmarchive.budget.ladder import Authorization
-from llmarchive.budget.ledger import CHARGE, RESERVATION, open_reservations
-from llmarchive.archive.jsonio import ChainedLog, cut_torn_tail
-from llmarchive.archive.locks import file_lock
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.budget.spend_ledger import CHARGE, RESERVATION, open_reservations
 from measure.schema import SCHEMA_VERSION
 
 Request = tuple[str, str, int, int, int]

@@ -19,8 +19,7 @@ import sys
 from typing import Optional, Sequence
 
 from llmarchive import __version__
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.textsafe import terminal
+from llmarchive.archive import ArchivePaths, terminal
 from llmarchive.cli._extras import check_installed, command_words, missing_line
 from measure.errors import ArchiveError
 

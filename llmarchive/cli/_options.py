@@ -18,14 +18,10 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from llmarchive.archive import dates
+from llmarchive.archive import ArchivePaths, OutputFile, dates, json_safe, utc_today
 from llmarchive.cli import CommandError
-from llmarchive.archive.outputs import OutputFile
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.dates import utc_today
-from llmarchive.archive.textsafe import json_safe
 from llmarchive.subjects import list_models, make_subject, registry
-from llmarchive.succession.subject_models import load_subject_models
+from llmarchive.succession import load_subject_models
 
 # Every option that holds a day, a month or a timestamp, by its dest: the flag as the user typed it and the one
 # parser of llmarchive.archive.dates that reads it.  ``main`` checks them all before any command runs, so a bad value is

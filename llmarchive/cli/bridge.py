@@ -6,9 +6,8 @@ from llmarchive.cli import archive
 from llmarchive.cli._options import (add_api, add_concurrency, add_date, add_json, add_subject, add_subject_models,
                                      api_subject_factory, concurrency, day, lister, print_json,
                                      refuse_unbudgeted_with_a_budget, subject_models)
-from llmarchive.schedule.bridge import bridge_runs, bridges, choose_bridge, run_bridge, start_date
-from llmarchive.schedule.no_backfill import refuse_backfill
-from llmarchive.succession.review import review_of
+from llmarchive.schedule import bridge_runs, bridges, choose_bridge, refuse_backfill, run_bridge, start_date
+from llmarchive.succession import review_of
 
 ORDER = 62
 

@@ -6,8 +6,7 @@ from llmarchive import budget as budget_mod
 from llmarchive.budget import eur
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import add_json, print_json
-from llmarchive.protocols import registry
-from llmarchive.protocols.registry import sweep_protocols
+from llmarchive.protocols import registry, sweep_protocols
 
 ORDER = 45
 

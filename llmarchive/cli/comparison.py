@@ -6,13 +6,9 @@ import sys
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import add_concurrency, add_date, add_model, add_out, add_run_id, day, out_file
 from llmarchive.cli._options import concurrency as concurrency_for
-from llmarchive.archive.store import TRIALS_FILE
-from llmarchive.archive.textsafe import terminal
-from llmarchive.comparison import harness_import, intake, lmeval_log, log_bounds
-from llmarchive.comparison.run import run_comparison
-from llmarchive.comparison.names import KNOWN_ANSWER_SOURCE
-from llmarchive.run.progress import TrialProgress
-from llmarchive.run.runner import RunInterrupted
+from llmarchive.archive import TRIALS_FILE, terminal
+from llmarchive.comparison import KNOWN_ANSWER_SOURCE, harness_import, intake, lmeval_log, log_bounds, run_comparison
+from llmarchive.run import RunInterrupted, TrialProgress
 from llmarchive.subjects import registry
 from measure.errors import ArchiveError
 

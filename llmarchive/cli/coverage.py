@@ -4,8 +4,8 @@ import sys
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_date, add_json, day, print_json
-from llmarchive.archive.dates import not_after, optional_date
-from llmarchive.schedule.coverage import UnexplainedGap, compute, record_coverage
+from llmarchive.archive import UnexplainedGap, not_after, optional_date
+from llmarchive.schedule import coverage
 
 ORDER = 59
 
@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.dry_run:
         paths.ensure()
     try:
-        result = compute(paths, through, since) if args.dry_run else record_coverage(paths, through, since)
+        record = coverage.compute if args.dry_run else coverage.record_coverage
+        result = record(paths, through, since)
     except UnexplainedGap as exc:
         # A check that failed (exit 1), not bad input: every explained row is already written.
         if args.json:

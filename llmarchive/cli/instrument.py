@@ -7,18 +7,11 @@ from llmarchive.cli import archive
 from llmarchive.cli._options import (add_api, add_date, add_json, add_max_tokens, add_model, add_reference,
                                      add_subject, add_subject_models, api_subject_factory, day, print_json,
                                      reference_options, refuse_unbudgeted_with_a_budget, subject_models)
-from llmarchive.archive import jobs as job_table
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive import store
-from llmarchive.archive.jsonio import RecordFileError
-from llmarchive.instrument import day_verdict
-from llmarchive.instrument.acknowledge import acknowledge
-from llmarchive.instrument.fingerprint import default_engine_factory, runtime_fingerprint
-from llmarchive.instrument.prompts import SUBJECT_MAX_TOKENS
-from llmarchive.instrument.rotation import due_protocol, guard_rotation
-from llmarchive.instrument.subject import subject_fingerprint
-from llmarchive.instrument.verdict import ALARM_VERDICTS, apply_pending, latched_alarm, pending_folders
-from llmarchive.succession.subject_models import active_model
+from llmarchive.archive import ArchivePaths, RecordFileError, jobs as job_table, store
+from llmarchive.instrument import (ALARM_VERDICTS, SUBJECT_MAX_TOKENS, acknowledge as acknowledgement, apply_pending,
+                                   day_verdict, default_engine_factory, due_protocol, guard_rotation, latched_alarm,
+                                   pending_folders, runtime_fingerprint, subject_fingerprint)
+from llmarchive.succession import active_model
 
 ORDER = 55
 
@@ -168,7 +161,7 @@ def do_subject(args: argparse.Namespace) -> int:
 
 def do_acknowledge(args: argparse.Namespace) -> int:
     paths = archive(args).ensure()
-    outcome = acknowledge(paths, args.core_change, args.reviewer, date=day(args))
+    outcome = acknowledgement.acknowledge(paths, args.core_change, args.reviewer, date=day(args))
     if args.json:
         print_json({"recorded": outcome.recorded, "latch": outcome.latch, "record": outcome.record}, sort_keys=True)
         return 0

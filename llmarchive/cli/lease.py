@@ -12,8 +12,7 @@ import sys
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_json, print_json
-from llmarchive.schedule.lease import check, check_webhook, deliver, record_state
-from llmarchive.schedule.watch import WEBHOOK_ENV, webhook_from
+from llmarchive.schedule import WEBHOOK_ENV, lease, webhook_from
 
 ORDER = 58
 
@@ -43,11 +42,11 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     webhook = args.webhook or webhook_from(os.environ)
     if webhook:
-        check_webhook(webhook)              # a bad setting writes nothing
+        lease.check_webhook(webhook)        # a bad setting writes nothing
     paths = archive(args).ensure()
-    state = check(paths)
-    record_state(paths, state)
-    posted = deliver(paths, state, webhook) if webhook else None
+    state = lease.check(paths)
+    lease.record_state(paths, state)
+    posted = lease.deliver(paths, state, webhook) if webhook else None
     delivered = posted is None or posted[1].startswith("sent")
     alive = state.state == "alive" and not state.source_degraded
     if args.json:

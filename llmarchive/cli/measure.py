@@ -3,9 +3,8 @@ import argparse
 import json
 from pathlib import Path
 
-from llmarchive.archive import store
+from llmarchive.archive import load_run, measurement_run, store
 from llmarchive.cli import CommandError
-from llmarchive.archive.store import load_run, measurement_run
 from measure.measurement import build
 
 ORDER = 70

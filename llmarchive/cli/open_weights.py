@@ -5,8 +5,8 @@ import sys
 from llmarchive.schedule import open_weights as ow
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_max_tokens, add_reference
-from llmarchive.instrument.verdict import suspect_value
-from llmarchive.run.progress import TrialProgress
+from llmarchive.instrument import suspect_value
+from llmarchive.run import TrialProgress
 from llmarchive.subjects import make_subject
 
 ORDER = 42

@@ -17,12 +17,9 @@ import json
 import sys
 import time
 
-from llmarchive.protocols import admissions as lanes
-from llmarchive.protocols import open_panels
-from llmarchive.protocols import registry
+from llmarchive.protocols import admissions as lanes, guard_seed, init_secret_seed, open_panels, registry
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import add_json, plain, print_json
-from llmarchive.protocols.panel_seed import guard_seed, init_secret_seed
 from measure import invariants
 from panels import checks, conformance, leak, readers
 from panels.build import BuildError, build_protocols

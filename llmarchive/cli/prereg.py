@@ -10,8 +10,7 @@ when any is not.
 import argparse
 from pathlib import Path
 
-from llmarchive.protocols import prereg
-from llmarchive.protocols import registry
+from llmarchive.protocols import prereg, registry
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import add_date, add_json, day, plain, print_json
 

@@ -96,7 +96,7 @@ def run_publish(args: argparse.Namespace) -> int:
 
 
 def run_release(args: argparse.Namespace) -> int:
-    from publish.pipeline.release import assemble      # in the handler: see run_publish
+    from publish.pipeline import assemble      # in the handler: see run_publish
 
     paths = archive(args)
     out = Path(args.out) if args.out else paths.home / "releases" / f"llm-archive-{args.version}"

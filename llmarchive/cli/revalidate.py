@@ -5,7 +5,7 @@ import sys
 
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import add_date, add_run_id, day
-from llmarchive.instrument.revalidate import RevalidationFailed, revalidate
+from llmarchive.instrument import RevalidationFailed, revalidate as revalidation
 
 ORDER = 57
 
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--count must be at least 1")
     when = day(args)
     try:
-        outcome = revalidate(paths, when, count=args.count, run_ids=args.run_ids)
+        outcome = revalidation.revalidate(paths, when, count=args.count, run_ids=args.run_ids)
     except RevalidationFailed as exc:
         for record in exc.differing:
             print(f"DIFFERS {record['run_id']}:", file=sys.stderr)

@@ -5,11 +5,11 @@ from typing import TYPE_CHECKING
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_date, add_json, day, print_json
-from llmarchive.archive.textsafe import terminal
-from llmarchive.succession.review import resolve, reviews, unplaced_unreadable
+from llmarchive.archive import terminal
+from llmarchive.succession import resolve, reviews, unplaced_unreadable
 
 if TYPE_CHECKING:
-    from llmarchive.archive.store import Unreadable
+    from llmarchive.archive import Unreadable
 
 ORDER = 61
 

@@ -2,22 +2,16 @@
 import argparse
 import sys
 
-from llmarchive.archive.phrases import either
-from llmarchive.archive import store
-from llmarchive.archive.run_ids import manual_run_id
+from llmarchive.archive import either, manual_run_id, parse_date, store, utc_today
 from llmarchive.budget import eur
 from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import (add_concurrency, add_max_tokens, add_model, add_reference, add_run_id,
                                      add_subject)
 from llmarchive.cli._options import concurrency as concurrency_for
-from llmarchive.run.progress import TrialProgress
-from llmarchive.run.runner import RunInterrupted
-from llmarchive.subjects import api_provider, make_subject, subject_kinds
-from llmarchive.subjects import registry as provider_table
-from llmarchive.archive.dates import parse_date, utc_today
+from llmarchive.run import RunInterrupted, TrialProgress
+from llmarchive.subjects import api_provider, make_subject, registry as provider_table, subject_kinds
 from llmarchive.protocols import registry
-from llmarchive.schedule import paid_run
-from llmarchive.schedule.no_backfill import refuse_backfill
+from llmarchive.schedule import paid_run, refuse_backfill
 from measure.errors import ArchiveError
 
 ORDER = 40

@@ -4,11 +4,9 @@ from typing import Any, Optional
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_date, add_json, day, print_json
-from llmarchive.archive import jobs as job_table
-from llmarchive.archive.jsonio import read_json
-from llmarchive.archive.textsafe import terminal
+from llmarchive.archive import jobs as job_table, read_json, terminal
 from llmarchive.budget import eur
-from llmarchive.schedule.status import morning_status
+from llmarchive.schedule import morning_status
 
 ORDER = 5
 

@@ -5,8 +5,7 @@ import sys
 from llmarchive.cli import archive
 from llmarchive.cli._options import (add_api, add_concurrency, add_date, add_subject, add_subject_models,
                                      api_subject_factory, concurrency, day, lister, subject_models)
-from llmarchive.schedule.month_sweep import sweep_month
-from llmarchive.schedule.no_backfill import sweep_scope
+from llmarchive.schedule import sweep_month, sweep_scope
 from llmarchive.subjects import check_api_settings
 
 ORDER = 42

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from llmarchive.cli import CommandError
 from llmarchive.archive import store
-from llmarchive.subjects.returned_model import returned_model_id_differences
+from llmarchive.subjects import returned_model_id_differences
 from llmarchive.cli._options import add_json, print_json
 from measure import chain
 from measure.errors import ArchiveError

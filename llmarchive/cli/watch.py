@@ -6,7 +6,7 @@ import sys
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_api, add_date, add_json, add_subject_models, day, print_json, subject_models
-from llmarchive.schedule.watch import WEBHOOK_ENV, describe, watch, webhook_from
+from llmarchive.schedule import WEBHOOK_ENV, watch as model_watch, webhook_from
 from llmarchive.subjects import check_api_settings
 
 ORDER = 60
@@ -41,12 +41,12 @@ def run(args: argparse.Namespace) -> int:
     # A missing key or a malformed --base-url stops here, before the home is touched (never a provider_outage).
     check_api_settings(config.provider, args.base_url)
     paths = archive(args).ensure()
-    outcome = watch(paths, when, config, base_url=args.base_url,
+    outcome = model_watch.watch(paths, when, config, base_url=args.base_url,
                     webhook=args.webhook or webhook_from(os.environ), max_attempts=args.max_attempts)
     if args.json:
         print_json(dataclasses.asdict(outcome))
     else:
-        print(describe(outcome))
+        print(model_watch.describe(outcome))
     for alarm in outcome.alarms:
         print(f"ALARM: {alarm}", file=sys.stderr)
     return 0

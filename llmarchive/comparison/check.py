@@ -14,9 +14,8 @@ import re
 from typing import Optional
 
 from llmarchive.comparison.read import RESPONSE_CHARS_PER_TOKEN, SUBMITTED_BY_MAX, _few
-from llmarchive.archive.boundary_rules import machine_paths, path_pattern, public_text_problem
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.textsafe import MODEL_ID_MAX, id_problems, terminal
+from llmarchive.archive import (ArchivePaths, MODEL_ID_MAX, id_problems, machine_paths, path_pattern,
+                                public_text_problem, terminal)
 from llmarchive.protocols import registry
 from measure import chain, extract
 from measure.schema import OUTCOMES, VERSIONS

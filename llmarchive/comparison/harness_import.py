@@ -25,13 +25,13 @@ entry in :data:`IMPORTERS` and one rule in :func:`log_kind`.
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Union
 
-from llmarchive.archive.outputs import OutputFile
+from llmarchive.archive import OutputFile
 from llmarchive.comparison.inspect_log import KIND as INSPECT, submission_from_inspect_log
 from llmarchive.comparison.log_bounds import LogTooLarge, read_json_log
 from llmarchive.comparison.lmeval_log import KIND as LM_EVAL, is_lm_eval_log, results_file, submission_from_lm_eval
 from llmarchive.comparison.log_submission import ImportedRun, LogImportRefused, write_submission
 from llmarchive.comparison.read import header_problems
-from llmarchive.protocols.open_panels import load_panel_file
+from llmarchive.protocols import load_panel_file
 from measure.errors import ArchiveError
 
 Importer = Callable[..., ImportedRun]

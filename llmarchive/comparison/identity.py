@@ -38,12 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-from llmarchive.archive import store
-from llmarchive.archive.jsonio import RecordFileError
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths, RecordFileError, store
 from measure import jsonl
 from measure.canonical import canonical_sha256
-from llmarchive.instrument.verdict import run_roots
+from llmarchive.instrument import run_roots
 
 SAME_RUN_SHARE = 0.5
 COMPARISON_RUN_KEY = "comparison_run"

@@ -49,10 +49,10 @@ without it the command says ``pip install inspect-ai`` in one line.
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from llmarchive.archive.run_ids import inspect_run_id
+from llmarchive.archive import inspect_run_id
 from llmarchive.comparison.log_bounds import LogTooLarge, check_eval_file, check_json_file, is_zip
 from llmarchive.comparison.check import is_exact_model_id, model_id_problems, run_id_problems
-from llmarchive.protocols.open_panels import prompt_sha256
+from llmarchive.protocols import prompt_sha256
 from llmarchive.comparison.log_submission import (Call, ImportedRun, LogImportRefused, answer_reasons, few, header,
                                                   slot_name, slot_reasons, timestamp, trials_from_calls, utc_date,
                                                   value_reasons)

@@ -76,18 +76,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import ArchivePaths, lock_file, record_logs as records, terminal, utc_today, write_json
 from llmarchive.comparison.check import check, is_exact_model_id
 from llmarchive.comparison.names import KNOWN_ANSWER_SOURCE, name_reasons
 from llmarchive.comparison.identity import (OWN_RUN, Overlap, answer_identity, copy_path, is_same_run,
                                             own_run_named, own_run_overlaps, point_overlaps, pooled_copies,
                                             trial_keys, trials_sha256)
 from llmarchive.comparison.read import HEADER_FIELDS, HEADER_TYPE, HEADER_TYPES, Submission, read_submission
-from llmarchive.archive.jsonio import write_json
-from llmarchive.archive.locks import lock_file
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.dates import utc_today
-from llmarchive.archive.textsafe import terminal
 from measure.errors import ArchiveError
 from measure.measurement import MeasurementError, build
 from llmarchive.protocols import registry

@@ -64,13 +64,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from llmarchive.archive.run_ids import lm_eval_run_id
+from llmarchive.archive import lm_eval_run_id
 from llmarchive.comparison.check import is_exact_model_id, model_id_problems, run_id_problems
 from llmarchive.comparison.log_bounds import LogTooLarge, check_json_file, read_json_log
 from llmarchive.comparison.log_submission import (ImportedRun, LogImportRefused, answer_reasons, chained, few, header,
                                                   slot_name, slot_reasons, trial_record, utc_date, value_reasons)
-from llmarchive.protocols.open_panels import prompt_sha256
-from llmarchive.subjects.base import CallResult
+from llmarchive.protocols import prompt_sha256
+from llmarchive.subjects import CallResult
 from measure import jsonl
 from measure.canonical import canonical_json
 from measure.errors import ArchiveError

@@ -46,7 +46,7 @@ import zlib
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
-from llmarchive.archive.textsafe import terminal
+from llmarchive.archive import terminal
 from llmarchive.comparison.read import MAX_LINE_BYTES, MAX_RECORDS
 from measure.errors import ArchiveError
 

@@ -27,11 +27,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
-from llmarchive.archive.dates import parse_time, utc_millis
-from llmarchive.archive.outputs import OutputFile
-from llmarchive.archive.textsafe import terminal
+from llmarchive.archive import OutputFile, parse_time, terminal, utc_millis
 from llmarchive.comparison.read import HEADER_TYPE, READABLE_DEPTH, RESPONSE_CHARS_PER_TOKEN, value_problems
-from llmarchive.subjects.base import CallResult, classify
+from llmarchive.subjects import CallResult, classify
 from measure import chain
 from measure.canonical import canonical_json
 from measure.errors import ArchiveError

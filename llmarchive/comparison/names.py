@@ -35,8 +35,7 @@ import re
 import unicodedata
 from typing import Iterable, Optional
 
-from llmarchive.archive import record_logs as records
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths, record_logs as records
 from measure.errors import ArchiveError
 from panels.readers import KNOWN_ANSWER_READERS, SIMULATED_MODEL_PREFIX, simulated_model_id, simulated_reader
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from llmarchive.archive.textsafe import MODEL_ID_MAX, id_problems
+from llmarchive.archive import MODEL_ID_MAX, id_problems
 from measure import jsonl
 from measure.canonical import canonical_json
 from measure.jsonl import short_key as _key

@@ -60,7 +60,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Union
 
-from llmarchive.protocols.open_panels import load_panel_file, protocol_from_panel_file
+from llmarchive.protocols import load_panel_file, protocol_from_panel_file
 from measure.errors import ArchiveError
 from measure.schema import VERSIONS
 from panels import readers

@@ -39,17 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Union
 
-from llmarchive.archive import store
-from llmarchive.archive.run_ids import comparison_run_id
+from llmarchive.archive import ArchivePaths, OutputFile, comparison_run_id, store
 from llmarchive.budget import unbudgeted
 from llmarchive.comparison.intake import HEADER_TYPE, is_exact_model_id
 from llmarchive.comparison.check import model_id_problems, run_id_problems
 from llmarchive.comparison.read import SUBMITTED_BY_MAX
-from llmarchive.archive.outputs import OutputFile
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.protocols.open_panels import load_panel_file, protocol_from_panel_file
+from llmarchive.protocols import load_panel_file, protocol_from_panel_file
 from llmarchive.subjects import make_subject, registry
-from llmarchive.run.runner import Progress, RunResult, RunSettings, run_protocol
+from llmarchive.run import Progress, RunResult, RunSettings, run_protocol
 from measure.canonical import canonical_json
 from measure.errors import ArchiveError
 

@@ -25,3 +25,18 @@ from llmarchive.instrument.verdict import (DayVerdict, day_verdict, latched_alar
                                            suspect_value)
 
 __all__ = ["DayVerdict", "day_verdict", "latched_alarm", "mark_day_suspect", "raise_alarm", "suspect_value"]
+# The face: what the rest of the tree imports from this package (tests/test_faces.py holds every import to it).
+from llmarchive.instrument.acknowledge import AcknowledgeError
+from llmarchive.instrument.engine import Generated
+from llmarchive.instrument.fingerprint import default_engine_factory, runtime_fingerprint
+from llmarchive.instrument.prompts import SUBJECT_ITEMS, SUBJECT_MAX_TOKENS
+from llmarchive.instrument.revalidate import RevalidationFailed
+from llmarchive.instrument.rotation import due_protocol, guard_rotation, rotation_order, scheduled_protocol
+from llmarchive.instrument.subject import subject_fingerprint
+from llmarchive.instrument.verdict import (ALARM_VERDICTS, CORE_CHANGE, apply_pending, latch_reason, latched_from,
+                                           pending_folders, run_roots)
+__all__ += ["ALARM_VERDICTS", "AcknowledgeError", "CORE_CHANGE", "Generated", "RevalidationFailed", "SUBJECT_ITEMS",
+            "SUBJECT_MAX_TOKENS", "apply_pending", "default_engine_factory", "due_protocol", "guard_rotation",
+            "latch_reason", "latched_from", "pending_folders", "rotation_order", "run_roots", "runtime_fingerprint",
+            "scheduled_protocol", "subject_fingerprint"]
+# (end of the face)

@@ -25,13 +25,10 @@ never a silent change.
 from dataclasses import dataclass
 from typing import Optional
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import ArchivePaths, lock_file, record_logs as records, utc_today
 from llmarchive.instrument.fingerprint import install_candidate, pending_candidates
 from llmarchive.instrument.verdict import (accepted_rotation_runs, append_core_change, latched_alarm,
                                            read_core_changes)
-from llmarchive.archive.locks import lock_file
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.dates import utc_today
 from measure.errors import ArchiveError
 
 ALARMED_VERDICTS = ("improved", "regressed", "changed")

@@ -24,9 +24,7 @@ prompts are a few dozen tokens.
 from dataclasses import dataclass
 from typing import Optional
 
-from llmarchive.subjects import models
-from llmarchive.subjects.base import SubjectError
-from llmarchive.subjects.reference import ReferenceSettings, ReferenceSubject
+from llmarchive.subjects import ReferenceSettings, ReferenceSubject, SubjectError, models
 
 DEFAULT_N_CTX = 512
 

@@ -40,15 +40,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import ArchivePaths, RecordFileError, read_json, record_logs as records, write_json
 from llmarchive.instrument.engine import Generated, LogprobEngine
 from llmarchive.instrument.model_pin import expectations_dir, pin_options, refuse_changed
 from llmarchive.instrument.prompts import (FINGERPRINT_MAX_TOKENS, FINGERPRINT_PROMPTS, PROMPTS_SHA256,
                                            TOP_LOGPROBS)
 from llmarchive.instrument import scripted
 from llmarchive.instrument.verdict import raise_alarm
-from llmarchive.archive.jsonio import RecordFileError, read_json, write_json
-from llmarchive.archive.paths import ArchivePaths
 from measure.canonical import canonical_sha256
 from measure.errors import ArchiveError
 

@@ -28,9 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from llmarchive.archive import record_logs as records
-from llmarchive.archive.jsonio import RecordFileError, read_json
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths, RecordFileError, read_json, record_logs as records
 from llmarchive.instrument.verdict import accepted_rotation_runs
 from llmarchive.subjects import models
 from measure.errors import ArchiveError

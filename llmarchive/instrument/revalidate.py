@@ -24,11 +24,8 @@ from dataclasses import dataclass, field
 from datetime import date as Date
 from typing import Optional
 
-from llmarchive.archive import record_logs as records
-from llmarchive.archive.cadence import load_cadence
-from llmarchive.archive.jsonio import RecordFileError
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.store import MEASUREMENT_FILE, complete_runs, load_run
+from llmarchive.archive import (ArchivePaths, MEASUREMENT_FILE, RecordFileError, complete_runs, load_cadence, load_run,
+                                record_logs as records)
 from measure.verify import recompute
 from measure.errors import ArchiveError
 

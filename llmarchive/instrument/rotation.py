@@ -55,17 +55,13 @@ from datetime import date as Date
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from llmarchive.archive import record_logs as records
-from llmarchive.archive.jsonio import RecordFileError
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.queries import records_on
-from llmarchive.archive.run_ids import rotation_run_id
-from llmarchive.archive.store import load_run
+from llmarchive.archive import (ArchivePaths, RecordFileError, load_run, record_logs as records, records_on,
+                                rotation_run_id)
 from llmarchive.instrument.fingerprint import InstrumentError
 from llmarchive.instrument.model_pin import pin_options, refuse_changed
 from llmarchive.instrument.verdict import accepted_rotation_runs, raise_alarm
 from llmarchive.protocols import registry
-from llmarchive.run.runner import RunResult, RunSettings, run_protocol
+from llmarchive.run import RunResult, RunSettings, run_protocol
 from llmarchive.subjects import make_subject
 from measure.stats import compare
 from measure.errors import ArchiveError

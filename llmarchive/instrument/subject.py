@@ -36,16 +36,12 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Optional, Union
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import (ArchivePaths, SUBJECT_FINGERPRINT, fingerprint_run_id, fingerprint_session,
+                                first_condition, record_logs as records, record_skip)
 from llmarchive.instrument.fingerprint import InstrumentError
-from llmarchive.archive.jobs import SUBJECT_FINGERPRINT
 from llmarchive.instrument.prompts import (SUBJECT_GRAMMAR_VERSION, SUBJECT_ITEMS, SUBJECT_ITEMS_SHA256,
                                            SUBJECT_MAX_TOKENS, SUBJECT_OPTIONS, subject_prompt)
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.subjects.returned_model import returned_model_id
-from llmarchive.archive.run_ids import fingerprint_run_id, fingerprint_session
-from llmarchive.archive.skips import first_condition, record_skip
-from llmarchive.subjects.base import CallResult, SubjectError, classify
+from llmarchive.subjects import CallResult, SubjectError, classify, returned_model_id
 
 JOB = SUBJECT_FINGERPRINT
 # What one call came back as: a result (answered, or with ``failure`` set), or what it raised.

@@ -60,12 +60,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
-from llmarchive.archive import record_logs as records
-from llmarchive.archive import store
-from llmarchive.archive.jsonio import RecordFileError
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.dates import utc_today
-from llmarchive.succession.review import file_points, held_paths
+from llmarchive.archive import ArchivePaths, RecordFileError, record_logs as records, store, utc_today
+from llmarchive.succession import file_points, held_paths
 
 # method §7's word for the only way out of an alarm.  Bookkeeping kept outside
 # method §10's closed record_type list, like the other instrument records.

@@ -10,9 +10,7 @@ import getpass
 import os
 from typing import Iterable, Mapping, Optional
 
-from llmarchive.archive.dates import parse_date, utc_now
-from llmarchive.archive.jsonio import ChainedLog, read_jsonl
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths, ChainedLog, parse_date, read_jsonl, utc_now
 from measure.errors import ArchiveError
 from panels.lanes import PromotionError, admission_row, planned_lane
 

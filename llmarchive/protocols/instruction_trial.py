@@ -20,9 +20,9 @@ import time
 from typing import Optional, Sequence
 
 from llmarchive.protocols import registry
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths
 from measure import extract
-from llmarchive.subjects.models import embedded_model_path
+from llmarchive.subjects import embedded_model_path
 
 CHATML = "<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n"
 

@@ -12,7 +12,7 @@ import os
 import secrets
 from pathlib import Path
 
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths
 from panels.seeds import SeedError, WordingSeed, development_seed, secret_seed
 
 ENV_VAR = "LLMARCHIVE_PANEL_SEED"

@@ -29,9 +29,8 @@ import subprocess
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
-from llmarchive.archive.jsonio import RecordFileError, read_json, write_json
-from llmarchive.archive.paths import REPO_ROOT, ArchivePaths, check_id
-from llmarchive.archive.dates import utc_now, utc_today
+from llmarchive.archive import (ArchivePaths, REPO_ROOT, RecordFileError, check_id, read_json, utc_now, utc_today,
+                                write_json)
 from measure.canonical import canonical_json
 from llmarchive.protocols import registry
 from measure.errors import ArchiveError

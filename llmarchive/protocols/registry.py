@@ -18,10 +18,8 @@ from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
 from llmarchive.protocols import admissions as lanes
-from llmarchive.archive.jsonio import RecordFileError, read_json, write_json
+from llmarchive.archive import ArchivePaths, RecordFileError, check_id, read_json, utc_now, write_json
 from llmarchive.protocols.panel_seed import guard_seed
-from llmarchive.archive.paths import ArchivePaths, check_id
-from llmarchive.archive.dates import utc_now
 from measure.canonical import canonical_sha256
 from measure.measurement import option_roles
 from measure.schema import PROTOCOL_HEADER_FIELDS, SCHEMA_VERSION

@@ -11,9 +11,7 @@ instrument.
 """
 from typing import Optional
 
-from llmarchive.archive import record_logs as records
-from llmarchive.archive.dates import parse_time
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths, parse_time, record_logs as records
 
 ALARM_KIND = "instrument_alarm"
 

@@ -12,7 +12,7 @@ import asyncio
 from typing import Iterator, Optional
 
 from llmarchive.run.plan import PlannedTrial
-from llmarchive.subjects.base import CallResult
+from llmarchive.subjects import CallResult
 
 
 class CallLoop:

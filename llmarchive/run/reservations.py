@@ -19,8 +19,7 @@ refusal past the cap, and that the request leaves only once it is durable.
 import asyncio
 from typing import Optional, Sequence, Union
 
-from llmarchive.budget import BudgetHalted, SpendMeter
-from llmarchive.budget.meter import Request
+from llmarchive.budget import BudgetHalted, Request, SpendMeter
 
 
 class Reserver:

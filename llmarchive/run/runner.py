@@ -60,25 +60,20 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from llmarchive.budget import Authorization, Budget, BudgetHalted, SpendMeter
-from llmarchive.archive import store
+from llmarchive.archive import ArchivePaths, RecordFileError, check_id, measurement_run, store, utc_now, utc_today
 from llmarchive.run.alarms import alarm_since
-from llmarchive.archive.jsonio import RecordFileError
-from llmarchive.archive.paths import ArchivePaths, check_id
-from llmarchive.archive.dates import utc_now, utc_today
-from llmarchive.subjects.returned_model import returned_model_id
-from llmarchive.archive.store import measurement_run
+from llmarchive.subjects import CallResult, SubjectError, classify, returned_model_id
 from llmarchive.run.calls import CallLoop
 from llmarchive.run.reservations import Reserver
 # What a run is made of lives in llmarchive.run.plan; its names are the runner's too (callers import them here).
 from llmarchive.run.plan import (  # noqa: F401
     INTERRUPTION_CONDITIONS, PlannedTrial, Progress, RunError, RunHalted, RunInterrupted, RunResult, RunSettings,
     default_model_family, protocol_header, schedule, trial_key, validate_protocol)
-from llmarchive.subjects.base import CallResult, SubjectError, classify
 from measure.measurement import MeasurementError, build, extractor_sha
 from measure.chain import ChainError
 from measure.schema import (OUTCOMES, SCHEMA_VERSION, SERIES, TRIAL_WRITTEN_FIELDS, VERSIONS, check_trial,
                             system_fingerprints)
-from llmarchive.protocols.prereg import is_preregistered
+from llmarchive.protocols import is_preregistered
 
 MAX_CONCURRENCY = 256   # an inference cluster behind one URL (bench/runner_bench.py part c runs 256)
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

@@ -49,18 +49,12 @@ from typing import Any, Callable, Iterator, Mapping, Optional
 
 from measure.errors import ArchiveError
 from llmarchive import budget as budget_mod
-from llmarchive.archive import record_logs as records
-from llmarchive.archive import store
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.run_ids import bridge_run_id
-from llmarchive.archive.skips import record_skip
+from llmarchive.archive import ArchivePaths, bridge_run_id, record_logs as records, record_skip, store
 from llmarchive.protocols import registry
-from llmarchive.run.runner import recorded_trials, schedule
+from llmarchive.run import recorded_trials, schedule
 from llmarchive.schedule.paid_run import Ended, PaidRun, Turn, start_each
-from llmarchive.subjects.base import SubjectError
-from llmarchive.succession import review
-from llmarchive.succession.review import held_paths, holds
-from llmarchive.succession.subject_models import SubjectModels
+from llmarchive.subjects import SubjectError
+from llmarchive.succession import SubjectModels, held_paths, holds, review
 
 TYPES = ("wording", "anchoring", "order", "default")
 SAME_WEEK_DAYS = 7

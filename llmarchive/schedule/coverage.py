@@ -134,22 +134,16 @@ from datetime import date as Date, datetime, timezone
 from typing import Any, Iterable, Optional, Sequence
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import jobs as job_table
-from llmarchive.archive import record_logs as records
-from llmarchive.archive import store
-from llmarchive.archive.cadence import Cadence, load_cadence
+from llmarchive.archive import (ArchivePaths, Cadence, PRECEDENCE, UNREADABLE_CONDITION, UnexplainedGap, Unreadable,
+                                cause_for, jobs as job_table, load_cadence, record_logs as records, store,
+                                times_recorded)
 from llmarchive.schedule import coverage_conditions
 from llmarchive.schedule.coverage_conditions import (  # noqa: F401  (the job table and conditions, named here too)
     AFTER_THE_FACT, GAP_RECORD_TYPE, Facts, Job, _day, _days, _months, _Observer, coverage_jobs, instrument_logs,
     log_kinds, month_bounds, period_ended, period_kind, sweep_runs_between)
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.store import UNREADABLE_CONDITION, Unreadable, complete_runs, is_sweep_run  # noqa: F401
-from llmarchive.archive.skips import PRECEDENCE, UnexplainedGap, cause_for
-from llmarchive.archive.queries import times_recorded
-from llmarchive.instrument.rotation import rotation_order, scheduled_protocol
-from llmarchive.protocols.registry import sweep_protocols
-from llmarchive.succession import review
-from llmarchive.succession.subject_models import SubjectModelsError, load_subject_models
+from llmarchive.instrument import rotation_order, scheduled_protocol
+from llmarchive.protocols import sweep_protocols
+from llmarchive.succession import SubjectModelsError, load_subject_models, review
 from measure.errors import ArchiveError
 
 

@@ -15,12 +15,9 @@ from datetime import date as Date, datetime, timedelta, timezone
 from typing import Any, Optional
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import jobs as job_table
-from llmarchive.archive.cadence import Cadence, CadenceError
+from llmarchive.archive import (Cadence, CadenceError, UNREADABLE_CONDITION, Unreadable, is_sweep_of, is_sweep_run,
+                                jobs as job_table, skip_condition)
 from llmarchive.schedule.coverage_wording import code_word, day_of, pool_name, skip_words, slots as slot_words
-from llmarchive.archive.skips import skip_condition
-from llmarchive.archive.run_ids import is_sweep_of
-from llmarchive.archive.store import UNREADABLE_CONDITION, Unreadable, is_sweep_run
 
 AFTER_THE_FACT = frozenset({"run_left_interrupted", "storage_write_failed", "run_abandoned", "no_daily_cycle",
                             "cycle_step_missing", "paid_job_not_started"})

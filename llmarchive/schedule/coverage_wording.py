@@ -17,8 +17,8 @@ composes one from their structured fields (:func:`legacy_detail`).
 import re
 from typing import Any, Mapping, Optional
 
-from llmarchive.budget.config import JOBS as PAID_JOBS, POOL_NAMES
-from llmarchive.archive.skips import CONDITIONS, DEFAULT_CONDITION
+from llmarchive.budget import JOBS as PAID_JOBS, POOL_NAMES
+from llmarchive.archive import CONDITIONS, DEFAULT_CONDITION
 
 # What each condition means, in words a published row may carry (one entry per condition, a test checks it).
 CONDITION_WORDS: dict[str, str] = {

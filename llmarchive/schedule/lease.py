@@ -45,15 +45,8 @@ from typing import Callable, Optional
 from urllib.parse import urlsplit
 
 from measure.errors import ArchiveError
-from llmarchive.archive import record_logs as records
-from llmarchive.archive.dates import parse_time
-from llmarchive.archive.cadence import Cadence, load_cadence
-from llmarchive.archive.jsonio import read_json, write_json
-from llmarchive.archive.locks import file_lock
-from llmarchive.archive.skips import CONDITIONS
-from llmarchive.archive.store import complete_runs
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.queries import times_recorded
+from llmarchive.archive import (ArchivePaths, CONDITIONS, Cadence, complete_runs, file_lock, load_cadence, parse_time,
+                                read_json, record_logs as records, times_recorded, write_json)
 from llmarchive.schedule.watch import post_webhook
 
 # Run-clock states, from the longest absence down.

@@ -14,8 +14,8 @@ sees every protocol at once.
 from typing import Any
 
 from llmarchive.schedule.coverage import compute, write_rows
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.succession.subject_models import SubjectModels
+from llmarchive.archive import ArchivePaths
+from llmarchive.succession import SubjectModels
 from llmarchive.schedule.sweep import SweepOutcome, sweep
 
 

@@ -34,11 +34,8 @@ comparison run is an outsider's, dated by them.
 """
 from typing import Optional
 
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.queries import open_sweep_runs, sweep_run_folder
-from llmarchive.archive.dates import utc_today
-from llmarchive.archive.store import is_complete, read_run
-from llmarchive.succession.subject_models import SubjectModels, active_model
+from llmarchive.archive import ArchivePaths, is_complete, open_sweep_runs, read_run, sweep_run_folder, utc_today
+from llmarchive.succession import SubjectModels, active_model
 from measure.errors import ArchiveError
 
 RULE = "a model is measured in the month it is measured, never backfilled"

@@ -19,15 +19,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from measure.errors import ArchiveError
-from llmarchive.run import progress as progress_bar
+from llmarchive.run import RunResult, RunSettings, preregistration, progress as progress_bar, run_protocol
 from llmarchive.succession import review
-from llmarchive.archive import store
-from llmarchive.archive.jsonio import RecordFileError
-from llmarchive.archive.paths import ArchivePaths, check_id
-from llmarchive.archive.run_ids import open_weights_run_id
+from llmarchive.archive import ArchivePaths, RecordFileError, check_id, open_weights_run_id, store, utc_today
 from llmarchive.protocols import registry
-from llmarchive.run.runner import RunResult, RunSettings, preregistration, run_protocol
-from llmarchive.archive.dates import utc_today
 
 SERIES = "open_weights"
 # What run_generation is told about the instrument: a value, or how to judge the generation's own date.

@@ -50,15 +50,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import jobs as job_table
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.dates import utc_today
-from llmarchive.archive.skips import cause_for, record_skip
-from llmarchive.budget.earmarks import Earmark
-from llmarchive.instrument.verdict import suspect_value
-from llmarchive.run.runner import (Progress, RunHalted, RunInterrupted, RunResult, RunSettings, preregistration,
-                                   protocol_header, recorded_trials, run_protocol, schedule)
-from llmarchive.succession.review import ReviewPaths, mark_held
+from llmarchive.archive import ArchivePaths, cause_for, jobs as job_table, record_skip, utc_today
+from llmarchive.budget import Earmark
+from llmarchive.instrument import suspect_value
+from llmarchive.run import (Progress, RunHalted, RunInterrupted, RunResult, RunSettings, preregistration,
+                            protocol_header, recorded_trials, run_protocol, schedule)
+from llmarchive.succession import ReviewPaths, mark_held
 from measure.errors import ArchiveError
 
 # The scenario jobs a paid run may be, and the pool each must be paid from.

@@ -27,19 +27,14 @@ from datetime import date as Date, timedelta
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from llmarchive.archive import jobs as job_table
-from llmarchive.archive import record_logs as records
-from llmarchive.archive import store
-from llmarchive.archive.jsonio import RecordFileError, read_json
-from llmarchive.archive.log_agreement import log_disagreement, measured_trials
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.dates import parse_time, utc_today
+from llmarchive.archive import (ArchivePaths, RecordFileError, jobs as job_table, log_disagreement, measured_trials,
+                                parse_time, read_json, record_logs as records, store, utc_today)
 from llmarchive.budget import ladder_state, load_budget
-from llmarchive.instrument.verdict import day_verdict, latched_alarm
-from llmarchive.protocols.admissions import read_admissions
+from llmarchive.instrument import day_verdict, latched_alarm
+from llmarchive.protocols import read_admissions
 from llmarchive.schedule.bridge import open_bridges
 from llmarchive.schedule.coverage import compute, gather
-from llmarchive.succession.review import reviews
+from llmarchive.succession import reviews
 from measure import jsonl
 from measure.errors import ArchiveError
 from panels.build import all_protocol_ids

@@ -51,17 +51,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Mapping, Optional
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import jobs as job_table
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.queries import month_sweep_runs, series_closure, sweep_run_folder
-from llmarchive.archive.run_ids import sweep_run_id
-from llmarchive.archive.skips import record_skip
-from llmarchive.archive.store import has_run
+from llmarchive.archive import (ArchivePaths, has_run, jobs as job_table, month_sweep_runs, record_skip, series_closure,
+                                sweep_run_folder, sweep_run_id)
 from llmarchive.protocols import registry
 from llmarchive.schedule.bridge import bridge_in_month
 from llmarchive.schedule.paid_run import Ended, PaidRun, PaidRunRefused, Turn, preregistration_guard, start_each
-from llmarchive.subjects.base import SubjectError
-from llmarchive.succession.subject_models import SubjectModels, active_model
+from llmarchive.subjects import SubjectError
+from llmarchive.succession import SubjectModels, active_model
 
 
 @dataclass

@@ -41,17 +41,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
 
-from llmarchive.archive import record_logs as records
-from llmarchive.succession import review
+from llmarchive.archive import ArchivePaths, load_cadence, parse_date, record_logs as records, record_skip
+from llmarchive.succession import SubjectModels, active_model, declared_successor, review, snapshots
 from llmarchive.schedule.bridge import (bridge_key, bridge_protocols, bridges, close_if_complete, old_model_left,
                                         open_bridges, record_incomplete)
-from llmarchive.archive.cadence import load_cadence
-from llmarchive.archive.dates import parse_date
-from llmarchive.archive.skips import record_skip
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.succession.subject_models import SubjectModels, active_model, declared_successor, snapshots
-from llmarchive.subjects import check_api_settings, list_models
-from llmarchive.subjects.base import SubjectError, SubjectSettingsError
+from llmarchive.subjects import SubjectError, SubjectSettingsError, check_api_settings, list_models
 from measure.errors import ArchiveError
 
 

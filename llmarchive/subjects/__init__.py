@@ -17,7 +17,7 @@ model that answered — every id its calls named — is one rule,
 from typing import Any, Optional
 
 # providers: imported for its rows, which it registers in the table when it is first imported.
-from llmarchive.archive.phrases import either
+from llmarchive.archive import either
 from llmarchive.subjects import models, providers, registry  # noqa: F401
 from llmarchive.subjects.base import CallResult, Classified, SubjectError, SubjectSettingsError, classify
 from llmarchive.subjects.registry import Provider, SubjectOptions, register
@@ -25,6 +25,13 @@ from llmarchive.subjects.registry import Provider, SubjectOptions, register
 __all__ = ["CallResult", "Classified", "Provider", "SubjectError", "SubjectOptions", "SubjectSettingsError",
            "api_provider", "check_api_settings", "classify", "list_models", "make_subject", "register",
            "subject_kinds"]
+# The face: what the rest of the tree imports from this package (tests/test_faces.py holds every import to it).
+from llmarchive.subjects.models import EMBEDDED_SHA256, embedded_model_path
+from llmarchive.subjects.reference import ReferenceSettings, ReferenceSubject
+from llmarchive.subjects.returned_model import returned_model_id, returned_model_id_differences
+__all__ += ["EMBEDDED_SHA256", "ReferenceSettings", "ReferenceSubject", "embedded_model_path", "returned_model_id",
+            "returned_model_id_differences"]
+# (end of the face)
 
 
 def subject_kinds() -> tuple[str, ...]:

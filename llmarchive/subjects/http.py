@@ -46,7 +46,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from llmarchive.subjects import registry
-from llmarchive.archive.dates import utc_now_millis
+from llmarchive.archive import utc_now_millis
 from llmarchive.subjects.base import CallResult, SubjectError, SubjectSettingsError
 from llmarchive.subjects.registry import SubjectOptions
 from measure.canonical import canonical_json, canonical_sha256

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from llmarchive.subjects import models, registry
-from llmarchive.archive.dates import utc_now_millis
+from llmarchive.archive import utc_now_millis
 from llmarchive.subjects.base import CallResult, SubjectError
 from measure.canonical import canonical_sha256, sha256_hex
 

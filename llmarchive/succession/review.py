@@ -40,13 +40,8 @@ from pathlib import Path
 from typing import Optional, Union
 
 from measure.errors import ArchiveError
-from llmarchive.archive import record_logs as records
-from llmarchive.archive import store
-from llmarchive.archive.jsonio import RecordFileError
-from llmarchive.archive.locks import lock_file
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.queries import declared_model_ids, latest_point_of_run, replaced_points
-from llmarchive.archive.store import measurement_run
+from llmarchive.archive import (ArchivePaths, RecordFileError, declared_model_ids, latest_point_of_run, lock_file,
+                                measurement_run, record_logs as records, replaced_points, store)
 from llmarchive.succession.subject_models import SubjectModelsError, latest_subject_model, load_subject_models
 from measure.measurement import MeasurementError, build
 

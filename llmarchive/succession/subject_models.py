@@ -26,11 +26,8 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from measure.errors import ArchiveError
-from llmarchive.archive.phrases import either
-from llmarchive.archive.queries import latest_subject_model  # the family's switch in force: a record query
-from llmarchive.archive.jsonio import RecordFileError, read_json
-from llmarchive.archive.paths import REPO_ROOT, ArchivePaths
-from llmarchive.archive.yamlfile import read_yaml
+from llmarchive.archive import (ArchivePaths, REPO_ROOT, RecordFileError, either, latest_subject_model, read_json,
+                                read_yaml)
 from llmarchive.subjects import registry
 
 SUBJECT_MODELS_FILE = REPO_ROOT / "subject_models.yaml"

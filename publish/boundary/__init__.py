@@ -13,3 +13,5 @@ from publish.boundary.values import BoundaryError, ValueCheck
 
 __all__ = ["sealed", "setup", "texts", "values", "sealed_text_check", "value_check", "SealedTextCheck",
            "BoundaryError", "ValueCheck"]
+# The face: what the rest of the tree imports from this package (tests/test_faces.py holds every import to it).
+# (end of the face)

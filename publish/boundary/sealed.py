@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from publish.errors import LeakError
-from publish.data.protocols import ProtocolText
+from publish.data import ProtocolText
 from publish.boundary.texts import SQLITE_SUFFIXES, data_texts, file_texts, row_sql, sqlite_parts, sqlite_texts
 from publish.workers import pool
 

@@ -8,7 +8,7 @@ again over ``public/`` as it stands (:func:`publish.pipeline.checks.leak_problem
 so both read one definition of what is exempt.
 """
 from llmarchive import budget as budget_mod
-from llmarchive.archive.paths import REPO_ROOT, ArchivePaths
+from llmarchive.archive import ArchivePaths, REPO_ROOT
 from panels.instruction import INSTRUCTION
 from publish.data import sources
 from publish.boundary import values

@@ -58,8 +58,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
-from llmarchive.archive.boundary_rules import (MONEY_FIELD, amounts, credential_in, machine_paths, may_hide_path,
-                                               normalised_paths, path_in, path_pattern, visible)
+from llmarchive.archive import (MONEY_FIELD, amounts, credential_in, machine_paths, may_hide_path, normalised_paths,
+                                path_in, path_pattern, visible)
 from measure import jsonl
 from publish.boundary import texts
 from publish.errors import PublishError

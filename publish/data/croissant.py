@@ -28,7 +28,7 @@ scenario records, which are not columns of one file, are described here).
 from typing import Callable, Optional
 
 from llmarchive import __version__
-from llmarchive.archive.dates import parse_date
+from llmarchive.archive import parse_date
 from measure.canonical import sha256_hex
 from measure.schema import TRIAL_DESCRIPTIONS
 from publish.data import files as published

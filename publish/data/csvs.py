@@ -11,13 +11,12 @@ import csv
 import io
 from typing import Any, Iterable, Sequence
 
-from llmarchive.schedule.coverage_conditions import job_series
-from llmarchive.schedule.coverage_wording import public_detail
-from llmarchive.archive.record_logs import KINDS
+from llmarchive.schedule import job_series, public_detail
+from llmarchive.archive import KINDS
 from measure.canonical import canonical_json
 from measure.schema import BESIDE_MEASUREMENT_FIELDS, MEASUREMENT_FIELDS, OUTCOME_FIELD_NAMES, OUTCOMES, VERSIONS
 from publish.data.changes import CHANGE_COLUMN_SPEC
-from publish.words.numbers import CHANGE_READING_COLUMNS, READING_COLUMNS, change_reading, derived_columns
+from publish.words import CHANGE_READING_COLUMNS, READING_COLUMNS, change_reading, derived_columns
 
 STABILITY_FILE = "stability.csv"
 OUTCOMES_FILE = "outcomes.csv"

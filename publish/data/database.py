@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
 if TYPE_CHECKING:      # loaded by build() alone: reading the column specs must not need the archive extra
     import sqlite_utils
 
-from llmarchive.archive.queries import shown_points
+from llmarchive.archive import either, shown_points
 from measure import jsonl
 from measure.canonical import canonical_json
 from measure.schema import (
@@ -36,7 +36,6 @@ from measure.schema import (
     PROTOCOL_HEADER_FIELDS,
     TRIAL_FIELD_LABELS,
 )
-from llmarchive.archive.phrases import either
 from publish.data import changes, csvs, human_gap
 from publish.words import PRIVATE_FIELDS, PUBLISHED_DESCRIPTIONS, numbers, public_reason
 from publish.errors import PublishError

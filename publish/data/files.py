@@ -30,8 +30,7 @@ from typing import Callable, Iterable, Optional, Sequence
 from measure.schema import BESIDE_MEASUREMENT_FIELDS, MEASUREMENT_FIELDS, OUTCOME_FIELD_DESCRIPTIONS, OUTCOME_FIELDS
 from publish.data import changes, csvs, database, open_lane, panels, status
 from publish.data.sources import Inputs
-from publish.words import numbers
-from publish.words.fields import PUBLISHED_DESCRIPTIONS
+from publish.words import PUBLISHED_DESCRIPTIONS, numbers
 
 Column = tuple[str, str, str]
 """One column of a published table: its name, its type label (method §10) and its description."""

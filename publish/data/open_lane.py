@@ -15,7 +15,7 @@ and ``datetime`` for a timestamp field such as ``started_at``).
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from llmarchive.archive.dates import parse_time
+from llmarchive.archive import parse_time
 from measure.schema import TRIAL_DESCRIPTIONS
 
 # The fields croissant.json describes one by one, each with the schema's description

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from llmarchive.protocols import registry
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths
 from measure.schema import PROTOCOL_DERIVED_FIELDS, PROTOCOL_HEADER_FIELDS, VERSIONS
 from publish.errors import PublishError
 

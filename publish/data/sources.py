@@ -27,13 +27,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
-from llmarchive.archive import jobs
-from llmarchive.archive import record_logs
-from llmarchive.archive.jobs import JobSpec
-from llmarchive.archive import store
-from llmarchive.archive.jsonio import RecordFileError
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.instrument.verdict import CORE_CHANGE
+from llmarchive.archive import ArchivePaths, JobSpec, RecordFileError, jobs, record_logs, store
+from llmarchive.instrument import CORE_CHANGE
 from measure import chain, jsonl
 from measure.records import Measurement
 from measure.schema import MEASUREMENT_FIELD_NAMES, SERIES

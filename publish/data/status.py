@@ -20,8 +20,8 @@ from typing import Optional
 
 from llmarchive import __version__
 from llmarchive.archive import jobs
-from llmarchive.schedule.coverage_wording import code_word, day_of
-from llmarchive.instrument.verdict import CORE_CHANGE, latched_from
+from llmarchive.schedule import code_word, day_of
+from llmarchive.instrument import CORE_CHANGE, latched_from
 from measure.canonical import canonical_sha256, sha256_hex
 from measure.schema import GAP_CAUSES, SCHEMA_SHA256, SCHEMA_VERSION, SERIES
 from publish.data.sources import ALARM, Inputs, instrument_checks

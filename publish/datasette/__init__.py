@@ -9,3 +9,5 @@ from publish.datasette import meta
 from publish.datasette.meta import CANNED_QUERIES, DATABASE, DB_FILE, REPO_METADATA, render, serve_command
 
 __all__ = ["meta", "CANNED_QUERIES", "DATABASE", "DB_FILE", "REPO_METADATA", "render", "serve_command"]
+# The face: what the rest of the tree imports from this package (tests/test_faces.py holds every import to it).
+# (end of the face)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import yaml
 
-from llmarchive.archive.paths import REPO_ROOT
+from llmarchive.archive import REPO_ROOT
 from panels.readers import KNOWN_ANSWER_READERS, simulated_model_id
 from publish.data import database
 from publish.words import numbers, wording

@@ -35,17 +35,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-from llmarchive.archive.dates import DateError, parse_timestamp, utc_now
-from llmarchive.archive.jsonio import fsync_dir
-from llmarchive.archive.locks import lock_file
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths, DateError, fsync_dir, lock_file, parse_timestamp, utc_now
 from measure.canonical import sha256_hex
-from publish.data import croissant, database, open_lane, panels, sources, status
-from publish.data import files as published
-from publish.boundary import sealed
+from publish.data import croissant, database, files as published, open_lane, panels, sources, status
+from publish.boundary import sealed, sealed_text_check, value_check
 from publish.pipeline import checks
 from publish.site import render as site
-from publish.boundary.setup import sealed_text_check, value_check
 from publish.errors import PublishError
 
 

@@ -29,23 +29,15 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional
 
-from llmarchive.archive import record_logs as records
-from llmarchive.archive import store
-from llmarchive.archive.log_agreement import log_disagreement, measured_trials, state_of_records
-from llmarchive.archive.jsonio import RecordFileError, read_json, read_jsonl
-from llmarchive.archive.paths import ArchivePaths
-from llmarchive.archive.dates import parse_time
-from llmarchive.schedule.coverage import compute
+from llmarchive.archive import (ArchivePaths, RecordFileError, log_disagreement, measured_trials, parse_time, read_json,
+                                read_jsonl, record_logs as records, state_of_records, store)
+from llmarchive.schedule import coverage
 from measure.errors import ArchiveError
 from measure import chain, jsonl
 from measure.schema import GAP_CAUSES
-from publish.data import panels, sources
-from publish.data.changes import modal_cells
-from publish.data.protocols import list_headers
-from publish.data.sources import CheckedRead
-from publish.boundary.setup import sealed_text_check, value_check
+from publish.data import CheckedRead, list_headers, modal_cells, panels, sources
+from publish.boundary import BoundaryError, sealed_text_check, value_check
 from publish.errors import LeakError, PublishError
-from publish.boundary.values import BoundaryError
 from publish.workers import pool
 
 CHECKS = ("trial_log_chains", "no_flagged_measurement_on_curve", "coverage_gaps_have_causes", "leak_guard")
@@ -198,7 +190,7 @@ def unexplained_periods(paths: ArchivePaths, build_time: Optional[str] = None) -
     when = parse_time(build_time) if build_time else None
     now = when or datetime.now(timezone.utc)
     try:
-        result = compute(paths, now.date().isoformat(), now=now)
+        result = coverage.compute(paths, now.date().isoformat(), now=now)
     except ArchiveError as exc:
         return [f"coverage cannot be computed: {exc}"]
     return [f"coverage {job} {period}{' ' + pid if pid else ''}: the period ended with no output and no observed "

@@ -39,13 +39,10 @@ from typing import Optional
 
 import yaml
 
-from llmarchive.archive.dates import parse_date, utc_today
-from llmarchive.archive.jsonio import read_json
-from llmarchive.archive.paths import REPO_ROOT, ArchivePaths
+from llmarchive.archive import ArchivePaths, REPO_ROOT, parse_date, read_json, utc_today
 from measure.canonical import sha256_hex
-from publish.data import files as published
-from publish.data import sources
-from publish.boundary.setup import sealed_text_check
+from publish.data import files as published, sources
+from publish.boundary import sealed_text_check
 from publish.pipeline.build import publish_all
 from publish.errors import PublishError
 

@@ -33,11 +33,9 @@ from typing import Any, BinaryIO, Mapping, NamedTuple, Optional
 from measure import jsonl, schema
 from measure.records import Trial
 from measure.schema import MEASUREMENT_FIELD_NAMES, MEASUREMENT_FIELDS
-from publish.data import csvs, open_lane
-from publish.data import files as published
-from publish.data.database import DESIGN_COLUMN_SPEC, PROTOCOL_COLUMN_SPEC
+from publish.data import DESIGN_COLUMN_SPEC, PROTOCOL_COLUMN_SPEC, csvs, files as published, open_lane
 from publish.errors import PublishError
-from publish.words.numbers import READING_COLUMNS
+from publish.words import READING_COLUMNS
 
 DERIVED_NAMES = tuple(name for name, _, _ in READING_COLUMNS)
 """The words stability.csv publishes before the schema's fields; a copy of an older publication has none."""

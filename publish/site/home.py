@@ -26,10 +26,8 @@ from markupsafe import Markup
 
 from publish.site import svg
 from publish.words import numbers
-from publish.data.database import comparison_rows
-from publish.data import status as status_file
+from publish.data import comparison_rows, coverage_summary, instrument_jobs, instrument_summary, status as status_file
 from publish.site.jinja import render_template
-from publish.data.status import coverage_summary, instrument_jobs, instrument_summary
 
 SERIES_TITLES = {"commercial": "Commercial series", "open_weights": "Open-weights series"}
 INSTRUMENT_SERIES = None

@@ -19,7 +19,7 @@ import jinja2
 from markupsafe import Markup
 
 from publish.words import numbers, wording
-from publish.datasette.meta import DATABASE
+from publish.datasette import DATABASE
 
 VERSION_LABEL = {"A": "A", "A_prime": "A′", "B": "B", "C": "C"}
 UNREADABLE_SHARE = numbers.UNREADABLE_SHARE

@@ -13,7 +13,7 @@ from importlib.resources import files
 from typing import Any
 
 from measure.schema import FLAGS, GAP_CAUSES, LANES, OUTCOMES, SERIES, VERSIONS
-from publish.data.sources import instrument_checks
+from publish.data import instrument_checks
 
 PAGES = (
     ("home", "Home"),

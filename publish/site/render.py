@@ -63,21 +63,17 @@ from markupsafe import Markup
 from measure import jsonl, stats
 from measure.schema import MEASUREMENT_FIELDS, VERSIONS
 from panels.instruction import INSTRUCTION
-from publish.data import changes, human_gap
+from publish.data import (Inputs, PANELS_DIR, alarm_words, changes, comparison_rows, coverage_summary,
+                          file_name as panel_file_name, human_gap, instrument_jobs, instrument_summary, succession_rows,
+                          verify_command)
 from publish.site import pages, svg
-from publish.words import numbers
-from publish.data.database import comparison_rows, succession_rows
-from publish.datasette.meta import CANNED_QUERIES, DB_FILE
+from publish.words import PUBLISHED_DESCRIPTIONS, numbers
+from publish.datasette import CANNED_QUERIES, DB_FILE
 from publish.errors import SiteError
-from publish.words.fields import PUBLISHED_DESCRIPTIONS
-from publish.data.open_lane import verify_command
-from publish.data.panels import PANELS_DIR, file_name as panel_file_name
 from publish.site.home import latched_alarm, status_bar
 from publish.site.rules import EXTERNAL_LOAD, FLAGGED_INLINE, RELATIVE_TIME, assemble, check_site
 from publish.site.jinja import (UNREADABLE_SHARE, VERSION_LABEL, breakable, environment, pct, render_template,
                                 repeats_reading, rounded_reason, static_text, unit, unreadable)
-from publish.data.sources import Inputs
-from publish.data.status import alarm_words, coverage_summary, instrument_jobs, instrument_summary
 
 __all__ = [  # the names callers reach through publish.site.render, wherever they are defined
     "SiteContext", "render", "home", "results", "data_page", "design_page", "glossary_page", "methodology_page",

@@ -29,7 +29,7 @@ from html import escape
 from typing import Callable, Iterable, Mapping, Sequence
 
 from publish.errors import CurveError, SiteError
-from publish.words.succession import public_reason
+from publish.words import public_reason
 
 WIDTH = 480
 PANEL_H = 110

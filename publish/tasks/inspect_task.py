@@ -30,7 +30,7 @@ hashes are written into it), so a publication is reproducible byte for byte.
 """
 from typing import Mapping
 
-from llmarchive.protocols.open_panels import FILE_ONLY_KEYS
+from llmarchive.protocols import FILE_ONLY_KEYS
 from measure.schema import VERSIONS
 
 SUFFIX = ".py"

@@ -45,7 +45,7 @@ import json
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from llmarchive.protocols.open_panels import OpenPanelFileError, read_panel_file, verify_panel_file
+from llmarchive.protocols import OpenPanelFileError, read_panel_file, verify_panel_file
 from measure.schema import VERSIONS
 from publish.errors import PublishError
 

@@ -11,3 +11,7 @@ from publish.words.fields import PUBLISHED_DESCRIPTIONS
 from publish.words.succession import PRIVATE_FIELDS, public_reason
 
 __all__ = ["fields", "numbers", "succession", "wording", "PUBLISHED_DESCRIPTIONS", "PRIVATE_FIELDS", "public_reason"]
+# The face: what the rest of the tree imports from this package (tests/test_faces.py holds every import to it).
+from publish.words.numbers import CHANGE_READING_COLUMNS, READING_COLUMNS, change_reading, derived_columns
+__all__ += ["CHANGE_READING_COLUMNS", "READING_COLUMNS", "change_reading", "derived_columns"]
+# (end of the face)

@@ -31,8 +31,8 @@ fields the archive itself records when it files the point (``source``,
 import math
 from typing import Mapping, Optional
 
-from llmarchive.comparison.names import KNOWN_ANSWER_SOURCE
-from llmarchive.succession.review import BRIDGE_SOURCE
+from llmarchive.comparison import KNOWN_ANSWER_SOURCE
+from llmarchive.succession import BRIDGE_SOURCE
 from measure.measurement import ASYMMETRY_MAX_PCT, DEGENERATE_ENTROPY, DEGENERATE_STABILITY_PCT, DROP_BOUND_MAX_PCT
 from measure.schema import PAIRS, VERSION_SUFFIX
 from panels.readers import KNOWN_ANSWER_WORDS, simulated_reader

@@ -8,7 +8,7 @@ resolution — the facts the record holds as fields (method §10.6).
 """
 from typing import Mapping, Optional
 
-from llmarchive.schedule.coverage_wording import code_word
+from llmarchive.schedule import code_word
 
 # Fields of a succession record that are free text and never published.
 PRIVATE_FIELDS = ("reason", "note")

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
 from llmarchive.budget.config import POOLS, BudgetError
-from llmarchive.archive.jsonio import RecordFileError, read_jsonl
-from llmarchive.archive.paths import ArchivePaths
+from llmarchive.archive import ArchivePaths, RecordFileError, read_jsonl
 
 
 CHARGE = "spend"                    # a charge: what a call cost (record_type of the ledger's charges)
