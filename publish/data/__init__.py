@@ -2,8 +2,10 @@
 
 The face of ``publish/data/``: the inputs (:mod:`~publish.data.sources`), the
 CSVs, the SQLite database, Croissant, the open lane's JSONL, the open panels,
-the protocol texts, the human gap, the changes between runs and the status
-file, and the one table of the published files (:mod:`~publish.data.files`).  It stands on ``publish/words/`` and ``publish/tasks/``.
+the protocol texts, the human gap, the changes between runs, the tables of the
+archive's own records the site shows too (:mod:`~publish.data.record_tables`), the
+status file, and the one table of the published files (:mod:`~publish.data.files`).
+It stands on ``publish/words/`` and ``publish/tasks/``.
 """
 from publish.data import (changes, croissant, csvs, database, files, human_gap, open_lane, panels, protocols,
                           sources, status)
@@ -14,7 +16,8 @@ __all__ = ["changes", "croissant", "csvs", "database", "files", "human_gap", "op
            "status", "Inputs", "gather", "verify_command"]
 # The face: what the rest of the tree imports from this package (tests/test_faces.py holds every import to it).
 from publish.data.changes import modal_cells
-from publish.data.database import DESIGN_COLUMN_SPEC, PROTOCOL_COLUMN_SPEC, comparison_rows, succession_rows
+from publish.data.database import DESIGN_COLUMN_SPEC, PROTOCOL_COLUMN_SPEC
+from publish.data.record_tables import comparison_rows, succession_rows
 from publish.data.panels import PANELS_DIR, file_name
 from publish.data.protocols import ProtocolText, list_headers
 from publish.data.sources import CheckedRead, instrument_checks
