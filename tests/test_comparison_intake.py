@@ -25,7 +25,7 @@ from llmarchive.protocols import registry
 from llmarchive.budget import unbudgeted
 from llmarchive.cli import main
 from llmarchive.comparison.intake import SubmissionRejected, submit
-from llmarchive.comparison.read import MAX_LINE_BYTES, MAX_SUBMISSION_BYTES
+from llmarchive.comparison.submission import MAX_LINE_BYTES, MAX_SUBMISSION_BYTES
 from llmarchive.run import RunSettings, run_protocol
 from llmarchive.subjects.anthropic import AnthropicSubject
 from tests.fake_provider import FakeProvider, Reply

@@ -22,7 +22,7 @@ import pytest
 from llmarchive.archive import ArchivePaths, MODEL_ID_MAX, record_logs as records
 from llmarchive.cli import main
 from llmarchive.comparison.intake import SubmissionRejected, submit
-from llmarchive.comparison.read import (MAX_LINE_BYTES, MAX_SUBMISSION_BYTES, RESPONSE_CHARS_PER_TOKEN,
+from llmarchive.comparison.submission import (MAX_LINE_BYTES, MAX_SUBMISSION_BYTES, RESPONSE_CHARS_PER_TOKEN,
                                         SUBMITTED_BY_MAX)
 from llmarchive.instrument import day_verdict, guard_rotation
 from llmarchive.protocols import registry

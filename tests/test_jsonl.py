@@ -275,7 +275,7 @@ def test_one_line_read_alone_follows_the_readers_torn_tail_rule():
 READERS = {
     "measure/chain.py": None,
     "llmarchive/archive/jsonio.py": "STRICT",
-    "llmarchive/comparison/read.py": "COLLECT",
+    "llmarchive/comparison/submission.py": "COLLECT",
     "publish/data/sources.py": "REFUSE",
 }
 # Where a reading module parses JSON in a loop all the same, with why.  Nothing else.
@@ -339,9 +339,9 @@ def test_the_loop_rule_sees_a_json_loop_planted_in_a_reading_module():
                         "    return [json.loads(line) for line in lines]\n"
                         "def mapped(lines):\n"
                         "    return list(map(json.loads, lines))\n")
-    assert _json_in_loops(planted, "llmarchive/comparison/read.py") == [
-        "llmarchive/comparison/read.py:4 read_log", "llmarchive/comparison/read.py:7 read_tail",
-        "llmarchive/comparison/read.py:9 gather", "llmarchive/comparison/read.py:11 mapped"]
+    assert _json_in_loops(planted, "llmarchive/comparison/submission.py") == [
+        "llmarchive/comparison/submission.py:4 read_log", "llmarchive/comparison/submission.py:7 read_tail",
+        "llmarchive/comparison/submission.py:9 gather", "llmarchive/comparison/submission.py:11 mapped"]
     # an exception names one function of one module, not a name anywhere
     excepted = {("publish/data/sources.py", "gather"): "planted"}
     assert _json_in_loops(planted, "publish/data/sources.py", excepted) == ["publish/data/sources.py:4 read_log",

@@ -2,7 +2,7 @@
 
 :func:`check` judges parsed trials (and the header) against the protocol
 they name: one reason per failed condition, all at once.  It runs only on
-a submission whose values :mod:`llmarchive.comparison.read` found of the
+a submission whose values :mod:`llmarchive.comparison.submission` found of the
 right type, depth and size, so nothing here meets a value it cannot handle.
 Ids from outside follow :func:`llmarchive.archive.textsafe.id_problems`: a model id
 is exact (no alias, no pattern), at most :data:`~llmarchive.archive.textsafe.MODEL_ID_MAX`
@@ -13,7 +13,7 @@ import hashlib
 import re
 from typing import Optional
 
-from llmarchive.comparison.read import RESPONSE_CHARS_PER_TOKEN, SUBMITTED_BY_MAX, _few
+from llmarchive.comparison.submission import RESPONSE_CHARS_PER_TOKEN, SUBMITTED_BY_MAX, _few
 from llmarchive.archive import (ArchivePaths, MODEL_ID_MAX, id_problems, machine_paths, path_pattern,
                                 public_text_problem, terminal)
 from llmarchive.protocols import registry

@@ -13,7 +13,7 @@ file or another file the import reads, never a file of the archive home,
 an existing file only when asked), then the panel file is verified (an
 edited panel is refused before the log is read), and the submission is
 written only when nothing was refused — its header held to the checks a
-submitted header is held to (:func:`llmarchive.comparison.read.header_problems`),
+submitted header is held to (:func:`llmarchive.comparison.submission.header_problems`),
 so an import never writes what ``comparison submit`` would refuse as
 malformed.
 
@@ -30,7 +30,7 @@ from llmarchive.comparison.inspect_log import KIND as INSPECT, submission_from_i
 from llmarchive.comparison.log_bounds import LogTooLarge, read_json_log
 from llmarchive.comparison.lmeval_log import KIND as LM_EVAL, is_lm_eval_log, results_file, submission_from_lm_eval
 from llmarchive.comparison.log_submission import ImportedRun, LogImportRefused, write_submission
-from llmarchive.comparison.read import header_problems
+from llmarchive.comparison.submission import header_problems
 from llmarchive.protocols import load_panel_file
 from measure.errors import ArchiveError
 

@@ -27,7 +27,7 @@ hashes must verify as a chain.
 
 In order, and nothing is written until all of it has passed:
 
-1. **Read within caps** (:mod:`llmarchive.comparison.read`): the file
+1. **Read within caps** (:mod:`llmarchive.comparison.submission`): the file
    streamed line by line with a running byte count — at most 16 MiB, a line
    at most 256 KiB, 2,000 records — every value of every line checked for
    depth and finite numbers, every header value for type and size.
@@ -82,7 +82,7 @@ from llmarchive.comparison.names import KNOWN_ANSWER_SOURCE, name_reasons
 from llmarchive.comparison.identity import (OWN_RUN, Overlap, answer_identity, copy_path, is_same_run,
                                             own_run_named, own_run_overlaps, point_overlaps, pooled_copies,
                                             trial_keys, trials_sha256)
-from llmarchive.comparison.read import HEADER_FIELDS, HEADER_TYPE, HEADER_TYPES, Submission, read_submission
+from llmarchive.comparison.submission import HEADER_FIELDS, HEADER_TYPE, HEADER_TYPES, Submission, read_submission
 from measure.errors import ArchiveError
 from measure.measurement import MeasurementError, build
 from llmarchive.protocols import registry

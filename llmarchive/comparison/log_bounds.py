@@ -1,7 +1,7 @@
 """A harness log read within bounds (method §4.2): refused in one line before any large read, whatever it holds.
 
 A log comes from outside like a submission and is held to the same kind of
-bounds (:mod:`llmarchive.comparison.read`: the file, one line, the records,
+bounds (:mod:`llmarchive.comparison.submission`: the file, one line, the records,
 the text of one answer), checked before the harness's own reader is given
 the file, so its peak memory is bounded by the bounds and not by the file:
 
@@ -18,7 +18,7 @@ the file, so its peak memory is bounded by the bounds and not by the file:
   a ``[``, ``,`` or ``:``, so their number bounds the values from above);
 * an ``.eval`` (a zip): at most :data:`MAX_MEMBERS` members and
   :data:`MAX_SAMPLES` sample members (the submission's
-  :data:`~llmarchive.comparison.read.MAX_RECORDS`), each sample member at
+  :data:`~llmarchive.comparison.submission.MAX_RECORDS`), each sample member at
   most :data:`SAMPLE_BYTES` decompressed (four submission lines: the prompt,
   the answer at its cap and the copies Inspect keeps; a real one is
   12 kB).  The sizes are read from the zip's central directory first (the
@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
 from llmarchive.archive import terminal
-from llmarchive.comparison.read import MAX_LINE_BYTES, MAX_RECORDS
+from llmarchive.comparison.submission import MAX_LINE_BYTES, MAX_RECORDS
 from measure.errors import ArchiveError
 
 LOG_BYTES = 64 * 1024 * 1024

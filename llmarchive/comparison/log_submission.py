@@ -18,7 +18,7 @@ complete run of the panel, and an importer says so first, in the words of
 the harness (which slots are missing, which sample errored, which setting
 was set).  A value read from a log is held to the rule a submission's values
 are held to (:func:`value_reasons`, by
-:func:`llmarchive.comparison.read.value_problems`): a number that is not
+:func:`llmarchive.comparison.submission.value_problems`): a number that is not
 finite — a NaN temperature, which no JSON the archive writes can carry — is
 refused naming where in the log it stands, before anything is made of it.
 """
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 from llmarchive.archive import OutputFile, parse_time, terminal, utc_millis
-from llmarchive.comparison.read import HEADER_TYPE, READABLE_DEPTH, RESPONSE_CHARS_PER_TOKEN, value_problems
+from llmarchive.comparison.submission import HEADER_TYPE, READABLE_DEPTH, RESPONSE_CHARS_PER_TOKEN, value_problems
 from llmarchive.subjects import CallResult, classify
 from measure import chain
 from measure.canonical import canonical_json
@@ -104,7 +104,7 @@ def few(items: Sequence[str], limit: int = MAX_NAMED) -> str:
 
 def value_reasons(found: Iterable[tuple[str, str, Any]]) -> list[str]:
     """Why values read from a log cannot be kept, by the rule a submission's values are held to
-    (:func:`llmarchive.comparison.read.value_problems`: a number that is not finite, nesting past the readers'
+    (:func:`llmarchive.comparison.submission.value_problems`: a number that is not finite, nesting past the readers'
     bound), naming where in the log each stands.
 
     ``found`` holds ``(place, path, value)``: the place in the log (``"line 3"``, a file's name, or ``""`` for
@@ -122,7 +122,7 @@ def value_reasons(found: Iterable[tuple[str, str, Any]]) -> list[str]:
 
 def answer_reasons(answers: Iterable[tuple[str, Optional[str]]], doc: Mapping) -> list[str]:
     """Why answers are longer than a submission's may be (the intake's bound: at most
-    :data:`~llmarchive.comparison.read.RESPONSE_CHARS_PER_TOKEN` characters per token of the panel's
+    :data:`~llmarchive.comparison.submission.RESPONSE_CHARS_PER_TOKEN` characters per token of the panel's
     ``max_tokens``); ``answers`` holds ``(where, text)``."""
     limit = RESPONSE_CHARS_PER_TOKEN * int(doc["generation"]["max_tokens"])
     over = [f"{where} ({len(text):,})" for where, text in answers if isinstance(text, str) and len(text) > limit]

@@ -43,7 +43,7 @@ from llmarchive.archive import ArchivePaths, OutputFile, comparison_run_id, stor
 from llmarchive.budget import unbudgeted
 from llmarchive.comparison.intake import HEADER_TYPE, is_exact_model_id
 from llmarchive.comparison.check import model_id_problems, run_id_problems
-from llmarchive.comparison.read import SUBMITTED_BY_MAX
+from llmarchive.comparison.submission import SUBMITTED_BY_MAX
 from llmarchive.protocols import load_panel_file, protocol_from_panel_file
 from llmarchive.subjects import make_subject, registry
 from llmarchive.run import Progress, RunResult, RunSettings, run_protocol
