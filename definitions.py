@@ -12,7 +12,8 @@ file serves a developer's laptop, CI and a deployment:
   repository's (which names the tracked family and its active model);
   ``LLMARCHIVE_SUBJECT_BASE_URL`` — another endpoint for the provider (a
   proxy, or the local fake provider in tests); ``LLMARCHIVE_WEBHOOK_URL`` —
-  where the bridge alarm is POSTed;
+  where the owner's pages are POSTed (read when a page is sent, so the UI
+  never shows it; optional);
 * ``LLMARCHIVE_REFERENCE_MODEL`` / ``LLMARCHIVE_REFERENCE_MODEL_PATH`` /
   ``LLMARCHIVE_REFERENCE_MODEL_SHA256`` — the reference model (default: the
   embedded SmolLM2); ``LLMARCHIVE_REFERENCE_WORKERS`` — instances answering

@@ -104,6 +104,13 @@ def commercial_trials(context: AssetExecutionContext, archive: ArchiveResource, 
         metadata["spend_eur"] = MetadataValue.float(float(spent)) if isinstance(spent, (int, float)) else "unknown"
     if outcome.halted:
         raise Failure(description=f"the run stopped and can be resumed: {outcome.halted}", metadata=metadata)
+    outage = next((reason for pid, condition, reason in outcome.skipped
+                   if pid == protocol_id and condition == "provider_unreachable"), None)
+    if outage is not None and protocol_id not in outcome.ran:
+        # Not a measurement and not the archive's rule at work: a green run here would hide the month's gap.
+        raise refusal("provider_outage", f"{outage}. Nothing was spent.", protocol_id=protocol_id, month=month,
+                      what_to_do=f"run this partition again once the provider answers, before {month[:7]} ends "
+                                 "(re-execute the failed runs, or materialise the partition)") from None
     return MaterializeResult(metadata=metadata)
 
 

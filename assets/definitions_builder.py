@@ -7,10 +7,9 @@ from dagster import Definitions
 from assets import commercial, coverage, health, open_weights, protocols, publication, selfchecks
 from assets.alerts import ALERT_SENSORS
 from assets.jobs import JOBS
-from assets.resources import ArchiveResource, BudgetResource, ReferenceModelResource, SubjectResource
+from assets.resources import ArchiveResource, BudgetResource, ReferenceModelResource, SubjectResource, WebhookResource
 from assets.schedules import SCHEDULES
 from assets.sensors import SENSORS
-from llmarchive.schedule import webhook_from
 
 
 def all_assets() -> list:
@@ -48,9 +47,9 @@ def default_resources(env: Optional[Mapping[str, str]] = None) -> dict[str, Any]
         "subject": SubjectResource(
             subject_models_file=env.get("LLMARCHIVE_SUBJECT_MODELS") or None,
             base_url=env.get("LLMARCHIVE_SUBJECT_BASE_URL") or None,
-            webhook_url=webhook_from(env),
         ),
         "budget": BudgetResource(),
+        "webhook": WebhookResource(),     # the name of its variable only: the URL is read when a page is sent
     }
 
 

@@ -20,7 +20,11 @@ that owns it, the same ones the morning check reads
   (:func:`llmarchive.schedule.status.reviews_part`); resolved by
   ``llmarchive review resolve`` / ``review_job``, or by a later declaration;
 * :data:`DEADMAN` — no daily cycle completed within ``deadman_alert`` (36 h)
-  (:func:`llmarchive.schedule.lease.check`); resolved by the next daily cycle.
+  (:func:`llmarchive.schedule.lease.check`); resolved by the next daily cycle;
+* :data:`PAGES` — the lifeline itself: a page owed to the webhook for more
+  than an hour, or a webhook setting that is not a URL
+  (:func:`llmarchive.schedule.outbox.overdue`); resolved when the webhook
+  takes what is owed (or the setting is corrected).
 
 The day's own instrument alarm (today's runtime fingerprint or guard
 rotation) is a check of that day's partition, in :mod:`assets.instrument`.
@@ -46,10 +50,10 @@ from dagster import (AssetCheckKey, AssetCheckResult, AssetCheckSeverity,
                      AssetCheckSpec, AssetExecutionContext, AssetKey, DagsterInstance, MaterializeResult,
                      MetadataValue, RunRequest, asset)
 
-from assets.resources import ArchiveResource
+from assets.resources import ArchiveResource, WebhookResource
 from llmarchive.archive import ArchivePaths
 from llmarchive.instrument import latch_reason, latched_alarm
-from llmarchive.schedule import bridges_part, lease, reviews_part
+from llmarchive.schedule import bridges_part, lease, outbox, reviews_part
 from measure.errors import ArchiveError
 
 ASSET = "archive_health"
@@ -57,6 +61,7 @@ LATCH = "no_latched_alarm"
 BRIDGE = "no_pending_bridge"
 REVIEW = "no_pending_review"
 DEADMAN = "no_deadman_alert"
+PAGES = "no_overdue_page"
 CLEAR = "clear"
 SUCCESSION = (BRIDGE, REVIEW)
 
@@ -69,6 +74,9 @@ DESCRIPTIONS = {
             "or review_job decides it (or the provider declares the successor).",
     DEADMAN: "A daily cycle (the runtime fingerprint's record) completed within deadman_alert (36 h). Failing "
              "(ERROR) is the dead-man alert; the next daily cycle clears it.",
+    PAGES: "Every page for the owner (a failed check or run, the dead-man, the bridge alarm) reached the webhook "
+           "(LLMARCHIVE_WEBHOOK_URL) within an hour of being recorded. Failing (ERROR) while one is owed longer or "
+           "the setting is not a usable URL; the owed pages go out, oldest first, once the webhook takes them.",
 }
 CHECKS = tuple(DESCRIPTIONS)
 HEALTH_SPECS = [AssetCheckSpec(name, asset=ASSET, description=text) for name, text in DESCRIPTIONS.items()]
@@ -130,6 +138,17 @@ def deadman_health(state: lease.LeaseState) -> Health:
     return Health(DEADMAN, False, one_line(line), f"deadman since {state.last_cycle_at}")
 
 
+def pages_health(paths: ArchivePaths, url: Optional[str]) -> Health:
+    broken = outbox.overdue(paths, url)
+    if broken is None:
+        found = outbox.summary(paths)
+        last = found.last_delivered
+        said = (f"last page delivered {last['at']}" if last else "no page was ever needed") + (
+            f"; {len(found.owed)} owed for less than an hour" if found.owed else "")
+        return Health(PAGES, True, said if url else f"no webhook is configured; {said}")
+    return Health(PAGES, False, one_line(broken[1]), broken[0])
+
+
 def _guarded(check: str, part: Callable[[], Health]) -> Health:
     """A part that cannot be read fails its own check with why (the morning check's rule), not the others."""
     try:
@@ -139,14 +158,16 @@ def _guarded(check: str, part: Callable[[], Health]) -> Health:
                       f"error:{type(exc).__name__}")
 
 
-def health(paths: ArchivePaths, checks: Iterable[str] = CHECKS,
-           lease_state: Optional[lease.LeaseState] = None) -> list[Health]:
-    """The answer of each of ``checks`` now (``lease_state``: a lease already checked by the caller)."""
+def health(paths: ArchivePaths, checks: Iterable[str] = CHECKS, lease_state: Optional[lease.LeaseState] = None,
+           url: Optional[str] = None) -> list[Health]:
+    """The answer of each of ``checks`` now (``lease_state``: a lease already checked by the caller; ``url``: the
+    webhook, for the lifeline's check)."""
     parts: dict[str, Callable[[], Health]] = {
         LATCH: lambda: latch_health(paths),
         BRIDGE: lambda: bridge_health(paths),
         REVIEW: lambda: review_health(paths),
         DEADMAN: lambda: deadman_health(lease_state or lease.check(paths)),
+        PAGES: lambda: pages_health(paths, url),
     }
     return [_guarded(name, parts[name]) for name in checks]
 
@@ -154,11 +175,13 @@ def health(paths: ArchivePaths, checks: Iterable[str] = CHECKS,
 @asset(group_name="alerts", check_specs=HEALTH_SPECS,
        description="What needs the owner now, as checks of ERROR severity (red while it holds, green once "
                    "resolved): a latched instrument alarm, a pending generation bridge, a pending needs_review, "
-                   "the dead-man alert. Free: reads the archive's records. Materialised by archive_health_job "
-                   "when lease_on_life (hourly) or model_watch finds the state changed; never materialised on an "
-                   "archive where nothing was ever wrong. Materialise it by hand to look now.")
-def archive_health(context: AssetExecutionContext, archive: ArchiveResource) -> MaterializeResult:
-    found = health(archive.paths())
+                   "the dead-man alert, pages that do not reach the webhook. Free: reads the archive's records. "
+                   "Materialised by archive_health_job when lease_on_life (hourly) or model_watch finds the state "
+                   "changed; never materialised on an archive where nothing was ever wrong. Materialise it by hand "
+                   "to look now.")
+def archive_health(context: AssetExecutionContext, archive: ArchiveResource,
+                   webhook: WebhookResource) -> MaterializeResult:
+    found = health(archive.paths(), url=webhook.url())
     failing = [h for h in found if not h.passed]
     for h in failing:
         context.log.error(f"{h.check}: {h.description}")
@@ -185,7 +208,7 @@ def shown_state(instance: DagsterInstance, check: str) -> Optional[tuple[str, in
 
 
 def health_request(instance: DagsterInstance, paths: ArchivePaths, checks: Iterable[str] = CHECKS,
-                   lease_state: Optional[lease.LeaseState] = None) -> Optional[RunRequest]:
+                   lease_state: Optional[lease.LeaseState] = None, url: Optional[str] = None) -> Optional[RunRequest]:
     """An ``archive_health_job`` run when the state of any of ``checks`` is not what the UI shows; else None.
 
     None as well while a run is evaluating them (the next tick looks
@@ -194,7 +217,7 @@ def health_request(instance: DagsterInstance, paths: ArchivePaths, checks: Itera
     one run, and a state that comes back after it was cleared is asked
     about again.
     """
-    now = {h.check: h.state for h in health(paths, checks, lease_state)}
+    now = {h.check: h.state for h in health(paths, checks, lease_state, url)}
     shown = {name: shown_state(instance, name) for name in now}
     if any(seen is None for seen in shown.values()):
         return None

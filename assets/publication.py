@@ -28,6 +28,24 @@ CHECK_DESCRIPTIONS = {
 }
 
 
+# What to do when a check fails: its page is read on a phone, away from the logs.
+WHAT_TO_DO = {
+    "trial_log_chains": "find the log named (`llmarchive verify`), restore it from a backup; never re-chain it",
+    "no_flagged_measurement_on_curve": "look at the measurement named; a flagged one belongs off the curve",
+    "coverage_gaps_have_causes": "run `llmarchive coverage` for the month named and give the gap its cause",
+    "leak_guard": "public/ as it stands holds what the line names: take it down, remove it from its source, then "
+                  "publish again",
+}
+
+
+def _said(name: str, problems: list) -> str:
+    """A check's one line: what it holds when it passes; how many problems, the first and what to do when not."""
+    if not problems:
+        return f"passes: {CHECK_DESCRIPTIONS[name]}"
+    first = " ".join(str(problems[0]).split())
+    return (f"{len(problems)} problem(s); the first: {first[:300]} What to do: {WHAT_TO_DO[name]}.")
+
+
 # The measurements, coverage, and every daily job whose records are published (the job table's ``published``).
 UPSTREAM = ["open_weights_measurements", "commercial_measurements", "coverage", *job_table.assets(published=True)]
 
@@ -67,6 +85,7 @@ def publication_checks(archive: ArchiveResource):
             check_name=name,
             passed=not problems,
             severity=AssetCheckSeverity.ERROR,
+            description=_said(name, problems),
             metadata={"problems": len(problems),
                       "first_problems": MetadataValue.md("\n".join(f"- {p}" for p in problems[:20]) or "none")},
         )

@@ -30,6 +30,8 @@ KINDS = {
     "no_manifest": "no pre-registration manifest has this key",
     "no_guard_protocol": "no admitted guard protocol to rotate through",
     "run_busy": "the same run is being worked on by another launch (a double launch); that launch goes on",
+    "provider_outage": "the provider could not be reached before any call; nothing was spent and the partition "
+                       "still has to run this month",
 }
 
 

@@ -16,6 +16,7 @@ from dagster import ConfigurableResource
 from llmarchive import budget as budget_mod
 from llmarchive.archive import ArchivePaths, either, read_json
 from llmarchive.instrument import scripted
+from llmarchive.schedule import WEBHOOK_ENV, webhook_from
 from llmarchive.succession import SubjectModels, load_subject_models
 from llmarchive.subjects import Provider, api_provider, list_models, make_subject, registry
 
@@ -86,7 +87,6 @@ class SubjectResource(ConfigurableResource):
     concurrency: int = 4
     max_attempts: int = 6
     timeout_s: float = 120.0
-    webhook_url: Optional[str] = None
 
     def models_config(self) -> SubjectModels:
         return load_subject_models(self.subject_models_file)
@@ -134,6 +134,29 @@ class SubjectResource(ConfigurableResource):
 
     def model_ids(self) -> list[str]:
         return [m["id"] for m in self.models() if isinstance(m, dict) and "id" in m]
+
+
+class WebhookResource(ConfigurableResource):
+    """Where the owner's pages go: the URL is read from the environment when a page is sent, never held here.
+
+    A webhook URL often carries its token, and everything a resource is
+    configured with is part of the repository snapshot the Dagster UI serves
+    (the Resources page, GraphQL).  So this resource holds only the *name*
+    of the variable (``env_var``, default ``LLMARCHIVE_WEBHOOK_URL``; the
+    watch's older name is still read), as the subjects hold only the name
+    of their key's variable.  The webhook stays optional: an unset variable
+    is no webhook, and a malformed one never stops the definitions from
+    loading — it is told when a page is sent and turns ``archive_health``'s
+    ``no_overdue_page`` check red (:mod:`llmarchive.schedule.outbox`).
+    """
+
+    env_var: str = WEBHOOK_ENV
+
+    def url(self) -> Optional[str]:
+        """The webhook URL now, or None when none is set."""
+        if self.env_var == WEBHOOK_ENV:
+            return webhook_from(os.environ)
+        return os.environ.get(self.env_var) or None
 
 
 class BudgetResource(ConfigurableResource):

@@ -10,8 +10,9 @@ schedule able to run; it never starts one.
 reading a malformed ``subject_models.yaml``) launches nothing, and the
 daemon does not evaluate that tick again (Dagster retries a failed tick
 only when ``max_tick_retries`` is set).  So every schedule runs its body
-through :func:`_told`: the failure is POSTed to the webhook
-(``LLMARCHIVE_WEBHOOK_URL``) and raised again as one line
+through :func:`_told`: the failure is recorded as a page in the owner's
+outbox and sent to the webhook (``LLMARCHIVE_WEBHOOK_URL``; still owed, and
+sent later, when the webhook does not take it) and raised again as one line
 (:class:`ScheduleTickFailed`), which Dagster shows as the schedule's failed
 tick in the UI.  A person who reads only the webhook learns of it; one who
 reads only the UI sees it red.
@@ -35,8 +36,8 @@ from dagster import (DefaultScheduleStatus, MultiPartitionKey, RunRequest, Sched
 
 from assets.jobs import commercial_job, coverage_job, daily_instrument_job, publication_job, subject_fingerprint_job
 from assets.partitions import MONTH_START
-from assets.resources import PAID_KEY, SubjectResource
-from llmarchive.schedule import post_webhook
+from assets.resources import PAID_KEY, ArchiveResource, SubjectResource, WebhookResource
+from llmarchive.schedule import outbox
 from measure.errors import ArchiveError
 from panels.build import all_protocol_ids
 
@@ -75,29 +76,42 @@ def _before_start(month: date) -> Optional[SkipReason]:
                       "coverage to judge")
 
 
-def _told(context: ScheduleEvaluationContext, subject: SubjectResource, name: str,
+def _told(context: ScheduleEvaluationContext, archive: ArchiveResource, webhook: WebhookResource, name: str,
           requests: Callable[[], Requests]) -> Requests:
-    """``requests()``, or — when it fails — a POST to the webhook and a one-line :class:`ScheduleTickFailed`."""
+    """``requests()``, or — when it fails — a page in the outbox, sent, and a one-line :class:`ScheduleTickFailed`."""
     try:
         return requests()
     except Exception as exc:   # noqa: BLE001 — whatever broke, the tick launched nothing and someone must hear
         when = context.scheduled_execution_time
         line = " ".join(f"{name}: the tick of {when:%Y-%m-%d %H:%M} UTC launched nothing: "
                         f"{type(exc).__name__}: {exc}".split())
-        told = (post_webhook(subject.webhook_url, {"text": f"FAILED SCHEDULE TICK {line}", "kind": "schedule_tick",
-                                                   "schedule": name, "tick": when.isoformat(),
-                                                   "error": f"{type(exc).__name__}: {exc}"})
-                if subject.webhook_url else "no webhook configured")
+        told = _page(archive, webhook.url(), outbox.Page(
+            f"tick|{name}|{when.isoformat()}", "schedule_tick", f"FAILED SCHEDULE TICK {line}",
+            {"schedule": name, "tick": when.isoformat(), "error": f"{type(exc).__name__}: {exc}"}))
         # A mistake a person made (a malformed file) is its one line; anything else keeps its traceback.
         raise ScheduleTickFailed(f"{line} (webhook: {told})") from (None if isinstance(exc, ArchiveError) else exc)
+
+
+def _page(archive: ArchiveResource, url: Optional[str], page: outbox.Page) -> str:
+    """Record ``page`` and send what is owed; what became of it, in a few words (never raises: the tick's own
+    failure is the story)."""
+    if not url:
+        return "no webhook configured"
+    try:
+        paths = archive.paths()
+        outbox.record(paths, [page])
+        return outbox.send(paths, url).of(page.key)
+    except Exception as exc:   # noqa: BLE001 — a page that cannot be recorded is said, not raised over the tick's
+        return f"not recorded: {type(exc).__name__}: {exc}"
 
 
 @schedule(job=daily_instrument_job, cron_schedule="0 4 * * *", execution_timezone="UTC",
           default_status=DefaultScheduleStatus.RUNNING,
           description="Every day at 04:00 UTC: runtime fingerprint, guard rotation, revalidation (free).")
-def daily_instrument_schedule(context: ScheduleEvaluationContext, subject: SubjectResource):
+def daily_instrument_schedule(context: ScheduleEvaluationContext, archive: ArchiveResource,
+                              webhook: WebhookResource):
     day = context.scheduled_execution_time.strftime("%Y-%m-%d")
-    return _told(context, subject, "daily_instrument_schedule",
+    return _told(context, archive, webhook, "daily_instrument_schedule",
                  lambda: _late(context, "%Y-%m-%d", "the instrument observes the day it runs")
                  or RunRequest(run_key=f"instrument-{day}", partition_key=day))
 
@@ -105,9 +119,10 @@ def daily_instrument_schedule(context: ScheduleEvaluationContext, subject: Subje
 @schedule(job=subject_fingerprint_job, cron_schedule="30 4 * * *", execution_timezone="UTC",
           default_status=PAID_STATUS,
           description="Every day at 04:30 UTC: the subject fingerprint. " + PAID_NOTE)
-def daily_subject_fingerprint_schedule(context: ScheduleEvaluationContext, subject: SubjectResource):
+def daily_subject_fingerprint_schedule(context: ScheduleEvaluationContext, archive: ArchiveResource,
+                                       webhook: WebhookResource):
     day = context.scheduled_execution_time.strftime("%Y-%m-%d")
-    return _told(context, subject, "daily_subject_fingerprint_schedule",
+    return _told(context, archive, webhook, "daily_subject_fingerprint_schedule",
                  lambda: _late(context, "%Y-%m-%d", "the subject fingerprint observes the day it runs")
                  or RunRequest(run_key=f"subject-fingerprint-{day}", partition_key=day))
 
@@ -122,10 +137,11 @@ def sweep_requests(month: str, series: str) -> list[RunRequest]:
 @schedule(job=commercial_job, cron_schedule="0 6 2 * *", execution_timezone="UTC", default_status=PAID_STATUS,
           description="The 2nd of every month at 06:00 UTC: one run per protocol of the sweep's series — the "
                       "paid path, gated by pre-registration and the budget ladder. " + PAID_NOTE)
-def monthly_sweep_schedule(context: ScheduleEvaluationContext, subject: SubjectResource):
+def monthly_sweep_schedule(context: ScheduleEvaluationContext, subject: SubjectResource, archive: ArchiveResource,
+                           webhook: WebhookResource):
     month = context.scheduled_execution_time.strftime("%Y-%m-01")
     # The subject_models.yaml the assets read (LLMARCHIVE_SUBJECT_MODELS, else the repository's).
-    return _told(context, subject, "monthly_sweep_schedule",
+    return _told(context, archive, webhook, "monthly_sweep_schedule",
                  lambda: _late(context, "%Y-%m", "a month is measured in that month, never backfilled")
                  or sweep_requests(month, subject.models_config().protocol_series))
 
@@ -133,10 +149,11 @@ def monthly_sweep_schedule(context: ScheduleEvaluationContext, subject: SubjectR
 @schedule(job=coverage_job, cron_schedule="0 8 1 * *", execution_timezone="UTC",
           default_status=DefaultScheduleStatus.RUNNING,
           description="The 1st of every month at 08:00 UTC: coverage of the month that just ended (free).")
-def monthly_coverage_schedule(context: ScheduleEvaluationContext, subject: SubjectResource):
+def monthly_coverage_schedule(context: ScheduleEvaluationContext, archive: ArchiveResource,
+                              webhook: WebhookResource):
     first = context.scheduled_execution_time.date().replace(day=1)
     previous = (first - timedelta(days=1)).replace(day=1)
-    return _told(context, subject, "monthly_coverage_schedule",
+    return _told(context, archive, webhook, "monthly_coverage_schedule",
                  lambda: _before_start(previous)
                  or RunRequest(run_key=f"coverage-{previous:%Y-%m}", partition_key=f"{previous:%Y-%m-%d}"))
 
@@ -144,8 +161,9 @@ def monthly_coverage_schedule(context: ScheduleEvaluationContext, subject: Subje
 @schedule(job=publication_job, cron_schedule="0 9 1 * *", execution_timezone="UTC",
           default_status=DefaultScheduleStatus.RUNNING,
           description="The 1st of every month at 09:00 UTC: regenerate the public archive (free).")
-def monthly_publication_schedule(context: ScheduleEvaluationContext, subject: SubjectResource):
-    return _told(context, subject, "monthly_publication_schedule",
+def monthly_publication_schedule(context: ScheduleEvaluationContext, archive: ArchiveResource,
+                                 webhook: WebhookResource):
+    return _told(context, archive, webhook, "monthly_publication_schedule",
                  lambda: RunRequest(run_key=f"publication-{context.scheduled_execution_time:%Y-%m}"))
 
 

@@ -24,10 +24,11 @@ command line shows up beside what the UI wrote.
 36 hours and that the archive is not dormant; it must not depend on the
 daily cycle it watches.  It records the state (:func:`llmarchive.schedule.lease.record_state`),
 pages the webhook through :func:`llmarchive.schedule.lease.deliver` — the
-same memory the outside timer (``deploy/``) uses, so the two never page
-twice — and requests an ``archive_health_job`` run when any of
+same memory and the same outbox the outside timer (``deploy/``) uses, so the
+two never page twice — and requests an ``archive_health_job`` run when any of
 ``archive_health``'s checks no longer shows the archive's state (an
-acknowledgement, a resolved review, a dead-man that began or ended).
+acknowledgement, a resolved review, a dead-man that began or ended, pages
+that stopped getting through).
 """
 import json
 
@@ -36,7 +37,7 @@ from dagster import DefaultSensorStatus, RunRequest, SensorEvaluationContext, Se
 from assets.health import SUCCESSION, health_request
 from assets.jobs import archive_health_job, manifest_job
 from assets.partitions import GENERATIONS, MANIFESTS, generations, manifests
-from assets.resources import PAID_KEY, ArchiveResource, SubjectResource
+from assets.resources import PAID_KEY, ArchiveResource, SubjectResource, WebhookResource
 from llmarchive.schedule import lease, watch as model_watch_lib
 from llmarchive.protocols import prereg
 from llmarchive.succession import active_model
@@ -51,11 +52,12 @@ from measure.errors import ArchiveError
                     "paid provider's key, so it is created STOPPED (key or no key): start it in the Dagster UI on "
                     f"the Automation page by turning on model_watch's toggle; it needs {PAID_KEY} where the daemon "
                     "runs.")
-def model_watch(context: SensorEvaluationContext, archive: ArchiveResource, subject: SubjectResource):
+def model_watch(context: SensorEvaluationContext, archive: ArchiveResource, subject: SubjectResource,
+                webhook: WebhookResource):
     paths = archive.paths()
     config = subject.models_config()
     day = utc_today()
-    outcome = model_watch_lib.watch(paths, day, config, base_url=subject.base_url, webhook=subject.webhook_url,
+    outcome = model_watch_lib.watch(paths, day, config, base_url=subject.base_url, webhook=webhook.url(),
                                     fetch=subject.models, max_attempts=subject.max_attempts)
     known = set(context.instance.get_dynamic_partitions(GENERATIONS))
     family = [i for i in outcome.listed if config.in_family(i)]
@@ -63,7 +65,7 @@ def model_watch(context: SensorEvaluationContext, archive: ArchiveResource, subj
     to_add = sorted(set(wanted) - known)
     for alarm in outcome.alarms:
         context.log.warning(f"BRIDGE ALARM: {alarm}")
-    request = health_request(context.instance, paths, SUCCESSION)
+    request = health_request(context.instance, paths, SUCCESSION, url=webhook.url())
     if outcome.outage:
         message = f"provider_outage recorded: {outcome.outage}"
     else:
@@ -85,22 +87,23 @@ def model_watch(context: SensorEvaluationContext, archive: ArchiveResource, subj
                     "LLMARCHIVE_WEBHOOK_URL, once per change and daily while it lasts; the outside timer in "
                     "deploy/ pages through the same memory), dormant after 180 days without a run; and the "
                     "archive_health_job run whenever archive_health's checks no longer show the archive's state.")
-def lease_on_life(context: SensorEvaluationContext, archive: ArchiveResource, subject: SubjectResource):
+def lease_on_life(context: SensorEvaluationContext, archive: ArchiveResource, webhook: WebhookResource):
     paths = archive.paths()
     state = lease.check(paths)
     lease.record_state(paths, state)
     said = f"{state.state}: {state.reason}"
-    if subject.webhook_url:
+    url = webhook.url()
+    if url:
         try:
-            delivered = lease.deliver(paths, state, subject.webhook_url)
-        except ArchiveError as exc:     # an unusable URL must not stop the checks below
+            delivered = lease.deliver(paths, state, url)
+        except ArchiveError as exc:     # an unusable URL must not stop the checks below: no_overdue_page says it
             context.log.error(f"lease webhook: {exc}")
             said += f" (webhook: {exc})"
         else:
             if delivered is not None:
                 said += f" (webhook: {delivered[0]['event']} {delivered[1]})"
     context.log.info(f"lease: {said}")
-    request = health_request(context.instance, paths, lease_state=state)
+    request = health_request(context.instance, paths, lease_state=state, url=url)
     return SensorResult(run_requests=[request] if request else [], skip_reason=None if request else said)
 
 

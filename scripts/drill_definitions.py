@@ -5,6 +5,7 @@ schedule and sensor, whatever the project defines when the drill runs — from
 :func:`assets.definitions_builder.build_definitions`, with three settings of
 the drill's (read from the environment the drill sets before it loads this):
 the archive home, the fake provider's URL, and the scripted reference engine
+(the webhook is read from the environment when a page is sent, as in production)
 (:mod:`scripts.drill_engine`).  Two more differences, and why: every step runs
 in this process (``in_process_executor``), because the drill's moved clock
 exists only in this interpreter; the owner's steps run as subprocesses.  And the
@@ -17,7 +18,6 @@ from dagster import Definitions, colored_console_logger, in_process_executor
 
 from assets.definitions_builder import build_definitions
 from assets.resources import ArchiveResource, ReferenceModelResource, SubjectResource
-from llmarchive.schedule import webhook_from
 
 SCRIPTED_REFERENCE = "scripted:scripts.drill_engine:REFERENCE"
 
@@ -27,8 +27,7 @@ def drill_definitions() -> Definitions:
     base = build_definitions(resources={
         "archive": ArchiveResource(home=os.environ["LLMARCHIVE_HOME"]),
         "reference_model": ReferenceModelResource(model=SCRIPTED_REFERENCE, workers=1),
-        "subject": SubjectResource(base_url=os.environ["LLMARCHIVE_SUBJECT_BASE_URL"],
-                                   webhook_url=webhook_from(os.environ)),
+        "subject": SubjectResource(base_url=os.environ["LLMARCHIVE_SUBJECT_BASE_URL"]),
     })
     # Quiet consoles: every event still goes to the instance's event log (what the UI and the checks read).
     quiet = {"console": colored_console_logger.configured({"log_level": "CRITICAL"})}

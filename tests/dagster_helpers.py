@@ -10,7 +10,7 @@ from typing import Any, Optional
 from dagster import DagsterInstance, materialize
 
 from assets.definitions_builder import ASSETS, CHECKS
-from assets.resources import ArchiveResource, BudgetResource, ReferenceModelResource, SubjectResource
+from assets.resources import ArchiveResource, BudgetResource, ReferenceModelResource, SubjectResource, WebhookResource
 from llmarchive.archive import ArchivePaths
 
 
@@ -20,6 +20,7 @@ def resources(paths: ArchivePaths, base_url: Optional[str] = None, **subject: An
         "reference_model": ReferenceModelResource(workers=2),
         "subject": SubjectResource(base_url=base_url, **subject),
         "budget": BudgetResource(),
+        "webhook": WebhookResource(),
     }
 
 

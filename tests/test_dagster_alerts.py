@@ -16,11 +16,12 @@ import pytest
 import time_machine
 from dagster import AssetCheckSeverity, build_schedule_context, build_sensor_context, instance_for_test
 
-from assets.alerts import EXPECTED_REFUSALS, PAGING_REFUSALS, failed_check_webhook, failed_run_webhook
+from assets.alerts import (EXPECTED_REFUSALS, MONTHLY_REFUSALS, PAGING_REFUSALS, failed_check_webhook,
+                           failed_run_webhook)
 from assets.definitions_builder import build_definitions
 from assets.health import BRIDGE, DEADMAN, LATCH, REVIEW
 from assets.refusals import KINDS
-from assets.resources import ArchiveResource, ReferenceModelResource, SubjectResource
+from assets.resources import ArchiveResource, ReferenceModelResource, SubjectResource, WebhookResource
 from assets.schedules import monthly_sweep_schedule
 from assets.sensors import lease_on_life, model_watch
 from llmarchive.archive import ArchivePaths, record_logs as records
@@ -127,10 +128,11 @@ def test_a_guard_rotation_baseline_passes_the_days_check(admitted, instance):
 # --- standing conditions, red on archive_health until resolved ------------------------------------------------
 
 def evaluate(sensor, instance, paths: ArchivePaths, cursor=None, repository_def=None, **subject):
-    """One tick of ``sensor`` as the daemon's code server evaluates it (resources, cursor and all)."""
+    """One tick of ``sensor`` as the daemon's code server evaluates it (resources, cursor and all); the webhook is
+    whatever ``LLMARCHIVE_WEBHOOK_URL`` says, as in a deployment."""
     context = build_sensor_context(instance=instance, cursor=cursor, repository_def=repository_def,
                                    resources={"archive": ArchiveResource(home=str(paths.home)),
-                                              "subject": SubjectResource(**subject)})
+                                              "subject": SubjectResource(**subject), "webhook": WebhookResource()})
     return sensor.evaluate_tick(context)
 
 
@@ -198,11 +200,13 @@ def test_the_dead_man_is_red_on_archive_health_and_the_next_daily_cycle_clears_i
 
 # --- the webhook ----------------------------------------------------------------------------------------------
 
-def test_failing_checks_are_posted_once_over_http_and_their_resolution_once(paths, instance):
+def test_failing_checks_are_posted_once_over_http_and_their_resolution_once(paths, instance, monkeypatch):
     repo = build_definitions(resources=res(paths)).get_repository_def()
     with webhook_server() as (hook, posted):
+        monkeypatch.setenv("LLMARCHIVE_WEBHOOK_URL", hook)
+
         def tick(cursor):
-            return evaluate(failed_check_webhook, instance, paths, cursor, repo, webhook_url=hook)
+            return evaluate(failed_check_webhook, instance, paths, cursor, repo)
 
         health(paths, instance)                         # only the dead-man fails: the lease pages that one
         cursor = tick(None).cursor
@@ -229,33 +233,40 @@ def test_failing_checks_are_posted_once_over_http_and_their_resolution_once(path
 
 
 def test_the_lease_sensor_pages_the_dead_man_once_through_the_lease_memory_the_outside_timer_shares(
-        paths, instance):
+        paths, instance, monkeypatch):
     with webhook_server() as (hook, posted):
-        first = evaluate(lease_on_life, instance, paths, webhook_url=hook)
-        evaluate(lease_on_life, instance, paths, webhook_url=hook)
+        monkeypatch.setenv("LLMARCHIVE_WEBHOOK_URL", hook)
+        first = evaluate(lease_on_life, instance, paths)
+        evaluate(lease_on_life, instance, paths)
     [page] = posted
     assert page["kind"] == "lease" and page["event"] == "alert" and page["deadman"] is True
     assert first.run_requests[0].tags["llmarchive/changed_checks"] == DEADMAN, "and red on archive_health"
 
 
-def test_an_alert_the_webhook_did_not_take_stays_owed_and_is_posted_when_it_answers(paths, instance):
+def test_an_alert_the_webhook_did_not_take_stays_owed_and_is_posted_when_it_answers(paths, instance, monkeypatch):
     repo = build_definitions(resources=res(paths)).get_repository_def()
     fingerprint_today(paths, instance, moved=True)
-    nobody = f"http://127.0.0.1:{free_port()}/hook"     # nothing listens there: the post fails
-    first = evaluate(failed_check_webhook, instance, paths, None, repo, webhook_url=nobody)
-    assert "owed, to try again" in first.skip_message
+    monkeypatch.setenv("LLMARCHIVE_WEBHOOK_URL", f"http://127.0.0.1:{free_port()}/hook")   # nothing listens there
+    first = evaluate(failed_check_webhook, instance, paths, None, repo)
+    assert "1 owed" in first.skip_message and "ConnectError" in first.skip_message
     with webhook_server() as (hook, posted):
-        evaluate(failed_check_webhook, instance, paths, first.cursor, repo, webhook_url=hook)
+        monkeypatch.setenv("LLMARCHIVE_WEBHOOK_URL", hook)
+        with time_machine.travel(dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=6)):   # its back-off
+            evaluate(failed_check_webhook, instance, paths, first.cursor, repo)
     assert [(p["event"], p["asset"]) for p in posted] == [("failed", "runtime_fingerprint")]
 
 
-def test_the_run_failure_sensor_pages_a_run_that_needs_a_person_and_not_an_expected_refusal(paths, instance, tmp_path):
+def test_the_run_failure_sensor_pages_a_run_that_needs_a_person_and_not_an_expected_refusal(paths, instance, tmp_path,
+                                                                                            monkeypatch):
     bad = tmp_path / "subject_models.yaml"
     bad.write_text("model_family: [unclosed\n", encoding="utf-8")
     with webhook_server() as (hook, posted):
+        monkeypatch.setenv("LLMARCHIVE_WEBHOOK_URL", hook)
+
         def tick(cursor):
             context = build_sensor_context(instance=instance, cursor=cursor,
-                                           resources={"subject": SubjectResource(webhook_url=hook)})
+                                           resources={"archive": ArchiveResource(home=str(paths.home)),
+                                                      "webhook": WebhookResource()})
             return failed_run_webhook.evaluate_tick(context)
 
         cursor = tick(None).cursor                     # Dagster's run-status sensors start from now
@@ -275,8 +286,9 @@ def test_the_run_failure_sensor_pages_a_run_that_needs_a_person_and_not_an_expec
 
 
 def test_every_refusal_kind_is_either_expected_or_pages_a_person():
-    assert not set(EXPECTED_REFUSALS) & set(PAGING_REFUSALS)
-    assert set(EXPECTED_REFUSALS) | set(PAGING_REFUSALS) == set(KINDS), "decide whether a new kind pages"
+    groups = [set(EXPECTED_REFUSALS), set(PAGING_REFUSALS), set(MONTHLY_REFUSALS)]
+    assert sum(len(g) for g in groups) == len(set().union(*groups)), "a kind is in one group only"
+    assert set().union(*groups) == set(KINDS), "decide whether a new kind pages"
 
 
 # --- a schedule tick that fails -------------------------------------------------------------------------------
@@ -289,7 +301,7 @@ def next_sweep_tick(now: dt.datetime) -> dt.datetime:
     return tick
 
 
-def test_a_schedule_tick_that_fails_posts_to_the_webhook_and_is_a_failed_tick_in_dagster(paths, tmp_path):
+def test_a_schedule_tick_that_fails_posts_to_the_webhook_and_is_a_failed_tick_in_dagster(paths, tmp_path, monkeypatch):
     """Dagster's own scheduler loop evaluates the sweep's tick against a malformed subject_models.yaml."""
     from dagster._core.remote_origin import InProcessCodeLocationOrigin
     from dagster._core.scheduler.instigation import TickStatus
@@ -304,12 +316,13 @@ def test_a_schedule_tick_that_fails_posts_to_the_webhook_and_is_a_failed_tick_in
     bad = tmp_path / "subject_models.yaml"
     bad.write_text("model_family: [unclosed\n", encoding="utf-8")
     with webhook_server() as (hook, posted):
+        monkeypatch.setenv("LLMARCHIVE_WEBHOOK_URL", hook)
         location = tmp_path / "location.py"
         location.write_text(
             "from assets.definitions_builder import build_definitions\n"
             "from assets.resources import ArchiveResource, SubjectResource\n"
             f"defs = build_definitions(resources={{'archive': ArchiveResource(home={str(paths.home)!r}),\n"
-            f"    'subject': SubjectResource(subject_models_file={str(bad)!r}, webhook_url={hook!r})}})\n",
+            f"    'subject': SubjectResource(subject_models_file={str(bad)!r})}})\n",
             encoding="utf-8")
         origin = InProcessCodeLocationOrigin(LoadableTargetOrigin(python_file=str(location), attribute="defs",
                                                                   working_directory=str(ROOT)),
@@ -339,9 +352,12 @@ def test_a_schedule_tick_that_fails_posts_to_the_webhook_and_is_a_failed_tick_in
 
 
 @pytest.mark.time_machine("2026-12-02T06:00:30Z")
-def test_a_schedule_tick_that_works_posts_nothing(admitted, instance):
+def test_a_schedule_tick_that_works_posts_nothing(admitted, instance, monkeypatch):
     with webhook_server() as (hook, posted):
-        context = build_schedule_context(instance=instance, resources={"subject": SubjectResource(webhook_url=hook)},
+        monkeypatch.setenv("LLMARCHIVE_WEBHOOK_URL", hook)
+        context = build_schedule_context(instance=instance, resources={"subject": SubjectResource(),
+                                                                       "archive": ArchiveResource(home=str(admitted.home)),
+                                                                       "webhook": WebhookResource()},
                                          scheduled_execution_time=dt.datetime(2026, 12, 2, 6, tzinfo=dt.timezone.utc),
                                          repository_def=build_definitions(resources=res(admitted)).get_repository_def())
         data = monthly_sweep_schedule.evaluate_tick(context)

@@ -5,7 +5,7 @@ import pytest
 from dagster import SensorResult, build_sensor_context
 
 from assets.partitions import GENERATIONS
-from assets.resources import ArchiveResource, SubjectResource
+from assets.resources import ArchiveResource, SubjectResource, WebhookResource
 from assets.sensors import lease_on_life, model_watch
 from llmarchive import subjects
 from llmarchive.schedule import lease
@@ -26,10 +26,10 @@ def paths(admitted, monkeypatch):
     return admitted
 
 
-def evaluate(instance, paths: ArchivePaths, base_url: str, webhook: str = None) -> SensorResult:
+def evaluate(instance, paths: ArchivePaths, base_url: str) -> SensorResult:
     context = build_sensor_context(instance=instance, resources={
         "archive": ArchiveResource(home=str(paths.home)),
-        "subject": SubjectResource(base_url=base_url, max_attempts=2, webhook_url=webhook)})
+        "subject": SubjectResource(base_url=base_url, max_attempts=2), "webhook": WebhookResource()})
     result = model_watch(context)
     for request in result.dynamic_partitions_requests or []:
         instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
@@ -44,11 +44,12 @@ def test_the_first_watch_adds_the_active_model_as_a_generation_and_raises_no_ala
     assert records.read(paths, "generation_bridge") == []
 
 
-def test_a_new_id_in_the_family_adds_its_partition_and_raises_the_bridge_alarm(instance, paths):
+def test_a_new_id_in_the_family_adds_its_partition_and_raises_the_bridge_alarm(instance, paths, monkeypatch):
     with FakeProvider(models=BASELINE) as fake, webhook_server() as (hook, posted):
-        evaluate(instance, paths, fake.base_url, hook)
+        monkeypatch.setenv("LLMARCHIVE_WEBHOOK_URL", hook)
+        evaluate(instance, paths, fake.base_url)
         fake.set_models(BASELINE + ["claude-sonnet-5-1"])
-        result = evaluate(instance, paths, fake.base_url, hook)
+        result = evaluate(instance, paths, fake.base_url)
     assert sorted(instance.get_dynamic_partitions(GENERATIONS)) == ["claude-sonnet-5", "claude-sonnet-5-1"]
     # Not a skip reason on a grey tick: the free run that turns archive_health's succession checks red.
     [request] = result.run_requests
@@ -84,7 +85,8 @@ def test_an_unreachable_provider_is_a_recorded_outage_not_a_crash(instance, path
 
 
 def test_the_lease_sensor_reports_the_archive_state_without_the_daily_cycle(instance, paths):
-    resources = {"archive": ArchiveResource(home=str(paths.home)), "subject": SubjectResource()}
+    resources = {"archive": ArchiveResource(home=str(paths.home)), "subject": SubjectResource(),
+                 "webhook": WebhookResource()}
     result = lease_on_life(build_sensor_context(instance=instance, resources=resources))
     state = lease.check(paths)
     assert state.deadman, "no daily cycle has ever run on this archive"

@@ -7,7 +7,7 @@ needs_review), a budget, coverage, and a publication.
 import json
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import record_logs as records
+from llmarchive.archive import ArchivePaths, record_logs as records
 from llmarchive.cli import main
 from llmarchive.schedule.coverage import record_coverage
 from llmarchive.instrument import runtime_fingerprint
@@ -74,3 +74,39 @@ def test_status_reports_alarm_bridge_review_budget_coverage_and_a_stale_publicat
     text = capsys.readouterr().out
     assert "latched since 2026-11-02" in text and "claude-sonnet-5-5" in text and "STALE" in text
     assert len(text.splitlines()) <= 25, "one screen"
+
+
+def test_status_shows_the_dead_man_the_pages_owed_and_never_the_webhooks_token(archive_home, monkeypatch, capsys):
+    """The issue's morning: a latched alarm, 40 h without a daily cycle, a webhook answering 500 for two hours."""
+    from datetime import datetime, timedelta, timezone
+
+    import time_machine
+
+    from llmarchive.schedule import outbox
+    from tests.webhook_receiver import Receiver
+
+    paths = ArchivePaths.from_env().ensure()
+    day1 = datetime(2027, 2, 1, 4, 0, tzinfo=timezone.utc)
+    with time_machine.travel(day1, tick=False):
+        runtime_fingerprint(paths, "2027-02-01", lambda: PromptEngine())
+    with time_machine.travel(day1 + timedelta(days=1), tick=False):
+        runtime_fingerprint(paths, "2027-02-02", lambda: PromptEngine(tamper=("fp03", 1)))
+    with Receiver() as hook:
+        monkeypatch.setenv("LLMARCHIVE_WEBHOOK_URL", hook.url + "?token=T0KEN")
+        hook.set("error")
+        now = day1 + timedelta(days=1, hours=40)                                      # 40 h after the last cycle
+        failed = now - timedelta(hours=2)
+        outbox.record(paths, [outbox.Page("run|r1", "run_failure", "FAILED RUN r1 needs a person")], now=failed)
+        outbox.send(paths, hook.url, now=failed)
+        with time_machine.travel(now, tick=False):
+            shown = _status(capsys, "--date", "2027-02-03")
+            assert main(["status", "--date", "2027-02-03"]) == 0
+            text = capsys.readouterr().out
+    life = shown["lifeline"]
+    assert life["lease"]["deadman"] is True and life["lease"]["hours_since_cycle"] == 40.0
+    assert life["owed"] == 1 and "the oldest for 2.0 h" in life["broken"] and "HTTP 500" in life["broken"]
+    assert shown["instrument"]["latched_alarm"]["since"] == "2027-02-02"
+    assert "DEAD-MAN" in text and "DEAD-MAN ALERT: no daily cycle completed for 40 h" in text
+    assert "PAGES        NOT GETTING THROUGH: 1 page(s) owed" in text
+    assert "T0KEN" not in text and "T0KEN" not in json.dumps(shown)
+    assert len(text.splitlines()) <= 25, "still one screen"

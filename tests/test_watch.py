@@ -190,6 +190,6 @@ def test_the_watch_pages_the_archives_one_webhook_and_still_reads_its_older_name
         assert main(["watch", "--base-url", fake.base_url, "--date", "2026-11-01"]) == 0
         fake.set_models(BASELINE + ["claude-sonnet-5-5"])
         assert main(["watch", "--base-url", fake.base_url, "--date", "2026-11-02"]) == 0
-        assert default_resources()["subject"].webhook_url == url, "Dagster's sensors page the same webhook"
+        assert default_resources()["webhook"].url() == url, "Dagster's sensors page the same webhook"
     assert [r["new_model_id"] for r in received] == ["claude-sonnet-5-5"]
     assert "ALARM:" in capsys.readouterr().err

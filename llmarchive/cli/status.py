@@ -1,21 +1,25 @@
 """``llmarchive status``: the owner's morning check in one screen."""
 import argparse
+import os
 from typing import Any, Optional
 
 from llmarchive.cli import archive
 from llmarchive.cli._options import add_date, add_json, day, print_json
 from llmarchive.archive import jobs as job_table, read_json, terminal
 from llmarchive.budget import eur
-from llmarchive.schedule import morning_status
+from llmarchive.schedule import morning_status, webhook_from
 
 ORDER = 5
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "status", help="the morning check: instrument, alarms, bridges, reviews, budget, coverage, runs, publication",
+        "status", help="the morning check: instrument, alarms, dead-man and pages, bridges, reviews, budget, "
+                       "coverage, runs, publication",
         description=("Reads the archive and prints, in one screen: today's instrument verdict and any latched "
-                     "alarm, pending generation bridges and needs_review decisions, the budget rung and this "
+                     "alarm, the dead-man (hours since the last daily cycle) and the owner's pages (owed, the last "
+                     "one delivered, whether they are getting through to LLMARCHIVE_WEBHOOK_URL), pending "
+                     "generation bridges and needs_review decisions, the budget rung and this "
                      "month's spend, the coverage holes of the running month, the run folders publication would "
                      "refuse (unreadable, or a trial log that disagrees with its record), and the last publication and "
                      "whether it is current. Writes nothing, not even the home or its protocol files; exit "
@@ -32,9 +36,9 @@ def _error(part) -> bool:
 def render(s: dict) -> list[str]:
     """The one-screen text form of :func:`llmarchive.schedule.status.morning_status`: one block per part, in order."""
     out = [f"llmarchive status — {s['date']} — {s['home']}"]
-    for part in (_instrument_lines(s["instrument"]), _bridge_lines(s["pending_bridges"]),
-                 _review_lines(s["needs_review"]), _budget_lines(s["budget"]), _coverage_lines(s["coverage"]),
-                 _runs_lines(s.get("runs")), _publication_lines(s["publication"])):
+    for part in (_instrument_lines(s["instrument"]), _lifeline_lines(s.get("lifeline")),
+                 _bridge_lines(s["pending_bridges"]), _review_lines(s["needs_review"]), _budget_lines(s["budget"]),
+                 _coverage_lines(s["coverage"]), _runs_lines(s.get("runs")), _publication_lines(s["publication"])):
         out += part
     return out
 
@@ -59,6 +63,25 @@ def _instrument_lines(inst: dict) -> list[str]:
     return out + [f"ALARM        latched since {latch['since']} ({latch['source']}), {latch['alarm_count']} "
                   f"unacknowledged: new measurements are instrument_suspect",
                   "             end it with: llmarchive instrument acknowledge --core-change '…' --reviewer NAME"]
+
+
+def _lifeline_lines(life: Optional[dict]) -> list[str]:
+    """The dead-man and the pages: whether the owner would hear of any of the rest."""
+    if life is None:
+        return []
+    if _error(life):
+        return [f"lifeline     cannot be read: {life['error']}"]
+    lease = life["lease"]
+    since = f"last daily cycle {lease['last_cycle_at'] or 'never'}" + (
+        f" ({lease['hours_since_cycle']} h ago)" if lease["hours_since_cycle"] is not None else "")
+    out = [f"{'DEAD-MAN' if lease['deadman'] else 'lease':12} {lease['state']} — {since}"]
+    out += [f"             - {reason}" for reason in lease["reasons"]]
+    last = life["last_delivered"]
+    delivered = f"last page delivered {last['at']} ({last['kind']})" if last else "no page delivered yet"
+    if life["broken"]:
+        return out + [f"PAGES        NOT GETTING THROUGH: {life['broken']}", f"             {delivered}"]
+    owed = f"; {life['owed']} owed, retried" if life["owed"] else "; none owed"
+    return out + [f"pages        webhook {life['webhook']}; {delivered}{owed}"]
 
 
 def _bridge_lines(bridges) -> list[str]:
@@ -151,7 +174,8 @@ def publication_inputs_current(paths) -> bool:
 def do_status(args: argparse.Namespace) -> int:
     when = day(args)
     # Read only: a home that does not exist yet is reported as empty, and is not created.
-    result = morning_status(archive(args), when, inputs_current=publication_inputs_current)
+    result = morning_status(archive(args), when, inputs_current=publication_inputs_current,
+                            webhook_url=webhook_from(os.environ))
     if args.json:
         print_json(result)
     else:

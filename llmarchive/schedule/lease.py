@@ -30,24 +30,25 @@ paged on a *change* of state, not on every check — when a state other than
 ``alive`` begins (or gives way to another, or the dead-man alert starts or
 stops beside a run-clock state), once more every
 :data:`REMIND_EVERY` while it lasts, and once when the archive is ``alive``
-again (``recovered``).  The last *delivered* alert is kept in
-``private/lease_alert.json``, apart from the ``lease`` records: those say what
-the archive was, this says what a person was told.  An alarm never clears
-itself — only a check that finds the archive alive posts the recovery — and
-an alert the webhook did not take is not marked delivered, so the next check
-tries again.  Every checker (the timer, cron, the sensor) goes through
-:func:`deliver`, under one lock, so two of them do not page twice.
+again (``recovered``).  Each such alert is recorded in the owner's outbox
+(:mod:`llmarchive.schedule.outbox`) before anything is posted, and the last
+one recorded is kept in ``private/lease_alert.json``, apart from the
+``lease`` records: those say what the archive was, this says what a person
+is being told.  The outbox owes it until the webhook answers 2xx, so an
+alert the webhook did not take is not recorded twice and not lost: the
+next sender (this check, the sensors, the outside timer) posts it again.  An
+alarm never clears itself — only a check that finds the archive alive
+records the recovery.  Every checker goes through :func:`deliver`, under
+one lock, so two of them do not page twice.
 """
 from dataclasses import dataclass, field
 from datetime import date as Date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Callable, Optional
-from urllib.parse import urlsplit
+from typing import Optional
 
-from measure.errors import ArchiveError
 from llmarchive.archive import (ArchivePaths, CONDITIONS, Cadence, complete_runs, file_lock, load_cadence, parse_time,
                                 read_json, record_logs as records, times_recorded, write_json)
-from llmarchive.schedule.watch import post_webhook
+from llmarchive.schedule import outbox, webhook
 
 # Run-clock states, from the longest absence down.
 RUN_STATES = (("concluded", "concluded_after"), ("succession_offer", "succession_offer"),
@@ -142,17 +143,13 @@ def record_state(paths: ArchivePaths, state: LeaseState) -> Optional[dict]:
                                            "deadman": state.deadman, "coverage_cause": state.coverage_cause})
 
 
-class WebhookError(ArchiveError, ValueError):
-    """A webhook setting that cannot be a URL to POST to (it is never repeated: it may carry a token)."""
-
-
 def alert_file(paths: ArchivePaths) -> Path:
-    """Where the last alert a webhook took is kept (private: a person's pager, not the archive's record)."""
+    """Where the last lease alert put in the outbox is kept (private: a person's pager, not the archive's record)."""
     return paths.private / "lease_alert.json"
 
 
 def last_alert(paths: ArchivePaths) -> Optional[dict]:
-    """The last alert a webhook took (``state``, ``deadman``, ``since``, ``posted_at``), or None when none ever was."""
+    """The last lease alert recorded for the owner (``state``, ``deadman``, ``since``, ``posted_at``), or None."""
     path = alert_file(paths)
     return read_json(path) if path.exists() else None
 
@@ -179,41 +176,38 @@ def alert_due(state: LeaseState, last: Optional[dict]) -> Optional[dict]:
             "deadman": state.deadman, "text": text}
 
 
-def check_webhook(url: str) -> str:
-    """``url`` when it is an http(s) URL with a host; else a one-line refusal that does not repeat it."""
-    import httpx    # here, not above: only a check with a webhook pays for loading httpx
-
-    try:
-        parts = urlsplit(url)
-        parts.port                  # noqa: B018 (a port that is not a number raises here)
-        httpx.URL(url)              # the parser that will send it
-        usable = parts.scheme in ("http", "https") and bool(parts.hostname) and url.isprintable() and " " not in url
-    except (ValueError, httpx.InvalidURL):
-        usable = False
-    if not usable:
-        raise WebhookError("the lease webhook (--webhook or LLMARCHIVE_WEBHOOK_URL) is not a usable http(s) URL; "
-                           "nothing was checked or posted")
-    return url
+def page_of(payload: dict) -> outbox.Page:
+    """The lease's alert as an outbox page, keyed by what it tells: the event, the state and since when."""
+    key = f"lease|{payload['event']}|{payload['state']}|{payload['since']}"
+    if payload["event"] == "reminder":
+        key += f"|{payload['at'][:13]}"
+    fields = {k: v for k, v in payload.items() if k not in ("kind", "text")}
+    return outbox.Page(key, "lease", payload["text"], fields)
 
 
-def deliver(paths: ArchivePaths, state: LeaseState, webhook: str,
-            post: Callable[[str, dict], str] = post_webhook) -> Optional[tuple[dict, str]]:
-    """Post the alert this check owes, if any; return ``(payload, outcome)``, None when nothing was due.
+def deliver(paths: ArchivePaths, state: LeaseState, url: str,
+            post: Optional[outbox.Post] = None) -> Optional[tuple[dict, str]]:
+    """Record the alert this check owes in the outbox, if any, and send what is owed; ``(payload, outcome)``.
 
-    ``outcome`` is :func:`post_webhook`'s one line (``sent (HTTP 204)`` or
-    ``failed: …``); only a sent alert is remembered, so a failed one is due
-    again at the next check.  Held under a lock: the timer and the sensor
-    may check at the same moment.
+    ``outcome`` is what became of this alert in this call (``sent (HTTP
+    204)``, or why it is still owed); None when nothing was due.  What the
+    lease remembers is what it *recorded* for the owner: the outbox then
+    owes it until the webhook takes it, so a failed post is not recorded
+    twice, and is tried again by the next sender, this one or another
+    (the sensors, the outside timer).  Held under a lock: the timer and the
+    sensor may check at the same moment.
     """
-    check_webhook(webhook)
+    webhook.check_url(url)
     path = alert_file(paths)
     with file_lock(path):
         last = last_alert(paths)
         payload = alert_due(state, last)
-        if payload is None:
-            return None
-        outcome = post(webhook, payload)
-        if outcome.startswith("sent"):
+        if payload is not None:
+            page = page_of(payload)
+            outbox.record(paths, [page], now=parse_time(state.now))
             write_json(path, {"state": payload["state"], "deadman": state.deadman, "since": payload["since"],
-                              "posted_at": state.now, "event": payload["event"]})
-        return payload, outcome
+                              "posted_at": state.now, "event": payload["event"], "key": page.key})
+    delivery = outbox.send(paths, url, now=parse_time(state.now), **({"post": post} if post else {}))
+    if payload is None:
+        return None
+    return payload, delivery.of(page.key)

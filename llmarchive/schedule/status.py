@@ -32,6 +32,7 @@ from llmarchive.archive import (ArchivePaths, RecordFileError, jobs as job_table
 from llmarchive.budget import ladder_state, load_budget
 from llmarchive.instrument import day_verdict, latched_alarm
 from llmarchive.protocols import read_admissions
+from llmarchive.schedule import lease, outbox, webhook
 from llmarchive.schedule.bridge import open_bridges
 from llmarchive.schedule.coverage import compute, gather
 from llmarchive.succession import reviews
@@ -206,14 +207,33 @@ def publication_part(paths: ArchivePaths, inputs_current: Optional[Callable[[Arc
             "instrument_alarm_published": status.get("instrument_alarm")}
 
 
+def lifeline_part(paths: ArchivePaths, url: Optional[str]) -> dict:
+    """Is the owner reachable: the lease (the dead-man) and the outbox (pages owed, the last one delivered).
+
+    The webhook's URL is never shown (it may carry a token): only whether
+    one is set and whether it can be posted to.
+    """
+    state = lease.check(paths)
+    found = outbox.summary(paths)
+    broken = outbox.overdue(paths, url, found=found)
+    setting = "not set" if not url else ("unusable" if webhook.url_problem(url) else "set")
+    return {"lease": {"state": state.state, "deadman": state.deadman, "last_cycle_at": state.last_cycle_at,
+                      "hours_since_cycle": state.hours_since_cycle, "reasons": list(state.reasons)},
+            "webhook": setting, "owed": len(found.owed), "oldest_owed": found.owed[:5],
+            "last_delivered": found.last_delivered, "retry": found.webhook,
+            "broken": None if broken is None else broken[1]}
+
+
 def morning_status(paths: ArchivePaths, today: Optional[str] = None,
-                   inputs_current: Optional[Callable[[ArchivePaths], bool]] = None) -> dict:
+                   inputs_current: Optional[Callable[[ArchivePaths], bool]] = None,
+                   webhook_url: Optional[str] = None) -> dict:
     """Every part of the morning check as one JSON-ready dict (each part may instead carry ``error``)."""
     today = today or utc_today()
     return {
         "date": today,
         "home": str(paths.home),
         "instrument": _guarded(lambda: instrument_part(paths, today)),
+        "lifeline": _guarded(lambda: lifeline_part(paths, webhook_url)),
         "pending_bridges": _guarded(lambda: bridges_part(paths)),
         "needs_review": _guarded(lambda: reviews_part(paths)),
         "budget": _guarded(lambda: budget_part(paths, today[:7])),

@@ -27,7 +27,8 @@ already listed then are not "new".
 
 The alarm.  Every pending bridge raises its alarm on every watch day —
 printed, recorded as a ``bridge_alarm`` (once per bridge per day) and, when
-a webhook URL is given, POSTed as JSON — until complete runs of both the old
+a webhook URL is given, recorded in the owner's outbox and sent from there
+(:mod:`llmarchive.schedule.outbox`) — until complete runs of both the old
 and the new model exist, when the bridge is recorded ``complete`` and the
 alarm stops.
 
@@ -39,10 +40,11 @@ recorded (:class:`~llmarchive.subjects.base.SubjectSettingsError`).
 """
 import json
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Optional
+from typing import Callable, Optional
 
 from llmarchive.archive import ArchivePaths, load_cadence, parse_date, record_logs as records, record_skip
 from llmarchive.succession import SubjectModels, active_model, declared_successor, review, snapshots
+from llmarchive.schedule import outbox
 from llmarchive.schedule.bridge import (bridge_key, bridge_protocols, bridges, close_if_complete, old_model_left,
                                         open_bridges, record_incomplete)
 from llmarchive.subjects import SubjectError, SubjectSettingsError, check_api_settings, list_models
@@ -61,34 +63,6 @@ class WatchOutcome:
 
     def kinds(self) -> list[str]:
         return [r["record_type"] for r in self.written]
-
-
-WEBHOOK_ENV = "LLMARCHIVE_WEBHOOK_URL"
-"""The owner's one webhook: the model watch, the lease and Dagster's alert sensors all page it."""
-OLDER_WEBHOOK_ENV = ("LLMARCHIVE_WATCH_WEBHOOK",)
-"""Names the watch's webhook had before it became the one webhook, still read so that an owner who set one
-of them is not left unpaged by an upgrade."""
-
-
-def webhook_from(environ: Mapping[str, str]) -> Optional[str]:
-    """The webhook ``environ`` names (:data:`WEBHOOK_ENV`, else an older name of it), or None."""
-    for name in (WEBHOOK_ENV, *OLDER_WEBHOOK_ENV):
-        if environ.get(name):
-            return environ[name]
-    return None
-
-
-def post_webhook(url: str, payload: dict, timeout_s: float = 10.0) -> str:
-    """POST the alarm as JSON; return ``"sent (HTTP n)"`` or why it failed (never raises)."""
-    import httpx    # here, not above: only a watch with a webhook pays for loading httpx (not a cycle)
-
-    try:
-        response = httpx.post(url, json=payload, timeout=timeout_s)
-    except httpx.HTTPError as exc:
-        return f"failed: {type(exc).__name__}"
-    if response.status_code >= 300:
-        return f"failed: HTTP {response.status_code}"
-    return f"sent (HTTP {response.status_code})"
 
 
 def _models(config: SubjectModels, base_url: Optional[str], max_attempts: int) -> list[dict]:
@@ -301,10 +275,12 @@ def _repeat_alarms(paths: ArchivePaths, day: str, config: SubjectModels, out: Wa
             continue
         notified = None
         if webhook:
-            notified = post_webhook(webhook, {"text": message, "kind": "generation_bridge", "date": day,
-                                              "model_family": bridge["model_family"],
-                                              "old_model_id": bridge["old_model_id"],
-                                              "new_model_id": bridge["new_model_id"]})
+            page = outbox.Page(f"bridge|{bridge['model_family']}|{bridge['old_model_id']}|{bridge['new_model_id']}|"
+                               f"{day}", "generation_bridge", message,
+                               {"date": day, "model_family": bridge["model_family"],
+                                "old_model_id": bridge["old_model_id"], "new_model_id": bridge["new_model_id"]})
+            outbox.record(paths, [page])
+            notified = outbox.send(paths, webhook).of(page.key)
         out.written.append(records.append(paths, "bridge_alarm", {
             "date": day, "model_family": bridge["model_family"], "old_model_id": bridge["old_model_id"],
             "new_model_id": bridge["new_model_id"], "message": message, "notified": notified}))
