@@ -39,12 +39,14 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m scripts.demo
 
-# The browser test drives Debian's chromium, the real-daemon test Debian's libfaketime: installed when missing (CI
-# runs as root). Two workers (the machine's two cores) take one test file at a time, the files with a slow test
-# first (tests/conftest.py says why).
+# The browser test drives Debian's chromium, the real-daemon test Debian's libfaketime, the deploy test Debian's
+# systemd tools (systemd-analyze, systemd-sysusers; without its recommends, dbus and timesyncd, no service comes
+# with them): installed when missing (CI runs as root). Two workers (the machine's two cores) take one test file
+# at a time, the files with a slow test first (tests/conftest.py says why).
 test: $(STAMP)
 	@test -x /usr/bin/chromium || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 	@test -x /usr/bin/faketime || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q faketime)
+	@test -x /usr/bin/systemd-analyze || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends systemd)
 	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 bench: $(STAMP)

@@ -3,8 +3,8 @@
 Each kind of :class:`scripts.drill_script.Event` has one function here;
 :func:`apply` records what it did in the drill's state (the table's "what
 happened" column).  :func:`outside_check` is the crontab's line of
-``deploy/crontab``: ``llmarchive lease --quiet --webhook …``, run outside the
-daemon, so it runs while the daemon is down too.
+``deploy/crontab``: ``llmarchive lease --quiet``, run outside the daemon, so
+it runs while the daemon is down too.
 """
 import contextlib
 import io
@@ -96,7 +96,7 @@ def apply(state: State, event: Event) -> None:
 
 
 def outside_check(state: State) -> int:
-    """``llmarchive lease --quiet --webhook $LLMARCHIVE_WEBHOOK_URL`` as the crontab runs it; its exit status."""
+    """``llmarchive lease --quiet`` as the crontab runs it (here the webhook is passed in-process); its exit status."""
     from llmarchive.cli import main
 
     out, err = io.StringIO(), io.StringIO()

@@ -25,7 +25,7 @@ from scripts.drill_state import State
 from scripts.drill_script import Script
 from scripts.drill_world import FullDisk, Provider, Webhook, no_real_backoff
 
-OUTSIDE_CHECK_MINUTE = 17          # deploy/crontab: `17 * * * * … llmarchive lease --quiet --webhook …`
+OUTSIDE_CHECK_MINUTE = 17          # deploy/crontab: `17 * * * * … llmarchive lease --quiet`
 # The crontab's line runs hourly; the drill runs it every six hours (a dead-man is paged at most six hours after
 # it falls due, on the same day for the script's outages) — 24 checks a simulated day would cost a quarter hour
 # over two years.
