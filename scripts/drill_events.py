@@ -101,7 +101,7 @@ def outside_check(state: State) -> int:
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(["lease", "--quiet", "--webhook", state.webhook.url])
+        status = main(["lease", "--quiet"])         # the webhook from LLMARCHIVE_WEBHOOK_URL, as the crontab gives it
     said = (out.getvalue() + err.getvalue()).strip()
     if said:
         state.outside.append((now(), status, said))

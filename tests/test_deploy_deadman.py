@@ -20,6 +20,7 @@ import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Optional
 
 from llmarchive.archive import record_logs as records, write_json
 from tests.instrument_helpers import webhook_server
@@ -31,6 +32,7 @@ BIN = Path(sys.executable).parent            # the venv's bin: the console scrip
 INSTALLED_AT = "/opt/llmarchive"             # where the deploy files expect the checkout
 ENV_FILE = "/etc/llmarchive/llmarchive.env"  # and the env file
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+LIBFAKETIME = next(iter(sorted(Path("/usr/lib").glob("*/faketime/libfaketime.so.1"))), None)
 
 
 def crontab_job() -> tuple[dict[str, str], list[str], str]:
@@ -99,10 +101,16 @@ class Cron:
                                  LLMARCHIVE_WEBHOOK_URL=webhook)
         self.assignments, self.when, self.command = crontab_job()
 
-    def run(self) -> subprocess.CompletedProcess:
+    def run(self, later: Optional[timedelta] = None) -> subprocess.CompletedProcess:
+        """The job as cron runs it now — or, with ``later``, as it runs that much later (under libfaketime: the
+        machine's clock moved for the job's processes only, its monotonic clock left alone)."""
         command = as_installed(self.command, self.env_file)
         env = {"HOME": str(self.user_home), "LOGNAME": "llmarchive", "PATH": "/usr/bin:/bin", "SHELL": "/bin/sh",
                **self.assignments}      # what cron sets, and then the crontab's own lines
+        if later is not None:
+            assert LIBFAKETIME is not None, "Debian's faketime is installed by `make test`"
+            env.update(LD_PRELOAD=str(LIBFAKETIME), FAKETIME=f"+{int(later.total_seconds())}s",
+                       FAKETIME_DONT_FAKE_MONOTONIC="1", FAKETIME_NO_CACHE="1")
         return subprocess.run([env["SHELL"], "-c", command], env=env, cwd=self.user_home, capture_output=True,
                               text=True, timeout=300)
 
@@ -163,7 +171,7 @@ def test_an_unreachable_webhook_is_one_line_exit_1_and_the_alert_is_tried_again(
     assert "DEAD-MAN ALERT" in line and "tried again at the next check" in line
     with webhook_server() as (url, received):
         cron = Cron(tmp_path, paths.home, url)
-        assert cron.run().returncode == 1
+        assert cron.run(later=timedelta(hours=1)).returncode == 1      # the next hourly check
         assert [(r["event"], r["state"]) for r in received] == [("alert", "deadman")]
 
 
