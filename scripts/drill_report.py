@@ -18,7 +18,8 @@ from llmarchive.budget import ledger_entries
 from scripts.drill_checks import failure_reasons
 from scripts.drill_state import State
 
-SHORT_KIND = {"lease": "lease", "generation_bridge": "bridge", "asset_check": "check", "failed_run": "run"}
+SHORT_KIND = {"lease": "lease", "generation_bridge": "bridge", "asset_check": "check", "run_failure": "run",
+              "schedule_tick": "tick"}
 
 
 def _statuses(state: State) -> dict[str, str]:

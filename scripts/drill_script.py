@@ -194,12 +194,13 @@ SHORT = Script(
     expect=Expect(
         gaps=(*_absent(("2027-01-01", "2027-01-02"), "the daemon was down"),
               Gap("full_sweep", "2026-12", "provider_outage", "{last}", "the failed write; nobody resumed it"),
-              Gap("full_sweep", "2027-01", "provider_outage",
-                  why="the partitions the overloaded provider stopped before any call: green runs, not re-executed"),
               Gap("subject_fingerprint", "2027-01-03", "provider_outage", may=True,
                   why="the restarted daemon launches the missed fingerprint beside the sweep; whether its calls come "
                       "before or after the overload begins is the run queue's order")),
-        refusals=(Refusal("run_busy", 1, "2026-12-02"), Refusal("not_this_month", 12, "2027-01-25")),
+        # The partitions the overloaded provider stopped before any call are refused (provider_outage, paged once
+        # for the month) and measured when the person re-executes them the next day: no gap is left of them.
+        refusals=(Refusal("run_busy", 1, "2026-12-02"), Refusal("provider_outage", 1, "2027-01-03"),
+                  Refusal("not_this_month", 12, "2027-01-25")),
         instrument_alarm_days=tuple(f"2026-11-{d}" for d in range(10, 18)),
         bridge=("2026-11-20", "2027-01-20"),
         deadman_day="2027-01-01",
@@ -239,14 +240,15 @@ FULL = Script(
     ),
     expect=Expect(
         gaps=(*_absent(("2027-03-01", "2027-03-02"), "the daemon was down"),
-              Gap("full_sweep", "2027-06", "provider_outage",
-                  why="the partitions the overloaded provider stopped before any call: green runs, not re-executed"),
               Gap("full_sweep", "2027-09", "budget_halted", why="the month's pool pays for part of the sweep"),
               Gap("full_sweep", "2027-11", "provider_outage", "{last}", "the failed write; nobody resumed it")),
         # September's hand launch is refused by the budget before any call as a green run whose metadata says
         # skipped (budget_refused) — the sweep's rule, as the CLI's — and its gap is budget_halted (above), so no
-        # failed run is expected of it.  The backfill's 36 are: a past month is never measured again.
-        refusals=(Refusal("run_busy", 1, "2028-01-02"), Refusal("not_this_month", 36, "2028-03-10")),
+        # failed run is expected of it.  The overloaded provider's partitions stopped before any call are refused
+        # (provider_outage) and measured when re-executed the next day.  The backfill's 36 are: a past month is
+        # never measured again.
+        refusals=(Refusal("run_busy", 1, "2028-01-02"), Refusal("provider_outage", 1, "2027-06-02"),
+                  Refusal("not_this_month", 36, "2028-03-10")),
         instrument_alarm_days=tuple(f"2028-05-{d:02d}" for d in range(9, 17)),
         bridge=("2027-01-12", "2027-04-20"),
         deadman_day="2027-03-01",
