@@ -31,6 +31,7 @@ run stopped part-paid), a ``Failure`` without a kind (a run that must be
 resumed, a file that cannot be read) and any traceback pages per run.
 """
 import json
+from datetime import datetime, timezone
 from typing import Any, Mapping, Optional, Sequence
 
 from dagster import (AssetCheckKey, AssetCheckSeverity, DagsterInstance, DefaultSensorStatus,
@@ -240,6 +241,9 @@ def new_evaluations(instance: DagsterInstance, keys: Sequence[AssetCheckKey],
     those are read.
     """
     latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(list(keys))
+    # Nothing older than the outbox's memory of keys is paged: a sensor whose cursor was reset must not tell
+    # again of a failure resolved years ago, whose page's key is forgotten.
+    horizon = (datetime.now(timezone.utc) - outbox.KEEP_KEYS).timestamp()
     out: list[tuple[float, int, str, Any]] = []
     marks = dict(after)
     for key in keys:
@@ -250,7 +254,8 @@ def new_evaluations(instance: DagsterInstance, keys: Sequence[AssetCheckKey],
         for execution in _history(instance, key, after.get(name, 0)):
             evaluation = execution.evaluation
             if execution.status.value in ("SUCCEEDED", "FAILED") and evaluation is not None:
-                out.append((execution.event.timestamp, execution.id, f"{execution.id}", evaluation))
+                if execution.event.timestamp >= horizon:
+                    out.append((execution.event.timestamp, execution.id, f"{execution.id}", evaluation))
             else:
                 run = instance.get_run_by_id(execution.run_id)
                 if run is not None and not run.is_finished:
