@@ -8,7 +8,8 @@ included, as an owner runs them; the clock stepped to every schedule tick
 and to every sensor's evaluation (no finer than ``--sensor-every``, see
 below); the script's events applied on their instants — the provider's
 models list, its outages, the daemon's downtime, a full disk, the owner's
-budget and what a person does in the UI.  At every month's publication and
+budget, the owner's webhook down, hung or answering 500, and what a person
+does in the UI.  At every month's publication and
 at the end the checks of :mod:`scripts.drill_checks` run; the output is the
 month-by-month table of :mod:`scripts.drill_report` and the verdicts, and
 the exit status is 1 when a verdict fails.

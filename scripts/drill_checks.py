@@ -11,16 +11,24 @@ Each check returns ``(name, passed, detail)``; ``detail`` names what failed.
   alone, through the functions ``llmarchive verify --public`` calls (a guard-lane
   run publishes no trials: it is counted, not recomputed);
 * money — no month's charges ever passed the ceiling in force when they were
-  made, and the fake provider billed exactly the calls the ledger knows of:
-  charged, of unknown fate, or reserved at their worst case and never settled
-  (an answer the archive could not write down stays a reservation);
+  made, and in every calendar month the fake provider billed exactly the
+  calls the ledger wrote down that month: charged, of unknown fate, or
+  reserved at their worst case and never settled (an answer the archive
+  could not write down stays a reservation);
 * runs — no run is left STARTED, and every failed run says why: a refusal
   (``refusal`` metadata) or a one-line ``Failure``, never a traceback;
+* pages — every page the outbox recorded was delivered exactly once
+  (:func:`scripts.drill_alarms.pages`);
+* refusals (at the end) — each refusal the script causes, on its day;
+* ticks (at the end) — no schedule or sensor tick Dagster recorded took
+  :data:`TICK_BOUND_S` seconds or more (Dagster allows a sensor 60);
 * alarms (at the end) — instrument alarms dated exactly on the script's days,
   the bridge's alarms from the day the id appeared until it was left
-  incomplete and never after, the dead-man paged by the outside check on the
-  day it fell due and not after the daemon came back.
+  incomplete and never after, the dead-man recorded by the outside check on
+  the day it fell due and not after the daemon came back
+  (:mod:`scripts.drill_alarms`).
 """
+import bisect
 import datetime as dt
 import sqlite3
 from dataclasses import dataclass, field
@@ -55,8 +63,10 @@ def month_checks(state: State, published: list[str]) -> MonthCheck:
     state.checked_publications.update(published)
     month = (now().date().replace(day=1) - dt.timedelta(days=1)).strftime("%Y-%m")
     check = MonthCheck(month, now())
+    from scripts.drill_alarms import pages
+
     check.verdicts = [coverage_agrees(state, month), causes_as_scripted(state, month), verify_public(state),
-                      money(state), runs_settled(state), failures_say_why(state)[0]]
+                      money(state), runs_settled(state), failures_say_why(state)[0], pages(state, now())]
     return check
 
 
@@ -161,10 +171,38 @@ def _ceiling_at(state: State, when: str) -> float:
     return ceiling
 
 
+def ledger_calls_by_month(entries: list[dict]) -> dict[str, int]:
+    """The calls the ledger knows of, by the month each entry was written (``recorded_at``): every answered
+    charge, every attempt of unknown fate, every reservation never settled (the worst case of an answer the
+    archive could not write down).  By when it was written, not by ``month``, the month a charge counts against:
+    a run resumed after a month's end is charged to the month it was authorised in, and makes its calls now."""
+    calls: dict[str, int] = {}
+
+    def add(entry: dict, n: int) -> None:
+        if n:
+            month = str(entry.get("recorded_at") or "?")[:7]
+            calls[month] = calls.get(month, 0) + n
+
+    for entry in entries:
+        if entry.get("record_type", "spend") == "spend":
+            add(entry, (1 if entry.get("answered") else 0) + int(entry.get("unknown_attempts") or 0))
+    for entry in open_reservations(entries):
+        add(entry, 1)
+    return calls
+
+
+def calls_by_month_problems(billed: dict[str, int], known: dict[str, int]) -> list[str]:
+    """Each month in which the provider billed other than the ledger's calls, in one line."""
+    return [f"{month}: the provider billed {billed.get(month, 0)} calls, the ledger wrote down "
+            f"{known.get(month, 0)}" for month in sorted(set(billed) | set(known))
+            if billed.get(month, 0) != known.get(month, 0)]
+
+
 def money(state: State) -> Verdict:
-    """Charges never pass the ceiling in force; the fake provider billed the calls the ledger charged."""
+    """Charges never pass the ceiling in force; in every month the fake provider billed the calls the ledger
+    wrote down that month (:func:`ledger_calls_by_month`)."""
     month_total: dict[str, float] = {}
-    problems, charged_calls, unknown = [], 0, 0
+    problems: list[str] = []
     entries = ledger_entries(state.paths)
     for entry in entries:
         if entry.get("record_type", "spend") != "spend":
@@ -175,17 +213,69 @@ def money(state: State) -> Verdict:
         if month_total[month] > ceiling + 1e-9:
             problems.append(f"{month}: {eur(month_total[month])} charged past the ceiling of "
                             f"{eur(ceiling)}")
-        charged_calls += 1 if entry.get("answered") else 0
-        unknown += int(entry.get("unknown_attempts") or 0)
-    billed = state.provider.billed_calls
-    still_open = len(open_reservations(entries))
-    if billed != charged_calls + unknown + still_open:
-        problems.append(f"the provider billed {billed} calls; the ledger charged {charged_calls} answered, "
-                        f"{unknown} of unknown fate and holds {still_open} open at their worst case")
-    said = f"{billed} calls billed = {charged_calls} charged" + (f" + {unknown} of unknown fate" if unknown else "") \
-        + (f" + {still_open} reserved at their worst case, never settled" if still_open else "")
-    return ("the ledger never passes the ceiling; billed calls = the ledger's calls", not problems,
+    billed = dict(state.provider.billed_by_month)
+    known = ledger_calls_by_month(entries)
+    problems += calls_by_month_problems(billed, known)
+    months = [m for m in billed if billed[m]]
+    said = (f"{sum(billed.values())} calls billed over {len(months)} months, each month's = the calls the ledger "
+            "wrote down in it (answered, of unknown fate, or reserved and never settled)")
+    return ("the ledger never passes the ceiling; in every month billed calls = the ledger's calls", not problems,
             _first(problems) or said)
+
+
+# -- ticks -------------------------------------------------------------------------------------------------------
+
+TICK_BOUND_S = 45.0
+"""Dagster gives a sensor's evaluation 60 s; the drill holds every tick to 45, a margin for a slower machine."""
+
+
+def tick_seconds(tick: Any, pass_starts: list[float]) -> Optional[float]:
+    """How long ``tick`` took, in real seconds; None for a tick that never ended.
+
+    From its own start to its end — or, when it began before the daemon pass
+    that evaluated it (a schedule's tick is stamped with its scheduled
+    instant, which a catch-up evaluates days later), from that pass's start:
+    the longest it can have taken.  The moved clock ticks in real time
+    within a pass (it is moved only between passes), so this is real time.
+    """
+    end = tick.end_timestamp
+    if end is None:
+        return None
+    before = bisect.bisect_right(pass_starts, end)
+    started = max(tick.timestamp, pass_starts[before - 1]) if before else tick.timestamp
+    return end - started
+
+
+def tick_problems(ticks: dict[str, list], pass_starts: list[float],
+                  bound_s: float = TICK_BOUND_S) -> tuple[list[str], str]:
+    """Each tick over ``bound_s`` (or never ended), and what the longest was: ``ticks`` by instigator name."""
+    problems, longest, count = [], (0.0, "-"), 0
+    starts = sorted(pass_starts)
+    for name, items in sorted(ticks.items()):
+        for tick in items:
+            count += 1
+            seconds = tick_seconds(tick, starts)
+            at = dt.datetime.fromtimestamp(tick.timestamp, dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+            if seconds is None:
+                problems.append(f"{name} {at}: the tick never ended ({tick.status.value})")
+                continue
+            if seconds > longest[0]:
+                longest = (seconds, f"{name} {at}")
+            if seconds > bound_s:
+                problems.append(f"{name} {at}: {seconds:.1f} s")
+    return problems, f"{count} ticks, the longest {longest[0]:.1f} s ({longest[1]})"
+
+
+def ticks_bounded(state: State, bound_s: float = TICK_BOUND_S) -> Verdict:
+    """Every schedule and sensor tick Dagster recorded took less than ``bound_s`` real seconds."""
+    from scripts.drill_dagster import repository
+
+    repo = repository(state.context)
+    ticks = {item.name: list(state.instance.get_ticks(item.get_remote_origin_id(), item.selector_id))
+             for item in [*repo.get_schedules(), *repo.get_sensors()]}
+    problems, said = tick_problems(ticks, state.daemon.pass_starts, bound_s)
+    return (f"no schedule or sensor tick over {bound_s:.0f} s (Dagster's limit: 60)", not problems,
+            _first(problems) + (f" — {said}" if problems else said))
 
 
 # -- runs --------------------------------------------------------------------------------------------------------
@@ -221,13 +311,16 @@ def failure_reasons(state: State, run_id: str) -> tuple[Optional[str], Optional[
 
 
 def failures_say_why(state: State) -> tuple[Verdict, dict]:
-    """Every failed run: a refusal, or a one-line Failure; never a traceback. Also the refusals by kind."""
-    kinds: dict[str, int] = {}
+    """Every failed run: a refusal, or a one-line Failure; never a traceback. Also the refusals by kind and by the
+    day (the moved clock's) their run was created: ``{(kind, day): count}``."""
+    kinds: dict[tuple[str, str], int] = {}
     problems = []
     for run in state.instance.get_runs(RunsFilter(statuses=[DagsterRunStatus.FAILURE])):
         refusal, reason, traceback = failure_reasons(state, run.run_id)
         if refusal:
-            kinds[refusal] = kinds.get(refusal, 0) + 1
+            record = state.instance.get_run_record_by_id(run.run_id)
+            day = record.create_timestamp.astimezone(dt.timezone.utc).date().isoformat() if record else "?"
+            kinds[(refusal, day)] = kinds.get((refusal, day), 0) + 1
         if traceback:
             problems.append(f"{run.job_name} {run.run_id[:8]}: a traceback ({traceback}: {(reason or '')[:120]})")
         elif not reason or "\n" in reason.strip():
@@ -259,19 +352,24 @@ def final_checks(state: State) -> list[Verdict]:
     last = (now().date().replace(day=1) - dt.timedelta(days=1)).strftime("%Y-%m")
     failing_months = sorted({c.month for c in state.monthly for _, ok, _ in c.verdicts if not ok})
     said, kinds = failures_say_why(state)
-    expected: dict[str, int] = {}
+    expected: dict[tuple[str, str], int] = {}
     for refusal in state.script.expect.refusals:
-        expected[refusal.kind] = expected.get(refusal.kind, 0) + refusal.count
-    short = [f"{kind}: {kinds.get(kind, 0)} < {count}" for kind, count in expected.items() if kinds.get(kind, 0) < count]
+        expected[(refusal.kind, refusal.day)] = expected.get((refusal.kind, refusal.day), 0) + refusal.count
+    short = [f"{kind} on {day}: {kinds.get((kind, day), 0)} < {count}" for (kind, day), count in expected.items()
+             if kinds.get((kind, day), 0) < count]
+    by_kind: dict[str, int] = {}
+    for (kind, _), count in kinds.items():
+        by_kind[kind] = by_kind.get(kind, 0) + count
     return [
         ("every month's publication checks passed", not failing_months,
          f"failing in {', '.join(failing_months)} ({_first_failing(state)})" if failing_months
          else f"{len(state.monthly)} publications checked"),
         coverage_agrees(state, last), causes_as_scripted(state, last), verify_public(state), money(state),
         runs_settled(state), said,
-        ("the refusals the script causes happened", not short,
-         _first(short) or ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))),
-        *alarm_checks(state),
+        ("the refusals the script causes happened, each on its day", not short,
+         _first(short) or ", ".join(f"{k} {v}" for k, v in sorted(by_kind.items()))),
+        ticks_bounded(state),
+        *alarm_checks(state, now()),
         ("no daemon pass raised an error", not state.daemon.errors,
          _first([f"{when[:16]} {message.splitlines()[0][:160]}" for when, message in state.daemon.errors])),
     ]

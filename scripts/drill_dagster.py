@@ -59,6 +59,9 @@ def dagster_yaml(max_concurrent_runs: int, extra: str = "") -> str:
         # The drill's runs share a process, so their logs stay in the event log (what the UI shows) only.
         "compute_logs:\n  module: dagster._core.storage.noop_compute_log_manager\n"
         "  class: NoOpComputeLogManager\n"
+        # Every tick is kept (Dagster purges a sensor's skipped ticks after 7 days): the drill's verdict times
+        # them all at the end (scripts.drill_checks.ticks_bounded).
+        "retention:\n  sensor:\n    purge_after_days:\n      skipped: -1\n"
         + extra)
 
 
@@ -143,6 +146,8 @@ class Daemon:
     iteration_times: dict = field(default_factory=dict)
     errors: list = field(default_factory=list)
     passes: int = 0
+    pass_starts: list = field(default_factory=list)     # the moved clock's timestamp as each pass began
+
 
     def restart(self) -> None:
         """A new daemon process: whatever the old one kept in memory is gone."""
@@ -153,6 +158,7 @@ class Daemon:
         self.passes += 1
         scheduler = self.context.instance.scheduler
         now = get_current_datetime()
+        self.pass_starts.append(now.timestamp())
         self._drain(launch_scheduled_runs(self.context, self.logger, end_datetime_utc=now,
                                           iteration_times=self.iteration_times,
                                           max_catchup_runs=scheduler.max_catchup_runs,

@@ -56,6 +56,13 @@ def _fingerprint(state: State, args: dict) -> str:
     return "the scripted reference engine's fingerprint changes"
 
 
+def _webhook(state: State, args: dict) -> str:
+    from scripts.drill_world import MODES
+
+    state.webhook.set(args["mode"])
+    return f"the webhook {MODES[args['mode']]}"
+
+
 def _launch(state: State, args: dict) -> str:
     run_id = drill_actions.launch(state.context, args["job"], args.get("partition"))
     return f"launched {args['job']} {args.get('partition') or ''} by hand: run {run_id[:8]}"
@@ -81,7 +88,7 @@ def _acknowledge(state: State, args: dict) -> str:
 KINDS: dict[str, Callable[[State, dict], str]] = {
     "models": _models, "fault": _fault, "daemon": _daemon, "budget": _budget, "enospc": _enospc,
     "fingerprint": _fingerprint, "launch": _launch, "reexecute": _reexecute, "backfill": _backfill,
-    "acknowledge": _acknowledge,
+    "acknowledge": _acknowledge, "webhook": _webhook,
 }
 
 

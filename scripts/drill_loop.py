@@ -1,6 +1,6 @@
 """The drill's loop: step the clock, apply the script, let Dagster's daemon functions do the rest.
 
-:class:`Loop` opens the world (provider, webhook), the home, the Dagster
+:class:`Loop` opens the world (provider, the owner's webhook), the home, the Dagster
 instance and the code location, turns every schedule and sensor on, then
 walks the clock day by day through the instants of :func:`instants`.  At
 each instant it applies the script's events that are due
@@ -134,9 +134,6 @@ class Loop:
     def _close_month(self, month: str, started: float) -> None:
         state = self.state
         state.month_seconds[month] = state.month_seconds.get(month, 0.0) + time.monotonic() - started
-        billed = state.provider.billed_calls
-        state.billed_by_month[month] = state.billed_by_month.get(month, 0) + billed - state.billed_before
-        state.billed_before = billed
         print(f"  {month} simulated in {state.month_seconds[month]:.0f} s", file=sys.__stdout__, flush=True)
 
     def _visit(self, moment: dt.datetime, pending: list, daemon_pass: bool) -> None:

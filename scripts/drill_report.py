@@ -7,7 +7,9 @@ One line per month of the drill:
 ``refused``   failed runs by refusal kind (``assets/refusals.py``), ``other`` for a one-line failure
 ``€``         what the ledger charged for the month (every pool)
 ``calls``     what the fake provider billed during the month
-``alerts``    the webhook's posts by kind (lease, bridge, failed check, failed run), and instrument alarms
+``pages``     the outbox's pages delivered in the month (the webhook answered 2xx)
+``owed``      the outbox's pages recorded and not yet delivered at the month's end
+``alerts``    the pages the webhook took, by kind (lease, bridge, failed check, failed run), and instrument alarms
 ``events``    the script's events of the month, in short
 """
 import datetime as dt
@@ -65,12 +67,29 @@ def _money(state: State) -> Counter:
     return charged
 
 
+def _pages(state: State, months: list[str]) -> dict[str, tuple[int, int]]:
+    """``(delivered, owed)`` by month: attempts delivered in the month, pages recorded and not delivered by its end."""
+    from llmarchive.archive import read_jsonl
+    from llmarchive.schedule import outbox
+
+    path = outbox.log_file(state.paths)
+    log = read_jsonl(path) if path.exists() else []
+    recorded = [e["recorded_at"] for e in log if e.get("record_type") == "page"]
+    delivered = [e["at"] for e in log if e.get("record_type") == "page_attempt" and e.get("delivered")]
+    out = {}
+    for month in months:
+        end = f"{(dt.date.fromisoformat(month + '-01') + dt.timedelta(days=32)).replace(day=1)}T00:00:00Z"
+        owed = sum(1 for at in recorded if at < end) - sum(1 for at in delivered if at < end)
+        out[month] = (sum(1 for at in delivered if at[:7] == month), owed)
+    return out
+
+
 def _alerts(state: State) -> dict[str, Counter]:
     out: dict[str, Counter] = {}
-    for when, body in state.webhook.received:
-        kind = SHORT_KIND.get(str(body.get("kind")), str(body.get("kind") or "?"))
-        event = body.get("event")
-        out.setdefault(when.strftime("%Y-%m"), Counter())[f"{kind}{':' + event if event else ''}"] += 1
+    for r in state.webhook.taken():
+        kind = SHORT_KIND.get(str(r.body.get("kind")), str(r.body.get("kind") or "?"))
+        event = r.body.get("event")
+        out.setdefault(r.at.strftime("%Y-%m"), Counter())[f"{kind}{':' + event if event else ''}"] += 1
     for alarm in records.read(state.paths, "instrument_alarm"):
         out.setdefault(str(alarm.get("date"))[:7], Counter())["instrument_alarm"] += 1
     return out
@@ -90,14 +109,15 @@ def table(state: State) -> str:
     statuses = _statuses(state)
     runs, refused, sweep, money, alerts, events = (_runs(state, statuses), _refusals(state, statuses), _sweep(state),
                                                    _money(state), _alerts(state), _events(state))
+    pages = _pages(state, months)
     lines = [f"{'month':8} {'runs ok/failed':>14}  {'sweep (full_sweep rows)':28} {'refused':30} {'€':>7} "
-             f"{'calls':>6}  {'alerts':40} events"]
+             f"{'calls':>6} {'pages':>5} {'owed':>4}  {'alerts':40} events"]
     for month in months:
         r = runs.get(month, Counter())
-        calls = state.billed_by_month.get(month, 0)
+        calls = state.provider.billed_by_month.get(month, 0)
         lines.append(
             f"{month:8} {r['SUCCESS']:>7}/{r['FAILURE']:<6}  {sweep.get(month, '-'):28.28} "
-            f"{_counter(refused.get(month)):30.30} {money.get(month, 0.0):7.2f} {calls:6}  "
+            f"{_counter(refused.get(month)):30.30} {money.get(month, 0.0):7.2f} {calls:6} {pages[month][0]:5} {pages[month][1]:4}  "
             f"{_counter(alerts.get(month)):40.40} {'; '.join(events.get(month, []))}")
     return "\n".join(lines)
 

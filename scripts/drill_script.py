@@ -23,6 +23,8 @@ The kinds of event (see :mod:`scripts.drill_world` and :mod:`scripts.drill_actio
 ``reexecute``     a person re-executes, from failure, every failed run of ``job`` since ``since``
 ``backfill``      a person launches a backfill of ``asset`` over ``months`` (every protocol) from the UI
 ``acknowledge``   a person launches acknowledge_instrument_job with a core_change
+``webhook``       the owner's webhook from now on: ``mode`` ``down`` (connection refused), ``error`` (answers
+                  500), ``hang`` (reads each page, never answers) or ``ok`` (answers 204, on the same port)
 """
 import datetime as dt
 from dataclasses import dataclass, field, replace
@@ -164,6 +166,11 @@ def _down(start: str, end: str) -> tuple[Event, Event]:
             Event(at(end), "daemon", {"state": "up"}, "the daemon is started again"))
 
 
+def _webhook(mode: str, start: str, end: str, note: str) -> tuple[Event, Event]:
+    return (Event(at(start), "webhook", {"mode": mode}, note),
+            Event(at(end), "webhook", {"mode": "ok"}, "the webhook answers again"))
+
+
 def _absent(days: tuple[str, ...], why: str) -> tuple[Gap, ...]:
     return tuple(Gap(job, day, "human_absent", why=why) for day in days for job in DAILY_JOBS)
 
@@ -216,6 +223,9 @@ FULL = Script(
     events=(
         Event(at("2027-01-12T00:05"), "models", {"ids": [ACTIVE, FAMILY_NEW]}, "a new id in the family"),
         *_down("2027-02-28T10:00", "2027-03-03T10:00"),
+        *_webhook("error", "2027-03-01T12:00", "2027-03-02T12:00",
+                  "the webhook answers 500 for a day: the outside check records the dead-man at 18:17 and delivers "
+                  "it the next day, once the webhook answers again"),
         Event(at("2027-04-06T00:05"), "models", {"ids": [{"id": ACTIVE, "successor": FAMILY_NEW}, FAMILY_NEW]},
               "the provider declares the successor"),
         Event(at("2027-04-20T00:05"), "models", {"ids": [FAMILY_NEW]}, "the old id is withdrawn"),
@@ -228,15 +238,22 @@ FULL = Script(
                                                  "while_running": True},
               "a person launches one more partition while the tick's run and wait in the queue"),
         Event(at("2027-10-01T00:00"), "budget", {"ceiling": BUDGET["ceiling"]}, "the owner restores the budget"),
+        *_webhook("down", "2027-11-01T18:00", "2027-11-02T18:00",
+                  "the webhook is down for a day over the failed run (the full disk's), paged at the 12:00 pass"),
         Event(at("2027-11-02T05:59:30"), "enospc", {"protocol": "{last}"}, "the disk fills once"),
         Event(at("2028-01-02T06:00"), "launch", {"job": "commercial_job", "partition": "2028-01-01|{first}"},
               "a person launches a partition by hand as the 06:00 tick launches it too"),
         Event(at("2028-03-10T10:00"), "backfill",
               {"asset": "commercial_trials", "months": ["2027-12-01", "2028-01-01", "2028-02-01"]},
               "a person backfills three past months from the UI"),
+        *_webhook("hang", "2028-05-09T00:00", "2028-05-10T00:00",
+                  "the webhook hangs for a day (it reads each page and never answers) over the instrument alarm's "
+                  "failing checks"),
         Event(at("2028-05-09T00:30"), "fingerprint", {}, "the reference engine's fingerprint changes"),
         Event(at("2028-05-16T12:00"), "acknowledge", {"core_change": "drill: scripted engine update accepted",
                                                       "reviewer": "drill owner"}, "a person acknowledges"),
+        Event(at("2028-08-14T04:30"), "launch", {"job": "subject_fingerprint_job", "partition": "2028-08-14"},
+              "a person launches today's subject fingerprint as the 04:30 tick launches it too"),
     ),
     expect=Expect(
         gaps=(*_absent(("2027-03-01", "2027-03-02"), "the daemon was down"),
@@ -247,8 +264,10 @@ FULL = Script(
         # failed run is expected of it.  The overloaded provider's partitions stopped before any call are refused
         # (provider_outage) and measured when re-executed the next day.  The backfill's 36 are: a past month is
         # never measured again.
+        # The two subject fingerprints of 2028-08-14 leave the queue together: one takes the day's lock and
+        # earmark, the other is refused run_busy before any call.
         refusals=(Refusal("run_busy", 1, "2028-01-02"), Refusal("provider_outage", 1, "2027-06-02"),
-                  Refusal("not_this_month", 36, "2028-03-10")),
+                  Refusal("not_this_month", 36, "2028-03-10"), Refusal("run_busy", 1, "2028-08-14")),
         instrument_alarm_days=tuple(f"2028-05-{d:02d}" for d in range(9, 17)),
         bridge=("2027-01-12", "2027-04-20"),
         deadman_day="2027-03-01",

@@ -14,7 +14,7 @@ class State:
     paths: ArchivePaths
     protocols: list[str]                      # the sweep's protocols, in the monthly tick's order
     provider: Any                             # scripts.drill_world.Provider
-    webhook: Any                              # scripts.drill_world.Webhook
+    webhook: Any                              # scripts.drill_world.Webhook (a tests.webhook_receiver.Receiver)
     disk: Any                                 # scripts.drill_world.FullDisk
     instance: Any                             # the drill's DagsterInstance
     context: Any                              # its WorkspaceProcessContext
@@ -28,8 +28,6 @@ class State:
     notes: list = field(default_factory=list)
     outside: list = field(default_factory=list)         # (instant, exit status, what the outside check said)
     run_month: dict = field(default_factory=dict)       # run id → the month it was first seen in
-    billed_by_month: dict = field(default_factory=dict)
-    billed_before: int = 0
     while_running: list = field(default_factory=list)  # events that wait for runs in flight (a launch beside them)
     seconds: dict = field(default_factory=dict)         # where the wall time went, by part of the loop
 

@@ -6,8 +6,12 @@
   from each prompt, with a scripted *fault window*: from the ``after_calls``-th
   chat call after the window opens, for ``hours`` of the moved clock, chats
   and the models list answer 529/429 in turn;
-* :class:`Webhook` — the owner's webhook, a small HTTP server that keeps
-  every JSON body POSTed to it with the moved clock's instant;
+* :class:`Webhook` — the owner's webhook: the tests' receiver
+  (:class:`tests.webhook_receiver.Receiver`, real HTTP on 127.0.0.1), which
+  keeps every request with the moved clock's instant, its ``Idempotency-Key``,
+  its body and the status it answered, and which the script puts ``down``
+  (connection refused), ``error`` (500), ``hang`` (reads the page, never
+  answers) or ``ok`` again on the same port; it remembers each change;
 * :class:`FullDisk` — a write of one protocol's trial log that fails once
   with ``ENOSPC`` before a byte is written, as a full disk fails it
   (:func:`llmarchive.archive.jsonio._write_all` is where every log write goes);
@@ -18,13 +22,12 @@
 import datetime as dt
 import errno
 import hashlib
-import http.server
-import json
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional, Union
 
 from tests.fake_provider import Fault, FakeProvider, Reply
+from tests.webhook_receiver import Received, Receiver
 
 
 def now() -> dt.datetime:
@@ -83,8 +86,20 @@ class Provider:
         self.window: Optional[FaultWindow] = None
         self.windows: list[FaultWindow] = []
         self.backoff_s = 0.0
+        self.billed_by_month: dict[str, int] = {}       # calls billed, by the moved clock's month when billed
+        self._billing = threading.Lock()
         self.fake = FakeProvider(self._respond, models=list(models))
         self.fake.models_script = _TimedModelsFaults(self)   # type: ignore[assignment]
+        bill = self.fake.bill
+
+        def bill_in_month(input_tokens: int, output_tokens: int) -> None:
+            """The fake's own count, and the call counted in the moved clock's month when it was billed."""
+            with self._billing:
+                month = now().strftime("%Y-%m")
+                self.billed_by_month[month] = self.billed_by_month.get(month, 0) + 1
+            bill(input_tokens, output_tokens)
+
+        self.fake.bill = bill_in_month     # type: ignore[method-assign]
 
     def _respond(self, request: Any) -> Any:
         window = self.window
@@ -111,41 +126,41 @@ class Provider:
         self.fake.__exit__(*exc)
 
 
-class Webhook:
-    """The owner's webhook: ``(moved-clock instant, body)`` for every JSON POSTed to :attr:`url`."""
+class Webhook(Receiver):
+    """The owner's webhook (see the module docstring); :attr:`modes` is every scripted change, ``(instant, mode)``.
+
+    A page posted while it hangs is read and never answered: the sender
+    gives up after its read timeout (10 s) and the handler waits until the
+    webhook is set ``ok`` or ``down`` (or ten minutes), so a hung day never
+    keeps the drill waiting; :meth:`close` releases whatever still waits.
+    """
 
     def __init__(self) -> None:
-        self.received: list[tuple[dt.datetime, dict]] = []
-        received = self.received
+        super().__init__()
+        self.modes: list[tuple[dt.datetime, str]] = []
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
-                length = int(self.headers.get("content-length") or 0)
-                try:
-                    body = json.loads(self.rfile.read(length) or b"{}")     # one JSON document: an HTTP body
-                except ValueError:
-                    body = {"unreadable": True}
-                received.append((now(), body))
-                self.send_response(204)
-                self.end_headers()
+    def set(self, mode: str) -> None:
+        if mode not in MODES:
+            raise ValueError(f"a webhook mode is one of {', '.join(MODES)}, not {mode!r}")
+        super().set(mode)
+        self.modes.append((now(), mode))
 
-            def log_message(self, *args: Any) -> None:
-                pass
+    def taken(self) -> list[Received]:
+        """The requests answered 2xx (each a page the sender counted delivered), in order."""
+        return [r for r in self.received if r.taken]
 
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True, name="drill-webhook")
+    def faulty(self, moment: dt.datetime) -> bool:
+        """Whether the script had the webhook out of order at ``moment``."""
+        mode = "ok"
+        for when, changed in self.modes:
+            if when > moment:
+                break
+            mode = changed
+        return mode != "ok"
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/hook"
 
-    def __enter__(self) -> "Webhook":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+MODES = {"ok": "answers 204", "error": "answers 500", "hang": "reads each page and never answers",
+         "down": "refuses connections (its socket closed)"}
 
 
 @dataclass

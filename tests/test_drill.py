@@ -16,7 +16,7 @@ import datetime as dt
 import pytest
 
 from scripts.drill import run
-from scripts.drill_script import FULL, SHORT
+from scripts.drill_script import FULL, SHORT, Refusal
 
 pytestmark = pytest.mark.slow
 
@@ -43,14 +43,17 @@ def test_three_months_under_dagsters_scheduler_pass_every_verdict(drill_root):
 
 
 def test_a_drill_cut_short_expects_only_what_its_months_can_show():
-    """``make drill --months 8`` ends in July 2027: the alarm of May 2028 and the backfill's refusals of March 2028
-    are not due, the bridge raised in January and left in April is, and so is June's outage."""
+    """``make drill --months 8`` ends in July 2027: the alarm of May 2028, the backfill's refusals of March 2028 and
+    the webhook's faults of November 2027 and May 2028 are not due, the bridge raised in January and left in April
+    is, and so are June's outage and the webhook's 500s over March's dead-man."""
     cut = FULL.cut(8)
     assert cut.end == dt.datetime(2027, 7, 1, 12, tzinfo=dt.timezone.utc)
     assert all(event.when < cut.end for event in cut.events) and len(cut.events) < len(FULL.events)
-    assert cut.expect.refusals == () and cut.expect.instrument_alarm_days == ()
+    assert cut.expect.refusals == (Refusal("provider_outage", 1, "2027-06-02"),)     # June's outage is in the cut
+    assert cut.expect.instrument_alarm_days == ()
     assert cut.expect.bridge == ("2027-01-12", "2027-04-20")
-    assert any(gap.period == "2027-06" for gap in cut.expect.gaps)
+    assert not any(gap.period == "2027-06" for gap in cut.expect.gaps), "June's outage is re-executed: no gap"
+    assert [e.args["mode"] for e in cut.events if e.kind == "webhook"] == ["error", "ok"]
     assert not any(gap.period >= "2027-09" for gap in cut.expect.gaps)
     spanning = FULL.cut(4)          # the daemon is down on 2027-03-01: the cut ends when it is back, noon of 03-03
     assert spanning.end == dt.datetime(2027, 3, 3, 12, tzinfo=dt.timezone.utc)
