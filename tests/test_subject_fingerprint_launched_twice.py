@@ -98,7 +98,9 @@ def ledger_calls(paths) -> int:
 
 
 def test_two_launches_of_one_day_at_once_bill_24_calls_record_one_fingerprint_and_refuse_the_other(paths):
-    day = "2026-11-02"
+    from tests.dagster_helpers import today
+
+    day = today()            # the launches are processes of their own, on the machine's clock: today is asked
     with HeldProvider() as provider:
         launches = [launch(provider, day), launch(provider, day)]      # at the same moment: either may win
         until(lambda: any(c.poll() is not None for c in launches) or provider.gate.is_set(), launches[0],
