@@ -18,26 +18,15 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 
 from llmarchive import budget as budget_mod
 from llmarchive.archive import record_logs as records
 from llmarchive.budget import earmarks
-from llmarchive.instrument.prompts import SUBJECT_ITEMS
 from tests.fake_provider import FakeProvider, Reply
+from tests.test_instrument_subject import TRUTH, paths  # noqa: F401 — the archive with its budget and key, a fixture
 
 ROOT = Path(__file__).resolve().parent.parent
-BUDGET = budget_mod.Budget(20.0, 6.5, 1.0, {"scenario": 0.01, "fingerprint": 0.001})
-TRUTH = {question: truth for _, question, truth in SUBJECT_ITEMS}
 AT_ONCE = 4     # the calls one launch has in flight (subject_fingerprint's default concurrency)
-
-
-@pytest.fixture
-def paths(paths, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-twice")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    budget_mod.write_budget(paths, BUDGET)
-    return paths
 
 
 class HeldProvider:
