@@ -28,6 +28,7 @@ from llmarchive.instrument import (ALARM_VERDICTS, AcknowledgeError, Revalidatio
                                    runtime_fingerprint as run_fingerprint, subject_fingerprint as ask_subject)
 from llmarchive.succession import active_model
 from llmarchive.archive import ArchivePaths, parse_date, utc_today
+from llmarchive.budget import RunBusy
 
 
 ALARM_CHECK = "no_instrument_alarm"
@@ -187,8 +188,12 @@ def subject_fingerprint(context: AssetExecutionContext, archive: ArchiveResource
     paths = archive.paths()
     model = active_model(paths, subject.models_config())
     b = required_budget(budget, paths, day=day)
-    outcome = ask_subject(paths, day, subject.factory()(model, SUBJECT_MAX_TOKENS), budget=b,
-                          concurrency=subject.concurrency)
+    try:
+        outcome = ask_subject(paths, day, subject.factory()(model, SUBJECT_MAX_TOKENS), budget=b,
+                              concurrency=subject.concurrency)
+    except RunBusy as exc:
+        raise refusal("run_busy", str(exc), day=day, model_id=model,
+                      what_to_do="nothing: the launch already asking this day goes on; look at its record") from None
     record = outcome.record or {}
     return MaterializeResult(metadata={
         **cost_metadata(len(SUBJECT_ITEMS), b.rate("fingerprint") if b else None),

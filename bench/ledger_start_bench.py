@@ -80,10 +80,10 @@ class Parsed:
 
 def start(paths: ArchivePaths, run_id: str) -> float:
     """One commercial start; returns the seconds ``SpendMeter.__init__`` took."""
-    auth, held = B.earmark_run(paths, BUDGET, HEADER, "full_sweep", 120, run_id=run_id)
+    auth, held, ledger = B.earmark_run(paths, BUDGET, HEADER, "full_sweep", 120, run_id=run_id)
     try:
         begun = time.perf_counter()
-        B.SpendMeter(paths, auth, run_id, "anthropic", "claude-sonnet-5", BUDGET)
+        B.SpendMeter(paths, auth, run_id, "anthropic", "claude-sonnet-5", BUDGET, ledger=ledger)
         return time.perf_counter() - begun
     finally:
         if held is not None:

@@ -83,6 +83,7 @@ def test_a_day_already_fingerprinted_is_not_asked_or_billed_again(paths):
     assert again.already and again.record == first.record
 
 
+@pytest.mark.time_machine("2026-11-03T06:00:00Z")
 def test_the_cli_asks_the_active_model(paths, capsys):
     with FakeProvider(knows_the_facts) as fake:
         code = main(["instrument", "subject-fingerprint", "--base-url", fake.base_url, "--date", "2026-11-03"])
@@ -201,3 +202,13 @@ def test_a_fingerprint_attempt_past_the_heartbeat_reserve_is_refused_before_it_l
     assert meter.reserve("item-49", "1", 1, 40, SUBJECT_MAX_TOKENS)["pool"] == "heartbeat"
     with pytest.raises(budget_mod.BudgetHalted, match="heartbeat pool"):
         meter.reserve("item-50", "1", 1, 40, SUBJECT_MAX_TOKENS)
+
+
+@pytest.mark.time_machine("2026-12-05T06:00:00Z")
+def test_the_cli_refuses_a_paid_day_of_a_month_that_has_ended_before_any_call(paths, capsys):
+    with FakeProvider(knows_the_facts) as fake:
+        code = main(["instrument", "subject-fingerprint", "--base-url", fake.base_url, "--date", "2026-11-28"])
+        assert fake.chat_requests == []
+    err = capsys.readouterr().err
+    assert code == 2 and "2026-11 has ended" in err and len(err.strip().splitlines()) == 1
+    assert records.read(paths, "subject_fingerprint") == [] and records.read(paths, "skip") == []

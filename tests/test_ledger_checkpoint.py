@@ -75,9 +75,9 @@ def neighbour_appends(paths, count: int = TAIL) -> None:
 def commercial_start(paths, run_id: str) -> SpendMeter:
     """What a sweep partition does before its first call: the permission with its earmark, then the meter."""
     header = {"protocol_id": "p_wording", "rewording_type": "wording", "lane": "guard", "n": 2}
-    auth, held = B.earmark_run(paths, BUDGET, header, "full_sweep", 8, run_id=run_id)
+    auth, held, ledger = B.earmark_run(paths, BUDGET, header, "full_sweep", 8, run_id=run_id)
     try:
-        return SpendMeter(paths, auth, run_id, "anthropic", "m", BUDGET)
+        return SpendMeter(paths, auth, run_id, "anthropic", "m", BUDGET, ledger=ledger)
     finally:
         if held is not None:
             held.release()
@@ -116,6 +116,33 @@ def test_a_subject_fingerprint_start_reads_the_ledger_once_and_only_past_its_che
                                       AnthropicSubject("claude-sonnet-5", SUBJECT_MAX_TOKENS, base_url=fake.base_url))
     assert outcome.record is not None and outcome.record["correct"] == 24
     assert len(parsed) <= TAIL + 2, f"the day's start and calls parsed {len(parsed)} ledger entries"
+
+
+def test_a_commercial_start_through_start_paid_run_reads_the_ledger_once(paid_paths, monkeypatch):
+    """The permission's reading (ladder, earmark) is the meter's: one ``read_ledger`` from authorisation to the end."""
+    from llmarchive.budget import checkpoint, ladder, meter
+    from llmarchive.protocols import registry
+    from llmarchive.schedule.paid_run import PaidRun, start_paid_run
+    from llmarchive.subjects import make_subject
+    from tests.fake_provider import decide_by_hash
+
+    old_ledger(paid_paths, 400)
+    neighbour_appends(paid_paths)
+    readings, real = [], checkpoint.read_ledger
+
+    def counting(paths, since=None):
+        readings.append(since)
+        return real(paths, since)
+
+    for module in (checkpoint, ladder, meter):      # everywhere the name is looked up
+        monkeypatch.setattr(module, "read_ledger", counting)
+    protocol = registry.load_protocol(paid_paths, "risky_choice_framing__wording__v0")
+    with FakeProvider(decide_by_hash()) as fake:
+        subject = AnthropicSubject("claude-sonnet-5", protocol["generation"]["max_tokens"], base_url=fake.base_url)
+        result = start_paid_run(paid_paths, protocol, subject,
+                                PaidRun(job="manual", run_id="read-once", day=f"{MONTH}-10", concurrency=4))
+    assert result.complete
+    assert len(readings) == 1, f"one commercial start read the ledger {len(readings)} times"
 
 
 # -- (2) a broken ledger is still refused with a checkpoint beside it -------------------------------------

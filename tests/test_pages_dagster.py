@@ -19,7 +19,7 @@ from assets.definitions_builder import build_definitions
 from assets.resources import ArchiveResource, SubjectResource, WebhookResource
 from llmarchive.archive import ArchivePaths
 from llmarchive.schedule import outbox, webhook
-from tests.dagster_helpers import refusals, resources, run, today
+from tests.dagster_helpers import resources, run, today
 from tests.webhook_receiver import Receiver
 
 MONTHS = MonthlyPartitionsDefinition(start_date="2026-01-01")

@@ -17,7 +17,8 @@ from llmarchive.archive.queries import (declared_model_ids, last_skip, latest_po
                                         month_sweep_runs, open_sweep_runs, records_on, replaced_points, series_closure,
                                         shown_points, sweep_run_folder, times_recorded)
 from llmarchive.archive.record_logs import KINDS
-from llmarchive.archive.run_ids import (bridge_run_id, comparison_run_id, fingerprint_run_id, fingerprint_session,
+from llmarchive.archive.run_ids import (bridge_run_id, comparison_run_id, fingerprint_lock_id, fingerprint_run_id,
+                                        fingerprint_session,
                                         inspect_run_id, is_sweep_of, lm_eval_run_id, manual_run_id, open_weights_run_id,
                                         retry_run_id, rotation_run_id, sweep_run_id)
 from llmarchive.archive.skips import (CONDITIONS, DEFAULT_CONDITION, PRECEDENCE, UnexplainedGap, cause_for,
@@ -31,7 +32,7 @@ __all__ = ["ArchivePaths", "CONDITIONS", "Cadence", "CadenceError", "ChainedLog"
            "REPO_ROOT", "RecordFileError", "SUBJECT_FINGERPRINT", "TRIALS_FILE", "UNREADABLE_CONDITION",
            "UnexplainedGap", "Unreadable", "amounts", "bridge_run_id", "cause_for", "check_id", "comparison_run_id",
            "complete_runs", "credential_in", "cut_torn_tail", "declared_model_ids", "either", "file_lock",
-           "fingerprint_run_id", "fingerprint_session", "first_condition", "fsync_dir", "has_run", "id_problems",
+           "fingerprint_lock_id", "fingerprint_run_id", "fingerprint_session", "first_condition", "fsync_dir", "has_run", "id_problems",
            "inspect_run_id", "is_complete", "is_sweep_of", "is_sweep_run", "json_safe", "last_skip",
            "latest_point_of_run", "latest_subject_model", "lm_eval_run_id", "load_cadence", "load_run", "lock_file",
            "log_disagreement", "machine_paths", "manual_run_id", "may_hide_path", "measured_trials", "measurement_run",

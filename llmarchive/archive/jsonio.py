@@ -5,6 +5,7 @@ crash leaves either the old file or the new one, never half of either.
 Appends to a chained log are flushed and fsynced before returning: a record
 that was reported written survives a SIGKILL.
 """
+import hashlib
 import io
 import json
 import os
@@ -43,6 +44,30 @@ def write_bytes(path: Path, data: bytes) -> None:
             os.unlink(tmp)
         raise
     fsync_dir(path.parent)
+
+
+def write_digested(path: Path, value: Any) -> None:
+    """Atomically write ``value`` as one JSON document after a line holding its SHA-256.
+
+    For the small files that summarise a log (a checkpoint, an index): a
+    reader trusts one only when the digest matches (:func:`read_digested`), so
+    a torn or hand-edited summary is read as no summary, and its log is read
+    instead.
+    """
+    body = json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    write_bytes(path, hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+
+
+def read_digested(path: Path) -> Optional[dict]:
+    """What :func:`write_digested` wrote, when the file is whole and its digest matches; None otherwise."""
+    try:
+        digest, _, body = path.read_bytes().partition(b"\n")
+        if hashlib.sha256(body).hexdigest().encode() != digest:
+            return None
+        value = json.loads(body)      # one JSON document: the summary after its digest line
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def fsync_dir(folder: Path) -> None:

@@ -16,7 +16,8 @@ a comparison run            ``comparison_<protocol>_<api>_<model slug>``    ``co
 an open-weights generation  ``ow_<generation>_<protocol>``                  ``open_weights_series``
 the guard rotation          ``rotation_<YYYY-MM-DD>_<protocol>``            ``guard_margin_rotation``
 the subject fingerprint     ``subject_fingerprint_<day>_<model>@<n>``       ``subject_fingerprint``
-                            (a ledger run: no folder)
+                            (a ledger run: no folder; its launches
+                            lock ``subject_fingerprint_<day>_<model>``)
 an imported Inspect log     ``inspect-<eval id>``                           None (an outsider's)
 an imported lm-eval log     ``lm-eval-<start>-<protocol>-<model slug>``     None (an outsider's)
 ==========================  ==============================================  =====================
@@ -153,6 +154,21 @@ def fingerprint_run_id(day: str, model_id: str, session: Union[int, str]) -> str
 
 def _fingerprint_base(day: str, model_id: str) -> str:
     return f"{job_table.SUBJECT_FINGERPRINT}_{day}_{model_id}"
+
+
+def fingerprint_lock_id(day: str, model_id: str) -> str:
+    """What every launch of the subject fingerprint of ``day`` on ``model_id`` collides on: its earmark's name.
+
+    Not a ledger run (each attempt of the day is one, :func:`fingerprint_run_id`)
+    but the day and the model alone, so two launches at the same moment share
+    it whatever attempt each would be.  It names a file: a model id that is
+    not a safe name is slugged with a hash of the whole id kept, so two models
+    never share a lock.
+    """
+    name = slug(model_id)
+    if name != model_id:
+        name = f"{name}-{hashlib.sha256(model_id.encode('utf-8')).hexdigest()[:12]}"
+    return _within_limit(f"{job_table.SUBJECT_FINGERPRINT}_{day}_{name}", model_id)
 
 
 # --------------------------------------------------------------------------

@@ -26,6 +26,12 @@ daily cycle" as the cycle's scenario work.  Each job's pool is fixed by the
 jobs table and checked where a run's permission is made
 (:class:`~llmarchive.budget.ladder.Authorization`).
 
+Money has one month (method §9.4): the month a run's permission is judged
+against — the month of the day the decision is made for — is the month
+each of its reservations and charges is written to, whatever day the call
+is made on.  A run dated November and resumed in December is charged to
+November, whose pools let it go.
+
 One module per concern, each importing only those above it in this list:
 
 * :mod:`~llmarchive.budget.config` — ``budget.json``, the paid jobs and
@@ -33,8 +39,9 @@ One module per concern, each importing only those above it in this list:
   person;
 * :mod:`~llmarchive.budget.spend_ledger` — reading the ledger: charges,
   reservations, a month's spend;
-* :mod:`~llmarchive.budget.earmarks` — what running runs keep back of a
-  pool until they end (method §9.4);
+* :mod:`~llmarchive.budget.earmarks` — what running paid jobs keep back of
+  a pool until they end, and the lock that refuses a second launch of one
+  (method §9.4);
 * :mod:`~llmarchive.budget.ladder` — the ladder: the month's plan, one
   run's permission, the protocol selection rule;
 * :mod:`~llmarchive.budget.degradation` — method §9's order of cuts;

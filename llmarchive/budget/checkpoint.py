@@ -30,9 +30,7 @@ chain broken inside the prefix; the run start never reads those bytes — its
 figures are the checkpoint's, folded when they were verified — and the
 monthly whole verification finds the break.
 """
-import hashlib
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Optional
@@ -175,25 +173,21 @@ def _chains_onto(entries: Iterable[tuple[int, dict]], prev: str) -> Optional[str
 
 def _load(paths: ArchivePaths) -> Optional[dict]:
     """The checkpoint when it is whole and of this format; None otherwise (then the ledger is read whole)."""
-    try:
-        digest, _, body = checkpoint_file(paths).read_bytes().partition(b"\n")
-        if hashlib.sha256(body).hexdigest().encode() != digest:
-            return None
-        data = json.loads(body)       # one JSON document: the checkpoint after its digest line
-        if data.get("format") != FORMAT or data.get("ledger") != paths.spend_ledger.name:
-            return None
-        data["tally"] = LedgerTally.from_json(data["tally"])
-        return data
-    except (OSError, ValueError, KeyError, TypeError):
+    data = jsonio.read_digested(checkpoint_file(paths))
+    if data is None or data.get("format") != FORMAT or data.get("ledger") != paths.spend_ledger.name:
         return None
+    try:
+        data["tally"] = LedgerTally.from_json(data["tally"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return data
 
 
 def _save(paths: ArchivePaths, view: LedgerView, verified_month: str) -> None:
-    body = json.dumps({"format": FORMAT, "ledger": paths.spend_ledger.name, "offset": view.offset,
-                       "count": view.tally.count, "last_sha256": view.last_hash, "verified_month": verified_month,
-                       "tally": view.tally.to_json()}, separators=(",", ":")).encode("utf-8")
     try:
-        jsonio.write_bytes(checkpoint_file(paths), hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+        jsonio.write_digested(checkpoint_file(paths), {
+            "format": FORMAT, "ledger": paths.spend_ledger.name, "offset": view.offset, "count": view.tally.count,
+            "last_sha256": view.last_hash, "verified_month": verified_month, "tally": view.tally.to_json()})
     except OSError:
         pass   # a checkpoint is only a shortcut: without it the next run start verifies the whole ledger
 

@@ -55,6 +55,8 @@ class BudgetError(ArchiveError, ValueError):
 class BudgetHalted(ArchiveError, RuntimeError):
     """A run the ladder or a pool does not allow; recorded as a ``budget_halted`` skip."""
 
+    skip: Optional[dict] = None     # the skip recorded for this refusal, when the refusing code recorded one
+
 
 def eur(amount: float, places: int = 2) -> str:
     """An amount of euros as a person reads it: ``€12.34`` (``places`` decimals; a call's cost wants 4 or 5).

@@ -24,7 +24,10 @@ ledger's hash chain.
 The same lock answers a second question: is this run already being worked
 on?  A second authorisation of a run whose earmark is live is refused
 (:class:`RunBusy`) before anything is recorded or spent — the double click,
-or the schedule's tick beside a manual launch of the same partition.
+or the schedule's tick beside a manual launch of the same partition.  Every
+paid job of the jobs table takes one: a protocol run (the sweep, a manual
+run, a bridge) under its run id, the subject fingerprint under its day and
+model, so a day is asked of a model once however it is launched.
 """
 import fcntl
 import time
@@ -55,7 +58,10 @@ class EarmarkRecord:
 
     ``base_eur`` is what the run had already committed in that month and
     pool when the earmark was taken (a resumed run); only what it commits
-    beyond that draws the earmark down.
+    beyond that draws the earmark down.  ``ledger_run`` is the ledger run
+    whose entries do, when it is not ``run_id`` itself: the subject
+    fingerprint's earmark is named by its day and model (what a second
+    launch collides on) and drawn down by that day's attempt.
     """
 
     run_id: str
@@ -67,10 +73,16 @@ class EarmarkRecord:
     amount_eur: float
     base_eur: float
     taken_at: str
+    ledger_run: str = ""
+
+    @property
+    def charged_as(self) -> str:
+        """The ledger run whose charges and reservations draw this earmark down."""
+        return self.ledger_run or self.run_id
 
     def left_eur(self, committed: Committed) -> float:
         """What the holder has not spent of its earmark yet (never below zero)."""
-        drawn = committed(self.run_id, self.month, self.pool) - self.base_eur
+        drawn = committed(self.charged_as, self.month, self.pool) - self.base_eur
         return max(self.amount_eur - drawn, 0.0)
 
 
@@ -198,7 +210,7 @@ def earmarked_eur(earmarks: Iterable[EarmarkRecord], committed: Committed, month
     """Per pool, what the live ``earmarks`` of ``month`` still keep back (less ``exclude_run``'s own)."""
     out: dict[str, float] = {}
     for earmark in earmarks:
-        if earmark.month == month and earmark.run_id != exclude_run:
+        if earmark.month == month and earmark.charged_as != exclude_run:
             out[earmark.pool] = out.get(earmark.pool, 0.0) + earmark.left_eur(committed)
     return out
 

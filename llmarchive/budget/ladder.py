@@ -21,7 +21,7 @@ pays) ask the same two rules — :func:`rung_selection` and
 :func:`pool_shortfall` — so they can never disagree.
 """
 from dataclasses import asdict, dataclass, field
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from llmarchive.archive import (ArchivePaths, RecordFileError, file_lock, jobs as job_table, record_skip, utc_month,
                                 utc_now, utc_today)
@@ -277,7 +277,7 @@ def record_plan_skips(paths: ArchivePaths, plan: Plan, date: Optional[str] = Non
 
 @dataclass(frozen=True)
 class Authorization:
-    """Permission for one run: which pool pays, at which per-call rate.
+    """Permission for one run: which pool pays, at which per-call rate, in which month.
 
     The pool is the job's own, from the one jobs table, and nothing else: a
     permission naming another pool is refused when it is made, so no caller
@@ -286,6 +286,13 @@ class Authorization:
     and the heartbeat reserve is reached by the subject fingerprint alone,
     once the general pool is spent (:class:`llmarchive.budget.meter.SpendMeter`
     moves its charges there; its permission names the general pool).
+
+    ``month`` is the month the permission was judged against
+    (:func:`judged_month`), and every entry of the run — each reservation and
+    each charge — is written to it, whatever day its calls are made on: the
+    money a month's pools let go is the money charged to them (method §9.4,
+    one month for money).  None is a permission made by hand outside a run's
+    start (a test, a tool): its meter keeps the month it is opened in.
     """
 
     job: str
@@ -293,6 +300,7 @@ class Authorization:
     pool: str
     rate_eur_per_call: Optional[float]
     budgeted: bool = True
+    month: Optional[str] = None
 
     def __post_init__(self) -> None:
         job = job_name(self.job)
@@ -306,11 +314,11 @@ class Authorization:
         return asdict(self)
 
 
-def unbudgeted(job: str = "manual") -> Authorization:
-    """For a paid subject explicitly run without a budget (costs unknown, logged as null)."""
+def unbudgeted(job: str = "manual", month: Optional[str] = None, date: Optional[str] = None) -> Authorization:
+    """For a paid subject explicitly run without a budget (costs unknown, logged as null), in the month judged."""
     job = job_name(job)
     category, pool = JOBS[job]
-    return Authorization(job, category, pool, None, budgeted=False)
+    return Authorization(job, category, pool, None, budgeted=False, month=judged_month(month, date))
 
 
 def authorize_run(paths: ArchivePaths, budget: Budget, header: Mapping, job: str, calls: int,
@@ -327,52 +335,99 @@ def authorize_run(paths: ArchivePaths, budget: Budget, header: Mapping, job: str
     return earmark_run(paths, budget, header, job, calls, all_protocols, month, date)[0]
 
 
-def earmark_run(paths: ArchivePaths, budget: Budget, header: Mapping, job: str, calls: int,
-             all_protocols: Optional[Sequence[Mapping]] = None, month: Optional[str] = None,
-             date: Optional[str] = None, *,
-             run_id: Optional[str] = None) -> tuple[Authorization, Optional[earmarks.Earmark]]:
+def fingerprint_room(state: LadderState, need_eur: float, calls: int) -> tuple[Optional[str], str]:
+    """(why the subject fingerprint's day may not be asked, or None; the pool that will pay for it).
+
+    Method §9.3: the ladder never gates the fingerprint, but the ceiling is
+    hard for it too — the day's worst case must fit what the general pool
+    and the heartbeat reserve have left together.  It is paid by the general
+    pool while that has room for the whole day, else by the heartbeat reserve.
+    """
+    general = max(state.general_left_eur, 0.0)
+    left = general + max(state.heartbeat_left_eur, 0.0)
+    if need_eur > left + EPSILON_EUR:
+        return (f"the day's {calls} calls may cost up to {eur(need_eur, 4)}; {eur(left, 4)} is left in the general "
+                f"pool and the heartbeat reserve for {state.month}"), "general"
+    return None, "general" if need_eur <= general + EPSILON_EUR else "heartbeat"
+
+
+def earmark_run(paths: ArchivePaths, budget: Optional[Budget], header: Mapping, job: str, calls: int,
+                all_protocols: Optional[Sequence[Mapping]] = None, month: Optional[str] = None,
+                date: Optional[str] = None, *, run_id: Optional[str] = None, cost_eur: Optional[float] = None,
+                ledger_run: Optional[Callable[[LedgerView], str]] = None,
+                ) -> tuple[Authorization, Optional[earmarks.Earmark], LedgerView]:
     """:func:`authorize_run`, and for ``run_id`` an earmark of the whole remaining cost for as long as the run lives.
 
     Decided under the ledger's lock, so two runs authorised at the same
     moment are judged one after the other, each seeing what the other earmarks
     (method §9.4).  A run whose earmark is live in another process is refused
     (:class:`~llmarchive.budget.earmarks.RunBusy`) before anything is recorded.
-    The caller releases the earmark when the run ends, however it ends.
+    The caller releases the earmark when the run ends, however it ends, and
+    hands the third value — the ledger as this start read it, its one reading
+    — to the run's :class:`~llmarchive.budget.meter.SpendMeter`.
+
+    ``run_id`` is what a second launch collides on; ``ledger_run`` names,
+    from the ledger read under the lock, the ledger run whose entries draw
+    the earmark down when that is not ``run_id`` (the subject fingerprint
+    locks its day and model, and charges each attempt of the day as a run of
+    its own, numbered by what the ledger already holds).  ``cost_eur`` is the
+    whole remaining cost when it is not ``calls`` at the job's rate (the
+    fingerprint's day at its worst case).  The subject fingerprint is judged
+    by :func:`fingerprint_room`, never by the ladder; without a ``budget`` the
+    permission is unbudgeted (costs unknown) and the earmark only a lock.
     """
     job = job_name(job)
     category, pool = JOBS[job]
-    if job == "subject_fingerprint":
-        return Authorization(job, category, pool, budget.rate(category)), None
-    protocol_id = header["protocol_id"]
-    series = header.get("series")
-    pool_list = [p for p in all_protocols or [] if series is None or p.get("series") == series]
-    if not any(p.get("protocol_id") == protocol_id for p in pool_list):
-        pool_list.append(header)
+    protocol_id = header.get("protocol_id")
     with file_lock(paths.spend_ledger):
         if run_id is not None and any(h.run_id == run_id for h in earmarks.live(paths)):
             raise earmarks.RunBusy(f"run {run_id} is being worked on by another process: a second launch of it "
-                                     "is refused. Nothing was spent.")
-        view = ledger_view(paths)      # one reading of the ledger for the whole decision
-        state = ladder_state(paths, budget, month, date, ledger=view)
-        reason = None
-        by_rung = False
-        if job == "bridge":
-            left = state.bridge_left_eur
+                                   "is refused. Nothing was spent.")
+        view = ledger_view(paths)      # one reading of the ledger for the whole decision, and for the run's meter
+        month = judged_month(month, date)
+        if budget is None:
+            authorization, cost = unbudgeted(job, month), 0.0
         else:
-            left = state.general_left_eur
-            kept, why_rung = rung_selection(state, pool_list)
-            if protocol_id not in kept:
-                reason, by_rung = why_rung, True
-        if reason is None:
-            reason = pool_shortfall(calls, budget.rate(category), left, job, state.month)
-        if reason:
-            day = date or utc_today()
-            record_skip(paths, day, job, protocol_id, REFUSED, reason, refusal_facts(state, job, by_rung))
-            raise BudgetHalted(f"{protocol_id} may not run ({job}): {reason}")
-        authorization = Authorization(job, category, pool, budget.rate(category))
+            cost = calls * budget.rate(category) if cost_eur is None else cost_eur
+            pool = _judge(paths, budget, header, job, calls, cost, all_protocols, month, date, view)
+            authorization = Authorization(job, category, JOBS[job][1], budget.rate(category), month=month)
         if run_id is None or calls <= 0:
-            return authorization, None
-        base = view.tally.committed(run_id, state.month, pool)
-        record = earmarks.EarmarkRecord(run_id, protocol_id, job, pool, state.month, calls,
-                                       calls * budget.rate(category), base, utc_now())
-        return authorization, earmarks.take(paths, record)
+            return authorization, None, view
+        charged_as = ledger_run(view) if ledger_run is not None else run_id
+        base = view.tally.committed(charged_as, month, pool)
+        record = earmarks.EarmarkRecord(run_id, protocol_id or job, job, pool, month, calls, cost, base, utc_now(),
+                                        charged_as)
+        return authorization, earmarks.take(paths, record), view
+
+
+def _judge(paths: ArchivePaths, budget: Budget, header: Mapping, job: str, calls: int, cost: float,
+           all_protocols: Optional[Sequence[Mapping]], month: str, date: Optional[str], view: LedgerView) -> str:
+    """The pool that pays ``cost`` for this run, or a :class:`BudgetHalted` with its ``skip`` recorded (lock held)."""
+    state = ladder_state(paths, budget, month, ledger=view)
+    protocol_id = header.get("protocol_id")
+    pool, by_rung, reason = JOBS[job][1], False, None
+    if job == job_table.SUBJECT_FINGERPRINT:
+        reason, pool = fingerprint_room(state, cost, calls)
+    elif job == "bridge":
+        reason = pool_shortfall(calls, budget.rate(JOBS[job][0]), state.bridge_left_eur, job, state.month)
+    else:
+        series = header.get("series")
+        pool_list = [p for p in all_protocols or [] if series is None or p.get("series") == series]
+        if not any(p.get("protocol_id") == protocol_id for p in pool_list):
+            pool_list.append(header)
+        kept, why_rung = rung_selection(state, pool_list)
+        if protocol_id not in kept:
+            reason, by_rung = why_rung, True
+        else:
+            reason = pool_shortfall(calls, budget.rate(JOBS[job][0]), state.general_left_eur, job, state.month)
+    if reason:
+        day = date or utc_today()
+        if job == job_table.SUBJECT_FINGERPRINT:    # a refusal of the day, not of a protocol
+            halted = BudgetHalted(f"the {job} of {day} may not run: {reason}")
+            halted.skip = record_skip(paths, day, job, None, REFUSED, reason)
+        else:
+            halted = BudgetHalted(f"{protocol_id} may not run ({job}): {reason}")
+            halted.skip = record_skip(paths, day, job, protocol_id, REFUSED, reason,
+                                      refusal_facts(state, job, by_rung))
+        raise halted
+    return pool

@@ -16,11 +16,16 @@
 Without ``prices_eur_per_mtok`` in ``budget.json`` every call is charged
 its category's flat per-call rate (``basis: "flat_rate"``).  The reference
 model is free and never reaches this module.
+
+Every entry of a run — reservation and charge — is written to the month its
+:class:`~llmarchive.budget.ladder.Authorization` was judged against, never to
+the clock's: a November run resumed on 5 December was let go by November's
+pools and is charged to November (method §9.4, one month for money).
 """
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
-from llmarchive.archive import ArchivePaths, ChainedLog, cut_torn_tail, file_lock, utc_now
+from llmarchive.archive import ArchivePaths, ChainedLog, cut_torn_tail, file_lock, utc_month, utc_now
 from llmarchive.budget import earmarks
 from llmarchive.budget.config import EPSILON_EUR, PROMPT_FRAMING_TOKENS, Budget, BudgetHalted, eur
 from llmarchive.budget.checkpoint import LedgerView, entries_between, read_ledger
@@ -58,6 +63,7 @@ class SpendMeter:
         """``ledger``: the view the caller's run start already read (taken over and caught up, not read again)."""
         self.paths = paths
         self.auth = authorization
+        self.month = authorization.month or utc_month()   # the one month every entry of this run is written to
         self.run_id = run_id
         self.subject = subject
         self.model_id = model_id
@@ -75,9 +81,11 @@ class SpendMeter:
         This run's own earlier entries (a resumed run) are read from where its
         first one starts; the running totals of the whole ledger come with the
         checkpoint, so a reservation's ceiling check never re-reads years of entries.
+        ``since``, the view the run's start read, is taken over as it is and
+        caught up with what was appended after it: a start reads the ledger once.
         """
         cut_torn_tail(self.paths.spend_ledger)
-        view = read_ledger(self.paths, since)
+        view = read_ledger(self.paths) if since is None else since
         self.log = ChainedLog.resume(self.paths.spend_ledger, view.last_hash)
         self.tally = view.tally
         self._size = view.offset
@@ -89,6 +97,8 @@ class SpendMeter:
         if first is not None and not view.whole:
             self._note_mine(entries_between(self.paths, first, view))
         self._note_mine(view.tail)
+        if since is not None:
+            self._fresh()
 
     def _note_mine(self, entries: Iterable[Mapping]) -> None:
         for e in entries:
@@ -173,8 +183,8 @@ class SpendMeter:
         now = utc_now()
         with file_lock(self.paths.spend_ledger):
             self._fresh()
-            entry = self._reservation(now, now[:7], call_key, session, attempt, prompt_bytes, max_tokens,
-                                      self.earmarked_by_others(now[:7]))
+            entry = self._reservation(now, self.month, call_key, session, attempt, prompt_bytes, max_tokens,
+                                      self.earmarked_by_others(self.month))
             written = self._append([entry])[0]
             self.reserved[entry["reservation_id"]] = written
             return written
@@ -189,8 +199,7 @@ class SpendMeter:
         raises (nothing of the batch is reserved) and leaves the tallies as
         they were.
         """
-        now = utc_now()
-        month = now[:7]
+        now, month = utc_now(), self.month
         with file_lock(self.paths.spend_ledger):
             self._fresh()
             held = self.earmarked_by_others(month)
@@ -269,8 +278,7 @@ class SpendMeter:
 
     def _entry(self, call_key: str, call: Mapping, *, trial: bool, charge_id: str, settles: Sequence[str],
                pending: Sequence[Mapping] = ()) -> dict:
-        now = utc_now()
-        month = now[:7]
+        now, month = utc_now(), self.month
         answered = bool(call.get("answered", True))
         cost, basis = self._cost(call, answered)
         return {

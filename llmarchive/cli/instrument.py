@@ -3,11 +3,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from llmarchive.cli import archive
+from llmarchive.cli import CommandError, archive
 from llmarchive.cli._options import (add_api, add_date, add_json, add_max_tokens, add_model, add_reference,
                                      add_subject, add_subject_models, api_subject_factory, day, print_json,
                                      reference_options, refuse_unbudgeted_with_a_budget, subject_models)
-from llmarchive.archive import ArchivePaths, RecordFileError, jobs as job_table, store
+from llmarchive.archive import ArchivePaths, RecordFileError, jobs as job_table, store, utc_month
 from llmarchive.instrument import (ALARM_VERDICTS, SUBJECT_MAX_TOKENS, acknowledge as acknowledgement, apply_pending,
                                    day_verdict, default_engine_factory, due_protocol, guard_rotation, latched_alarm,
                                    pending_folders, runtime_fingerprint, subject_fingerprint)
@@ -147,7 +147,12 @@ def do_subject(args: argparse.Namespace) -> int:
     provider = args.subject or config.provider
     model = args.model or active_model(paths, config)
     subject = api_subject_factory(args, provider)(model, SUBJECT_MAX_TOKENS)
-    outcome = subject_fingerprint(paths, day(args), subject, unbudgeted=args.unbudgeted)
+    when = day(args)
+    if subject.billed and when[:7] < utc_month():
+        # The model is asked as it answers now; a month that has ended is closed to new paid work (method §9.4).
+        raise CommandError(f"--date {when}: the subject fingerprint asks the model as it answers today, and "
+                           f"{when[:7]} has ended: a paid day of an ended month is refused; nothing was sent")
+    outcome = subject_fingerprint(paths, when, subject, unbudgeted=args.unbudgeted)
     if outcome.record is None:
         print(f"subject_fingerprint not recorded: {outcome.skip['reason']} (cause {outcome.skip['cause']})",
               file=sys.stderr)

@@ -17,7 +17,9 @@ If any call of the day went unanswered, no fingerprint is recorded; a
 is, and the day can be asked again.  A request the provider refuses outright
 (a rejected key, an unknown model) is a ``skip`` with
 ``provider_refused_request``.  A day already fingerprinted for the same
-model is returned as recorded, never re-billed.
+model is returned as recorded, never re-billed; a day being asked of the
+same model by another launch (a double click, the schedule's tick beside a
+manual launch) is refused (``RunBusy``) before any call.
 
 Money (method §9).  The calls are charged to the ``subject_fingerprint``
 job, which the ladder never gates (its cost is kept small by design): first
@@ -30,14 +32,16 @@ reported, an attempt whose fate is unknown (a read timeout, a malformed
 200) at its worst case (prompt bytes + framing + ``max_tokens``), an HTTP
 error answer at nothing.  Each attempt's worst case is reserved in the
 ledger before it leaves, so a process killed mid-call leaves it charged.
+The day's worst case is earmarked, under the day's lock, in the pool that
+will pay it (method §9.4), and every call is charged to the day's month.
 """
 import asyncio
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Optional, Union
 
 from llmarchive import budget as budget_mod
-from llmarchive.archive import (ArchivePaths, SUBJECT_FINGERPRINT, fingerprint_run_id, fingerprint_session,
-                                first_condition, record_logs as records, record_skip)
+from llmarchive.archive import (ArchivePaths, SUBJECT_FINGERPRINT, fingerprint_lock_id, fingerprint_run_id,
+                                fingerprint_session, first_condition, record_logs as records, record_skip)
 from llmarchive.instrument.fingerprint import InstrumentError
 from llmarchive.instrument.prompts import (SUBJECT_GRAMMAR_VERSION, SUBJECT_ITEMS, SUBJECT_ITEMS_SHA256,
                                            SUBJECT_MAX_TOKENS, SUBJECT_OPTIONS, subject_prompt)
@@ -99,24 +103,17 @@ def _worst_case_day(budget: budget_mod.Budget, calls: list[tuple[str, str]]) -> 
 
 
 def _session(ledger: budget_mod.LedgerView, day: str, model: str) -> str:
-    """This attempt at the day's number (1, 2, …): its own ledger run, so a day asked again is charged again."""
+    """This attempt at the day's number (1, 2, …): its own ledger run, so a day asked again is charged again.
+
+    Numbered from the ledger as read under the day's lock, where no other
+    launch can number an attempt of the same day and model.
+    """
     return str(fingerprint_session(ledger.tally.run_ids, day, model))
 
 
-def _room_refusal(paths: ArchivePaths, budget: budget_mod.Budget, calls: list[tuple[str, str]],
-                  day: Optional[str] = None, ledger: Optional[budget_mod.LedgerView] = None) -> Optional[str]:
-    """Why the day may not be asked (general pool and heartbeat reserve both too low), or None.
-
-    ``ledger``: the view the day's start already read, so the ledger is read once per start.
-    """
-    state = budget_mod.ladder_state(paths, budget, date=day, ledger=ledger)
-    left = max(state.general_left_eur, 0.0) + max(state.heartbeat_left_eur, 0.0)
-    need = _worst_case_day(budget, calls)
-    if need <= left + budget_mod.EPSILON_EUR:
-        return None
-    return (f"the day's {len(calls)} calls may cost up to {budget_mod.eur(need, 4)}; {budget_mod.eur(left, 4)} is "
-            f"left in the general pool "
-            f"and the heartbeat reserve for {state.month}")
+def _ledger_run(day: str, model: str) -> Callable[[budget_mod.LedgerView], str]:
+    """The ledger run of this attempt at the day, which draws the day's earmark down."""
+    return lambda ledger: fingerprint_run_id(day, model, _session(ledger, day, model))
 
 
 def _meter(meter: budget_mod.SpendMeter, session: str, calls: list[tuple[str, str]],
@@ -180,33 +177,58 @@ def _skip_for(paths: ArchivePaths, day: str, subject: Any, calls: list[tuple[str
     return record_skip(paths, day, JOB, None, condition, reason)
 
 
-def subject_fingerprint(paths: ArchivePaths, day: str, subject: Any, *, budget: Optional[budget_mod.Budget] = None,
-                        unbudgeted: bool = False, concurrency: int = 4) -> SubjectOutcome:
-    """Ask the 24 items, score them, record the day (see the module docstring)."""
-    model = subject.subject_model_id
+def _recorded(paths: ArchivePaths, day: str, model: str) -> Optional[dict]:
+    """The day's fingerprint of ``model`` when one is recorded: asked once before the lock (cheap), once under it."""
     for r in records.read(paths, JOB):
         if r.get("date") == day and r.get("subject_model_id") == model:
-            return SubjectOutcome(r, already=True)
+            return r
+    return None
+
+
+def subject_fingerprint(paths: ArchivePaths, day: str, subject: Any, *, budget: Optional[budget_mod.Budget] = None,
+                        unbudgeted: bool = False, concurrency: int = 4) -> SubjectOutcome:
+    """Ask the 24 items, score them, record the day (see the module docstring).
+
+    A paid day takes the day's lock and earmark first (method §9.4): a second
+    launch of the same day and model while this one is asking is refused
+    (:class:`~llmarchive.budget.RunBusy`) before any call, and one that starts
+    after this one finished finds its record, looked for again under the lock.
+    """
+    model = subject.subject_model_id
+    recorded = _recorded(paths, day, model)
+    if recorded is not None:
+        return SubjectOutcome(recorded, already=True)
     if subject.max_tokens != SUBJECT_MAX_TOKENS:
         raise InstrumentError(f"the subject sends max_tokens {subject.max_tokens}; the subject fingerprint freezes "
                               f"{SUBJECT_MAX_TOKENS}")
     calls = [(subject_prompt(question), f"{JOB}/{day}/{item_id}") for item_id, question, _ in SUBJECT_ITEMS]
-    meter, session = None, ""
-    if subject.billed:
-        budget = budget or budget_mod.load_budget(paths)
-        if budget is None and not unbudgeted:
-            raise InstrumentError(f"{paths.budget_file} does not exist: the subject fingerprint makes paid calls "
-                                  "(`llmarchive budget init …`, or --unbudgeted for a server you pay nothing for)")
-        ledger = budget_mod.ledger_view(paths)   # the start's one reading: room, session and meter
-        if budget is not None:
-            why = _room_refusal(paths, budget, calls, day, ledger)
-            if why is not None:
-                return SubjectOutcome(None, record_skip(paths, day, JOB, None, "budget_refused", why))
-        auth = (budget_mod.unbudgeted(JOB) if budget is None else
-                budget_mod.authorize_run(paths, budget, {"protocol_id": JOB}, JOB, len(SUBJECT_ITEMS), date=day))
-        session = _session(ledger, day, model)
+    if not subject.billed:
+        return _ask_and_record(paths, day, subject, calls, concurrency, None, "")
+    budget = budget or budget_mod.load_budget(paths)
+    if budget is None and not unbudgeted:
+        raise InstrumentError(f"{paths.budget_file} does not exist: the subject fingerprint makes paid calls "
+                              "(`llmarchive budget init …`, or --unbudgeted for a server you pay nothing for)")
+    try:
+        # the start's one reading of the ledger: room, the attempt's number and the meter
+        auth, earmark, ledger = budget_mod.earmark_run(
+            paths, budget, {}, JOB, len(calls), date=day, run_id=fingerprint_lock_id(day, model),
+            cost_eur=None if budget is None else _worst_case_day(budget, calls), ledger_run=_ledger_run(day, model))
+    except budget_mod.BudgetHalted as halted:
+        return SubjectOutcome(None, halted.skip)
+    with earmark:
+        recorded = _recorded(paths, day, model)    # a launch that finished while this one was starting
+        if recorded is not None:
+            return SubjectOutcome(recorded, already=True)
+        session = _session(ledger, day, model)     # the attempt the earmark was taken for
         meter = budget_mod.SpendMeter(paths, auth, fingerprint_run_id(day, model, session), subject.provider, model,
                                       budget, ledger=ledger)
+        return _ask_and_record(paths, day, subject, calls, concurrency, meter, session)
+
+
+def _ask_and_record(paths: ArchivePaths, day: str, subject: Any, calls: list[tuple[str, str]], concurrency: int,
+                    meter: Optional[budget_mod.SpendMeter], session: str) -> SubjectOutcome:
+    """The day itself: the calls, their charges (``meter``: a paid day), then its record or its skip."""
+    model = subject.subject_model_id
     hooks = _hook_factory(meter, session) if meter is not None and getattr(subject, "is_async", False) else None
     answers = _ask(subject, calls, concurrency, hooks)
     if meter is not None:

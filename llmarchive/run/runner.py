@@ -59,7 +59,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from llmarchive.budget import Authorization, Budget, BudgetHalted, SpendMeter
+from llmarchive.budget import Authorization, Budget, BudgetHalted, LedgerView, SpendMeter
 from llmarchive.archive import ArchivePaths, RecordFileError, check_id, measurement_run, store, utc_now, utc_today
 from llmarchive.run.alarms import alarm_since
 from llmarchive.subjects import CallResult, SubjectError, classify, returned_model_id
@@ -85,12 +85,14 @@ def _run_lock(folder: Path) -> contextlib.AbstractContextManager:
 
 def run_protocol(paths: ArchivePaths, protocol: Mapping, subject: Any, settings: RunSettings, *,
                  authorization: Optional[Authorization] = None, budget: Optional[Budget] = None,
-                 progress: Optional[Progress] = None) -> RunResult:
+                 progress: Optional[Progress] = None, ledger: Optional[LedgerView] = None) -> RunResult:
     """Run (or resume) ``protocol`` on ``subject``; build the measurement when complete.
 
     ``authorization`` (from :func:`llmarchive.budget.authorize_run`) is
     required for a paid subject and makes every recorded call one ledger
-    entry; the free reference subject takes none.  Raises
+    entry; the free reference subject takes none.  ``ledger`` is the ledger
+    as that authorisation read it, taken over by the run's meter (a start
+    reads the ledger once; None: the meter reads it).  Raises
     :class:`RunHalted` when the subject fails for good (a bad key, an unknown
     model) — what was recorded stays, and the run can be resumed.
     """
@@ -116,7 +118,7 @@ def run_protocol(paths: ArchivePaths, protocol: Mapping, subject: Any, settings:
             extra={**settings.extra, "generation_override": {"max_tokens": subject.max_tokens}})
     folder = paths.run_dir(settings.run_id)
     with _run_lock(folder):
-        run = _Run(paths, folder, protocol, subject, settings, authorization, budget, progress)
+        run = _Run(paths, folder, protocol, subject, settings, authorization, budget, progress, ledger)
         return run.execute()
 
 
@@ -125,7 +127,7 @@ class _Run(CallLoop):
 
     def __init__(self, paths: ArchivePaths, folder: Path, protocol: Mapping, subject: Any, settings: RunSettings,
                  authorization: Optional[Authorization], budget: Optional[Budget],
-                 progress: Optional[Progress]) -> None:
+                 progress: Optional[Progress], ledger: Optional[LedgerView] = None) -> None:
         self.paths, self.folder, self.protocol, self.subject = paths, folder, protocol, subject
         self.settings, self.progress = settings, progress
         self.header = protocol_header(protocol)
@@ -144,7 +146,7 @@ class _Run(CallLoop):
         self.meter = None
         if authorization is not None and subject.billed:
             self.meter = SpendMeter(paths, authorization, settings.run_id, subject.provider,
-                                    subject.subject_model_id, budget)
+                                    subject.subject_model_id, budget, ledger=ledger)
             self.reserver = Reserver(self.meter)   # the attempts leaving together are reserved with one fsync
         self.authorization = authorization
         self.called = 0

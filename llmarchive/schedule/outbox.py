@@ -44,16 +44,14 @@ setting that is not a URL — and the ``archive_health`` check
 ``no_overdue_page`` turns red on it (``assets/health.py``), as does
 ``llmarchive status``; the hourly ``llmarchive lease`` exits 1.
 """
-import hashlib
 import io
-import json
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from llmarchive.archive import ArchivePaths, ChainedLog, RecordFileError, file_lock, jsonio, lock_file, parse_time
+from llmarchive.archive import ArchivePaths, ChainedLog, file_lock, jsonio, lock_file, parse_time
 from llmarchive.schedule import webhook
 from measure import chain, jsonl
 from measure.errors import ArchiveError
@@ -167,19 +165,12 @@ def _prune(state: dict, now: datetime) -> None:
 
 
 def _load_state(paths: ArchivePaths) -> Optional[dict]:
-    try:
-        digest, _, body = state_file(paths).read_bytes().partition(b"\n")
-        if hashlib.sha256(body).hexdigest().encode() != digest:
-            return None
-        state = json.loads(body)      # one JSON document: the state after its digest line
-        return state if state.get("format") == FORMAT else None
-    except (OSError, ValueError):
-        return None
+    state = jsonio.read_digested(state_file(paths))
+    return state if state is not None and state.get("format") == FORMAT else None
 
 
 def _save_state(paths: ArchivePaths, state: dict) -> None:
-    body = json.dumps(state, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    jsonio.write_bytes(state_file(paths), hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+    jsonio.write_digested(state_file(paths), state)
 
 
 def _read_entries(path: Path, fh: Any, start: int, end: int) -> list[dict]:

@@ -27,7 +27,11 @@ rules below are decided in one place and in one order:
    records a ``budget_halted`` skip when it refuses), and what they cost is
    *earmarked* for as long as the run lives, so a run started beside it is
    judged as if this one had already spent it (method §9.4); a run already
-   being worked on elsewhere is refused (``RunBusy``).  An explicitly
+   being worked on elsewhere is refused (``RunBusy``).  The permission is of
+   the month of the decision day, and every call of the run is charged to
+   that month (a run dated November and resumed in December: November).
+   The ledger read for that decision is the run's meter's too: a start
+   reads it once.  An explicitly
    unbudgeted run (``--unbudgeted``: a server nobody pays for) is charged
    to no pool, whether or not a ``budget.json`` exists; without one, no
    other run may go ahead.
@@ -124,11 +128,15 @@ def preregistration_guard(paths: ArchivePaths, protocol: Mapping, job: str, day:
 def authorize(paths: ArchivePaths, protocol: Mapping, job: str, run_id: str, day: str, *,
               budget: Optional[budget_mod.Budget], unbudgeted: bool = False,
               all_headers: Optional[Sequence[Mapping]] = None,
-              run_paths: Optional[ArchivePaths] = None) -> tuple[budget_mod.Authorization, Optional[Earmark]]:
-    """The budget's permission for the calls this run still has to make (rule 3) and its earmark, or a refusal.
+              run_paths: Optional[ArchivePaths] = None,
+              ) -> tuple[budget_mod.Authorization, Optional[Earmark], Optional[budget_mod.LedgerView]]:
+    """The budget's permission for the calls this run still has to make (rule 3), its earmark, or a refusal.
 
     The caller releases the earmark when the run ends (None: nothing is earmarked —
-    an unbudgeted run, or one with no call left to make).
+    an unbudgeted run, or one with no call left to make), and gives the run's
+    meter the ledger as the permission read it (None: not read), so a start
+    reads the ledger once.  The permission names the month of ``day``: the
+    month every entry of the run is charged to (method §9.4).
     """
     job = paid_job(job)
     if job not in PAID_RUN_POOLS:
@@ -140,21 +148,22 @@ def authorize(paths: ArchivePaths, protocol: Mapping, job: str, run_id: str, day
         if job == job_table.FULL_SWEEP:
             raise PaidRunError("the monthly sweep is always budgeted: --unbudgeted applies to a manual run or a "
                                "bridge on a server you pay nothing for")
-        return budget_mod.unbudgeted(job), None
+        return budget_mod.unbudgeted(job, date=day), None, None
     if budget is None:
         raise PaidRunError(f"{paths.budget_file} does not exist: paid calls need a budget "
                            "(`llmarchive budget init …`), or pass --unbudgeted for a server you pay nothing for")
     remaining = len(schedule(protocol)) - recorded_trials(run_paths or paths, run_id)
     try:
-        authorization, earmark = budget_mod.earmark_run(paths, budget, protocol_header(protocol), job,
-                                                        max(remaining, 0), all_headers, date=day, run_id=run_id)
+        authorization, earmark, ledger = budget_mod.earmark_run(paths, budget, protocol_header(protocol), job,
+                                                                max(remaining, 0), all_headers, date=day,
+                                                                run_id=run_id)
     except budget_mod.BudgetHalted as exc:
         raise PaidRunRefused(protocol["protocol_id"], "budget_refused", str(exc)) from None
     if authorization.pool != pool:   # the reserves are never reached by the daily cycle
         if earmark is not None:
             earmark.release()
         raise PaidRunError(f"job {job} would be paid from the {authorization.pool} pool; it may use {pool} only")
-    return authorization, earmark
+    return authorization, earmark, ledger
 
 
 def _joined(*values: Union[bool, str]) -> Union[bool, str]:
@@ -210,25 +219,30 @@ def start_paid_run(paths: ArchivePaths, protocol: Mapping, subject: Any, request
     # A free subject spends nothing: it is never refused, only marked (the rules for "manual").
     rule = UNREGISTERED[job] if billed else UNREGISTERED["manual"]
     prereg = preregistration_guard(paths, protocol, job if billed else "manual", day, record=record_refusal)
-    authorization, earmark = None, None
+    authorization, earmark, ledger = None, None, None
     if billed:
         if budget is None:
             budget = budget_mod.load_budget(paths)
-        authorization, earmark = authorize(paths, protocol, job, run_id, day, budget=budget,
-                                        unbudgeted=request.unbudgeted, all_headers=all_headers, run_paths=run_paths)
+        authorization, earmark, ledger = authorize(paths, protocol, job, run_id, day, budget=budget,
+                                                   unbudgeted=request.unbudgeted, all_headers=all_headers,
+                                                   run_paths=run_paths)
     try:
-        return _start(paths, protocol, subject, request, prereg, rule, authorization, budget, run_paths, config,
-                      progress, say)
+        return _start(paths, protocol, subject, request, prereg, rule, (authorization, ledger), budget, run_paths,
+                      config, progress, say)
     finally:
         if earmark is not None:
             earmark.release()
 
 
 def _start(paths: ArchivePaths, protocol: Mapping, subject: Any, request: PaidRun, prereg: dict, rule: str,
-           authorization: Optional[budget_mod.Authorization], budget: Optional[budget_mod.Budget],
-           run_paths: Optional[ArchivePaths], config: Any, progress: Optional[Progress],
-           say: Optional[Callable[[str], None]]) -> RunResult:
-    """Rules 4-6 of the module docstring for a run already authorised: hold, instrument, the run itself."""
+           permission: tuple[Optional[budget_mod.Authorization], Optional[budget_mod.LedgerView]],
+           budget: Optional[budget_mod.Budget], run_paths: Optional[ArchivePaths], config: Any,
+           progress: Optional[Progress], say: Optional[Callable[[str], None]]) -> RunResult:
+    """Rules 4-6 of the module docstring for a run already authorised: hold, instrument, the run itself.
+
+    ``permission`` is the authorisation and the ledger it was judged on (which the run's meter takes over).
+    """
+    authorization, ledger = permission
     job, run_id = paid_job(request.job), request.run_id
     day = request.day or request.run_date or utc_today()
     exploratory: Union[bool, str] = False
@@ -250,7 +264,7 @@ def _start(paths: ArchivePaths, protocol: Mapping, subject: Any, request: PaidRu
     if say is not None:
         say(f"run {run_id}: {protocol['protocol_id']} on {subject.subject_model_id}")
     return run_protocol(run_paths or paths, protocol, subject, settings, authorization=authorization, budget=budget,
-                        progress=progress)
+                        progress=progress, ledger=ledger)
 
 
 # --------------------------------------------------------------------------
