@@ -275,7 +275,35 @@ FULL = Script(
     ),
 )
 
-SCRIPTS = {"full": FULL, "short": SHORT}
+# The faults of FULL in one month, for their own test (tests/test_drill_faults.py): the owner's webhook answering 500
+# over the new archive's first dead-man page and its recovery, down over the full disk's failed run, hung over the
+# instrument alarm's failing checks and their resolution; two subject fingerprints launched together.
+FAULTS = Script(
+    name="the webhook's faults in one month",
+    start=at("2026-11-01T00:00"),
+    end=at("2026-12-01T12:00"),
+    events=(
+        *_webhook("error", "2026-11-01T00:00", "2026-11-01T23:00",
+                  "the webhook answers 500 over the new archive's first dead-man page and its recovery"),
+        *_webhook("down", "2026-11-02T00:00", "2026-11-03T00:00",
+                  "the webhook is down for a day over the failed run (the full disk's), paged at the 12:00 pass"),
+        Event(at("2026-11-02T05:59:30"), "enospc", {"protocol": "{last}"}, "the disk fills once"),
+        Event(at("2026-11-03T04:30"), "launch", {"job": "subject_fingerprint_job", "partition": "2026-11-03"},
+              "a person launches today's subject fingerprint as the 04:30 tick launches it too"),
+        *_webhook("hang", "2026-11-10T00:00", "2026-11-11T00:00",
+                  "the webhook hangs for a day over the instrument alarm's failing checks"),
+        Event(at("2026-11-10T00:30"), "fingerprint", {}, "the reference engine's fingerprint changes"),
+        Event(at("2026-11-12T12:00"), "acknowledge", {"core_change": "drill: scripted engine update accepted",
+                                                      "reviewer": "drill owner"}, "a person acknowledges"),
+    ),
+    expect=Expect(
+        gaps=(Gap("full_sweep", "2026-11", "provider_outage", "{last}", "the failed write; nobody resumed it"),),
+        refusals=(Refusal("run_busy", 1, "2026-11-03"),),
+        instrument_alarm_days=("2026-11-10", "2026-11-11", "2026-11-12"),
+    ),
+)
+
+SCRIPTS = {"full": FULL, "short": SHORT, "faults": FAULTS}
 
 
 def resolve(value: Any, protocols: list[str]) -> Any:

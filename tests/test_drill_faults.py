@@ -225,3 +225,32 @@ def test_the_money_verdict_fails_on_a_billed_call_the_ledger_lacks_or_one_writte
     assert moved == ["2027-10: the provider billed 0 calls, the ledger wrote down 1",
                      "2027-11: the provider billed 2 calls, the ledger wrote down 1"], \
         "the totals agree (2 = 2): only the month by month count sees it"
+
+
+# -- the faults under Dagster's own sensors ------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_month_of_the_webhooks_faults_under_dagsters_sensors_passes_every_verdict(tmp_path_factory, monkeypatch):
+    """The FAULTS script (one month): every page delivered exactly once after the 500s, the refused connections and
+    the hung day; no tick over its bound though hung posts ran inside ticks; one of two fingerprints refused."""
+    from scripts.drill import run
+    from scripts.drill_script import FAULTS
+
+    for name in ("LLMARCHIVE_HOME", "DAGSTER_HOME", "LLMARCHIVE_SUBJECT_BASE_URL", "LLMARCHIVE_WEBHOOK_URL",
+                 "ANTHROPIC_API_KEY"):
+        monkeypatch.setenv(name, "")     # set, then removed: put back (absent) after the test, as tests/test_drill.py
+        monkeypatch.delenv(name)
+    root = tmp_path_factory.mktemp("drill-faults")
+    monkeypatch.setattr(webhook, "READ_TIMEOUT_S", 10.0)           # the drill's own: a hung post costs 10 s
+    monkeypatch.setattr(webhook, "CONNECT_TIMEOUT_S", 5.0)
+    outcome = run(FAULTS, root, dt.timedelta(hours=12))
+    report = outcome.table + "\n" + "\n".join(f"{'PASS' if ok else 'FAIL'} {name}: {detail}"
+                                              for name, ok, detail in outcome.verdicts)
+    assert outcome.passed, report
+    entries = read_jsonl(root / "archive" / "private" / "outbox" / "pages.jsonl")
+    results = {e["result"] for e in entries if e["record_type"] == "page_attempt"}
+    assert {"refused", "unreachable", "uncertain", "sent"} <= results, "each fault met a page"
+    verdicts = {name: detail for name, _, detail in outcome.verdicts}
+    [ticks] = [detail for name, detail in verdicts.items() if name.startswith("no schedule or sensor tick")]
+    longest = float(ticks.split("the longest ")[1].split(" s")[0])
+    assert 10.0 <= longest < 45.0, f"a hung post ran inside a tick, and the tick stayed bounded: {ticks}"
