@@ -38,6 +38,7 @@ from dagster import DagsterEventType, DagsterRunStatus, RunsFilter
 
 from llmarchive.archive import record_logs as records
 from llmarchive.budget import eur, ledger_entries, open_reservations
+from scripts.drill_alarms import alarm_checks, pages
 from scripts.drill_script import resolve
 from scripts.drill_state import State
 from scripts.drill_world import now
@@ -63,8 +64,6 @@ def month_checks(state: State, published: list[str]) -> MonthCheck:
     state.checked_publications.update(published)
     month = (now().date().replace(day=1) - dt.timedelta(days=1)).strftime("%Y-%m")
     check = MonthCheck(month, now())
-    from scripts.drill_alarms import pages
-
     check.verdicts = [coverage_agrees(state, month), causes_as_scripted(state, month), verify_public(state),
                       money(state), runs_settled(state), failures_say_why(state)[0], pages(state, now())]
     return check
@@ -229,32 +228,36 @@ TICK_BOUND_S = 45.0
 """Dagster gives a sensor's evaluation 60 s; the drill holds every tick to 45, a margin for a slower machine."""
 
 
-def tick_seconds(tick: Any, pass_starts: list[float]) -> Optional[float]:
-    """How long ``tick`` took, in real seconds; None for a tick that never ended.
+def tick_seconds(tick: Any, passes: list[tuple[float, float]]) -> tuple[Optional[float], Optional[float]]:
+    """How long ``tick`` took, and the real seconds of the daemon pass that evaluated it; (None, …) for a tick
+    that never ended.  ``passes``: ``(the moved clock's timestamp as a pass began, its real seconds)``, in order.
 
-    From its own start to its end — or, when it began before the daemon pass
-    that evaluated it (a schedule's tick is stamped with its scheduled
-    instant, which a catch-up evaluates days later), from that pass's start:
-    the longest it can have taken.  The moved clock ticks in real time
-    within a pass (it is moved only between passes), so this is real time.
+    From the tick's own start to its end — or, when it began before the pass
+    (a schedule's tick is stamped with its scheduled instant, which a
+    catch-up evaluates days later), from the pass's start: the longest it
+    can have taken.  The drill moves its clock only between passes, and the
+    clock ticks in real time within one, so this is real time; the pass's
+    own real duration (``time.monotonic``, which the moved clock does not
+    touch) bounds it, which :func:`tick_problems` checks.
     """
     end = tick.end_timestamp
+    index = bisect.bisect_right([start for start, _ in passes], end if end is not None else tick.timestamp) - 1
+    pass_start, pass_real = passes[index] if index >= 0 else (tick.timestamp, None)
     if end is None:
-        return None
-    before = bisect.bisect_right(pass_starts, end)
-    started = max(tick.timestamp, pass_starts[before - 1]) if before else tick.timestamp
-    return end - started
+        return None, pass_real
+    return end - max(tick.timestamp, pass_start), pass_real
 
 
-def tick_problems(ticks: dict[str, list], pass_starts: list[float],
+def tick_problems(ticks: dict[str, list], passes: list[tuple[float, float]],
                   bound_s: float = TICK_BOUND_S) -> tuple[list[str], str]:
-    """Each tick over ``bound_s`` (or never ended), and what the longest was: ``ticks`` by instigator name."""
+    """Each tick over ``bound_s``, never ended, or longer than the real time of its pass (the clock jumped: the
+    measure would not be real time), and what the longest was: ``ticks`` by instigator name."""
     problems, longest, count = [], (0.0, "-"), 0
-    starts = sorted(pass_starts)
+    passes = sorted(passes)
     for name, items in sorted(ticks.items()):
         for tick in items:
             count += 1
-            seconds = tick_seconds(tick, starts)
+            seconds, real = tick_seconds(tick, passes)
             at = dt.datetime.fromtimestamp(tick.timestamp, dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
             if seconds is None:
                 problems.append(f"{name} {at}: the tick never ended ({tick.status.value})")
@@ -263,6 +266,9 @@ def tick_problems(ticks: dict[str, list], pass_starts: list[float],
                 longest = (seconds, f"{name} {at}")
             if seconds > bound_s:
                 problems.append(f"{name} {at}: {seconds:.1f} s")
+            if real is not None and seconds > real + 1.0:
+                problems.append(f"{name} {at}: {seconds:.1f} s on the moved clock in a pass of {real:.1f} real s "
+                                "(the clock moved during the tick: not a measure of real time)")
     return problems, f"{count} ticks, the longest {longest[0]:.1f} s ({longest[1]})"
 
 
@@ -273,7 +279,7 @@ def ticks_bounded(state: State, bound_s: float = TICK_BOUND_S) -> Verdict:
     repo = repository(state.context)
     ticks = {item.name: list(state.instance.get_ticks(item.get_remote_origin_id(), item.selector_id))
              for item in [*repo.get_schedules(), *repo.get_sensors()]}
-    problems, said = tick_problems(ticks, state.daemon.pass_starts, bound_s)
+    problems, said = tick_problems(ticks, state.daemon.timed_passes, bound_s)
     return (f"no schedule or sensor tick over {bound_s:.0f} s (Dagster's limit: 60)", not problems,
             _first(problems) + (f" — {said}" if problems else said))
 
@@ -346,9 +352,7 @@ def _first_failing(state: State) -> str:
 
 
 def final_checks(state: State) -> list[Verdict]:
-    """The monthly checks once more over everything, the refusals and the alarms (scripts.drill_alarms)."""
-    from scripts.drill_alarms import alarm_checks
-
+    """The monthly checks once more over everything, the refusals, the ticks and the alarms (scripts.drill_alarms)."""
     last = (now().date().replace(day=1) - dt.timedelta(days=1)).strftime("%Y-%m")
     failing_months = sorted({c.month for c in state.monthly for _, ok, _ in c.verdicts if not ok})
     said, kinds = failures_say_why(state)

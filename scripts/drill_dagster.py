@@ -22,6 +22,7 @@ Actions a person takes in the UI go through the UI's own GraphQL mutations
 import datetime as dt
 import logging
 import sys
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,8 +147,7 @@ class Daemon:
     iteration_times: dict = field(default_factory=dict)
     errors: list = field(default_factory=list)
     passes: int = 0
-    pass_starts: list = field(default_factory=list)     # the moved clock's timestamp as each pass began
-
+    timed_passes: list = field(default_factory=list)    # (the moved clock's timestamp as a pass began, its real s)
 
     def restart(self) -> None:
         """A new daemon process: whatever the old one kept in memory is gone."""
@@ -158,14 +158,17 @@ class Daemon:
         self.passes += 1
         scheduler = self.context.instance.scheduler
         now = get_current_datetime()
-        self.pass_starts.append(now.timestamp())
-        self._drain(launch_scheduled_runs(self.context, self.logger, end_datetime_utc=now,
-                                          iteration_times=self.iteration_times,
-                                          max_catchup_runs=scheduler.max_catchup_runs,
-                                          max_tick_retries=scheduler.max_tick_retries))
-        self._drain(execute_sensor_iteration(self.context, self.logger, threadpool_executor=None,
-                                             submit_threadpool_executor=None))
-        self.backfills_and_queue()
+        started = time.monotonic()
+        try:
+            self._drain(launch_scheduled_runs(self.context, self.logger, end_datetime_utc=now,
+                                              iteration_times=self.iteration_times,
+                                              max_catchup_runs=scheduler.max_catchup_runs,
+                                              max_tick_retries=scheduler.max_tick_retries))
+            self._drain(execute_sensor_iteration(self.context, self.logger, threadpool_executor=None,
+                                                 submit_threadpool_executor=None))
+            self.backfills_and_queue()
+        finally:
+            self.timed_passes.append((now.timestamp(), time.monotonic() - started))
 
     def backfills_and_queue(self) -> None:
         """The backfill daemon's pass, then the run queue's (the loops that move queued work along)."""

@@ -186,17 +186,27 @@ def _tick(tick_id: int, kind: InstigatorType, start: float, end) -> InstigatorTi
 
 def test_the_tick_verdict_times_a_tick_in_real_seconds_and_fails_one_over_its_bound():
     pass_start = T0.timestamp()
+    passes = [(pass_start - 3600, 1.0), (pass_start, 120.0)]      # (the moved clock as a pass began, its real s)
     two_days_late = pass_start - 2 * 86400       # a schedule's tick caught up after the daemon was down
     ticks = {"daily_instrument_schedule": [_tick(1, InstigatorType.SCHEDULE, two_days_late, pass_start + 3.0)],
              "failed_check_webhook": [_tick(2, InstigatorType.SENSOR, pass_start + 4.0, pass_start + 26.5)]}
-    problems, said = tick_problems(ticks, [pass_start - 3600, pass_start])
+    problems, said = tick_problems(ticks, passes)
     assert problems == [] and said == "2 ticks, the longest 22.5 s (failed_check_webhook 2027-11-02 06:00)", \
         "a catch-up tick is timed from the pass that evaluated it, not from the instant it was scheduled for"
     ticks["failed_check_webhook"].append(_tick(3, InstigatorType.SENSOR, pass_start + 30.0, pass_start + 80.0))
     ticks["lease_on_life"] = [_tick(4, InstigatorType.SENSOR, pass_start + 90.0, None)]
-    problems, _ = tick_problems(ticks, [pass_start - 3600, pass_start])
+    problems, _ = tick_problems(ticks, passes)
     assert problems == ["failed_check_webhook 2027-11-02 06:00: 50.0 s",
                         "lease_on_life 2027-11-02 06:01: the tick never ended (STARTED)"]
+
+
+def test_the_tick_verdict_fails_when_the_clock_moved_during_a_tick_so_its_measure_would_not_be_real_time():
+    pass_start = T0.timestamp()
+    ticks = {"failed_check_webhook": [_tick(1, InstigatorType.SENSOR, pass_start + 1.0, pass_start + 21.0)]}
+    assert tick_problems(ticks, [(pass_start, 25.0)])[0] == []
+    problems, _ = tick_problems(ticks, [(pass_start, 2.0)])     # 20 s on the moved clock in 2 s of real time
+    assert problems == ["failed_check_webhook 2027-11-02 06:00: 20.0 s on the moved clock in a pass of 2.0 real s "
+                        "(the clock moved during the tick: not a measure of real time)"]
 
 
 # -- billed calls equal to the ledger's, month by month -------------------------------------------------------
