@@ -72,7 +72,8 @@ WHAT_TO_DO = {
     "no_instrument_alarm": "find what changed in the reference model or its runtime (`llmarchive instrument "
                            "status`), then record it with `llmarchive instrument acknowledge --core-change … "
                            "--reviewer …`; until then every new measurement is instrument_suspect",
-    "no_unexplained_gap": "`llmarchive coverage --month <month>` names the period; run what is missing or record why",
+    "no_unexplained_gap": "`llmarchive coverage --dry-run` names the period with no output and no cause; run what "
+                          "is missing while its period is open, or find why it could not run",
 }
 
 
