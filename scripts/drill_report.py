@@ -78,8 +78,7 @@ def _pages(state: State, months: list[str]) -> dict[str, tuple[int, int]]:
     delivered = [e["at"] for e in log if e.get("record_type") == "page_attempt" and e.get("delivered")]
     out = {}
     for month in months:
-        end = f"{(dt.date.fromisoformat(month + '-01') + dt.timedelta(days=32)).replace(day=1)}T00:00:00Z"
-        owed = sum(1 for at in recorded if at < end) - sum(1 for at in delivered if at < end)
+        owed = sum(1 for at in recorded if at[:7] <= month) - sum(1 for at in delivered if at[:7] <= month)
         out[month] = (sum(1 for at in delivered if at[:7] == month), owed)
     return out
 
