@@ -4,14 +4,14 @@ The ledger grows by thousands of entries a month; reading and verifying all
 of it at every run start made each month of the two-year drill slower than
 the last.  The checkpoint (llmarchive/budget/checkpoint.py) keeps the running
 totals of a verified prefix: a start parses the entries after it, checks the
-seam, and reads the whole ledger again only when something disagrees (or in
-a new month).  Lines parsed are counted on the real JSONL reader, so the
+seam, and reads the whole ledger again only when something disagrees; the
+deep verification reads the rest.  Lines parsed are counted on the real JSONL reader, so the
 tests count work, not time.
 """
 import pytest
 
 from llmarchive import budget as B
-from llmarchive.archive import jsonio
+from llmarchive.archive import jsonio, log_checkpoints
 from llmarchive.budget import SpendMeter, earmarks
 from llmarchive.instrument import SUBJECT_ITEMS, SUBJECT_MAX_TOKENS, subject_fingerprint
 from llmarchive.subjects.anthropic import AnthropicSubject
@@ -177,17 +177,22 @@ def test_an_edit_at_the_checkpoints_seam_or_moving_it_is_refused(paths, line, co
         B.ladder_state(paths, BUDGET)
 
 
-def test_an_in_place_edit_deep_in_the_prefix_moves_no_money_and_is_refused_in_the_next_month(paths, time_machine):
+def test_an_in_place_edit_deep_in_the_prefix_moves_no_money_and_is_caught_by_the_deep_verification(paths,
+                                                                                                  time_machine):
     lines = checkpointed(paths)
     before = B.ladder_state(paths, BUDGET).spent_eur["general"]
     lines[5] = lines[5].replace(b'"cost_eur":0.001', b'"cost_eur":0.009')   # same length, chain left broken
     paths.spend_ledger.write_bytes(b"".join(lines))
-    # Within the month the start trusts the figures it verified, never the edited bytes it does not read …
+    # The start trusts the figures it verified, never the edited bytes it does not read, in a new month too
+    # (closed months are verified once, not at every month's first start) …
     assert B.ladder_state(paths, BUDGET).spent_eur["general"] == before
-    # … and the month's first start verifies the whole ledger again.
     time_machine.move_to("2026-12-01T00:05:00Z")
-    with pytest.raises(chain.ChainError, match="record #5: record_sha256"):
-        SpendMeter(paths, AUTH, "r", "anthropic", "m", BUDGET)
+    B.ladder_state(paths, BUDGET)                      # no whole reading: nothing raised at December's first start
+    assert B.read_ledger(paths).tally.month_totals(MONTH).spent_eur["general"] == before
+    # … and the deep verification, which reads every byte of the ledger, finds the break.
+    found = log_checkpoints.verify_all(paths, "2026-12-01")
+    assert [log for log, _ in found.broken] == ["private/spend.jsonl"]
+    assert "hash chain broken at the record starting at byte" in found.broken[0][1]
 
 
 def test_a_damaged_checkpoint_is_ignored_and_the_ledger_read_whole(paths, monkeypatch):

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
+from llmarchive.archive.dates import utc_now
 from llmarchive.archive.locks import file_lock
 from measure import chain, jsonl
 from measure.canonical import canonical_json
@@ -201,15 +202,20 @@ def _chain_from(path: Path, fh, start: int, prev: str, size: int) -> str:
 def _verified_tail(path: Path, fh, size: int) -> str:
     """The hash the next record links to, with the log verified as far as this process has not yet seen.
 
-    The first append of a process verifies the whole chain (opening the
-    log, as :class:`ChainedLog` does), so an edited record anywhere is
-    refused instead of silently appended to.  After that, an append reads
-    nothing when the file is as this process left it, and otherwise
-    checks that the record where its verification ended is still there and
-    verifies only what other writers appended since: the cost of an append
-    does not grow with the log.  (An edit that keeps every byte offset,
-    made after this process verified the log, is found by
-    :func:`verify_log` and by publication, which read every record.)
+    The first append of a process starts from the log's checkpoint
+    (:func:`read_checkpoint`): when the record whose line ends at its offset
+    still carries the hash it names and matches its own content, only the
+    bytes after it are verified; without a checkpoint it can trust, the
+    whole chain is verified and a checkpoint written.  So an edit anywhere
+    the hot path reads (the seam, the tail) is refused instead of silently
+    appended to.  After that, an append reads nothing when the file is as
+    this process left it, and otherwise checks that the record where its
+    verification ended is still there and verifies only what other writers
+    appended since: the cost of an append does not grow with the log.  An
+    edit before the checkpoint that keeps every byte offset is not read
+    here: the deep verification (:mod:`llmarchive.archive.log_checkpoints`,
+    a rotation covering every log within a week, and ``llmarchive verify
+    --deep``) reads every byte and pages the owner.
     """
     st = os.fstat(fh.fileno())
     known = _verified.get((str(path), st.st_dev, st.st_ino))
@@ -222,7 +228,59 @@ def _verified_tail(path: Path, fh, size: int) -> str:
                                   "to it: complete records were removed; refusing to append to it")
         if 0 < offset <= size and _tail_record_hash(path, fh, offset) == last:
             return _chain_from(path, fh, offset, last, size)
-    return _chain_from(path, fh, 0, chain.GENESIS, size)
+    saved = read_checkpoint(path)
+    if saved is not None and saved[0] <= size and seam_holds(path, fh, *saved):
+        offset, last = saved
+        end = _chain_from(path, fh, offset, last, size)
+        if size - offset >= CHECKPOINT_EVERY:
+            write_checkpoint(path, size, end)
+        return end
+    end = _chain_from(path, fh, 0, chain.GENESIS, size)
+    if size > 0:
+        write_checkpoint(path, size, end)
+    return end
+
+
+CHECKPOINT_EVERY = 1 << 16
+"""Bytes of tail a first append may verify before it moves the log's checkpoint forward (one small fsynced write
+now and then, never one per append)."""
+CHECKPOINT_FORMAT = 1
+
+
+def checkpoint_file(path: Path) -> Path:
+    """Beside the log, named after it (``coverage.jsonl.checkpoint``): never a ``*.jsonl`` a reader of logs lists."""
+    return path.with_name(path.name + ".checkpoint")
+
+
+def read_checkpoint(path: Path) -> Optional[tuple[int, str]]:
+    """(offset, hash of the record ending there) of the log's checkpoint when it is whole and of this format."""
+    data = read_digested(checkpoint_file(path))
+    if data is None or data.get("format") != CHECKPOINT_FORMAT or data.get("log") != path.name:
+        return None
+    offset, last = data.get("offset"), data.get("last_sha256")
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0 or not isinstance(last, str):
+        return None
+    return offset, last
+
+
+def write_checkpoint(path: Path, offset: int, last: str) -> None:
+    """Record that the log's first ``offset`` bytes were verified and end with the record hashed ``last``.
+
+    Written under the log's lock by its appender; a checkpoint that cannot
+    be written is only a shortcut lost (the next first append verifies more).
+    """
+    try:
+        write_digested(checkpoint_file(path), {"format": CHECKPOINT_FORMAT, "log": path.name, "offset": offset,
+                                               "last_sha256": last, "verified_at": utc_now()})
+    except OSError:
+        pass
+
+
+def seam_holds(path: Path, fh, offset: int, last: str) -> bool:
+    """The record whose line ends at ``offset`` is whole, matches its own hash, and is the one ``last`` names."""
+    if offset == 0:
+        return last == chain.GENESIS
+    return _tail_record_hash(path, fh, offset) == last
 
 
 def _tail_record_hash(path: Path, fh, size: int) -> Optional[str]:

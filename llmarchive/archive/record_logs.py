@@ -20,12 +20,16 @@ Some kinds are in the closed ``record_type`` list of method §10.3 (``subject_mo
 bookkeeping kept deliberately outside that list, because adding a value to
 it would change ``schema_sha256``.
 """
-from typing import Any, Iterator, Mapping, Optional, Sequence
+from datetime import date as Date, datetime, timedelta
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from measure.errors import ArchiveError
 from llmarchive.archive import jobs as job_table
-from llmarchive.archive.dates import utc_now
-from llmarchive.archive.jsonio import append_record, append_records, read_jsonl, verify_log
+from llmarchive.archive.dates import parse_time, utc_now
+from llmarchive.archive.jsonio import (CHECKPOINT_EVERY, append_record, append_records, read_digested, read_jsonl,
+                                       verify_log, write_digested)
+from llmarchive.archive.log_reads import read_back as _read_back, records_after
+from measure import chain
 from llmarchive.archive.paths import ArchivePaths
 from measure.schema import GAP_CAUSES, SCHEMA_VERSION
 
@@ -147,3 +151,110 @@ def read(paths: ArchivePaths, kind: str) -> list[dict]:
     if kind not in KINDS:
         raise RecordError(f"unknown record kind {kind!r}")
     return read_jsonl(paths.record_log(kind))
+
+
+# --------------------------------------------------------------------------
+# reads from the end: what a caller asks of a log's last days, at the cost of its last days
+# --------------------------------------------------------------------------
+#
+# Which field is in order: ``recorded_at`` is stamped by the appender (utc_now) when the record is made, just
+# before the log's lock is taken, so along a log it does not decrease (to the second) unless the machine's
+# clock is set back.  ``date`` is the day a record is about, passed in by its caller; a late or early record
+# (a catch-up, a test's chosen day) breaks its order, so no read stops on ``date`` alone.
+
+Match = Callable[[dict], bool]
+DATED_SLACK = timedelta(days=1)
+"""How far before a day a record about that day may have been stamped (a day's job started just before midnight)."""
+
+
+def read_back(paths: ArchivePaths, kind: str) -> Iterator[dict]:
+    """The records of ``kind`` newest first, read lazily from the log's end, each checked against its own hash and
+    its link to the next (:func:`llmarchive.archive.log_reads.read_back`)."""
+    if kind not in KINDS:
+        raise RecordError(f"unknown record kind {kind!r}")
+    return _read_back(paths.record_log(kind))
+
+
+def latest(paths: ArchivePaths, kind: str, match: Optional[Match] = None) -> Optional[dict]:
+    """The newest record of ``kind`` (that ``match`` accepts), or None; reads back only as far as that record."""
+    return next((r for r in read_back(paths, kind) if match is None or match(r)), None)
+
+
+def newest_time(paths: ArchivePaths, kind: str) -> Optional[datetime]:
+    """When the newest record of ``kind`` was written (its ``recorded_at``, the last readable one), or None."""
+    for record in read_back(paths, kind):
+        at = parse_time(record.get("recorded_at"))
+        if at is not None:
+            return at
+    return None
+
+
+def since(paths: ArchivePaths, kind: str, cutoff: str) -> list[dict]:
+    """The records of ``kind`` written at or after ``cutoff`` (an ISO date or time, UTC), oldest first.
+
+    Reading back stops at the first record stamped before ``cutoff``:
+    ``recorded_at`` is the field in order (see above).
+    """
+    found = []
+    for record in read_back(paths, kind):
+        at = record.get("recorded_at")
+        if isinstance(at, str) and at < cutoff:
+            break
+        found.append(record)
+    return found[::-1]
+
+
+def dated(paths: ArchivePaths, kind: str, day: str, match: Optional[Match] = None) -> list[dict]:
+    """The records of ``kind`` about ``day`` (their ``date``), that ``match`` accepts, oldest first.
+
+    Reading back stops at the first record both dated before ``day`` and
+    stamped before the day before it (:data:`DATED_SLACK`): every record
+    written after that one was stamped later, so a record about ``day``
+    older than it would have been written more than a day before ``day``
+    began — which a record about a day does not do.
+    """
+    horizon = (Date.fromisoformat(day) - DATED_SLACK).isoformat()
+    found = []
+    for record in read_back(paths, kind):
+        when = str(record.get("date"))
+        if when == day:
+            if match is None or match(record):
+                found.append(record)
+        elif when < day and str(record.get("recorded_at", "")) < horizon:
+            break
+    return found[::-1]
+
+
+def distinct(paths: ArchivePaths, kind: str, fields: tuple[str, ...]) -> set[tuple]:
+    """Every combination of ``fields`` any record of ``kind`` ever carried (scalar fields only).
+
+    Why: "every id ever seen" needs the whole log; the set is kept beside
+    it (``<kind>.jsonl.distinct-<fields>``, digested) with the offset and
+    hash it covers, and only what was appended since is read and folded —
+    from the seam, checked as a checkpoint's is.  A summary that is missing,
+    damaged or does not meet its log is folded again from the whole log.
+    """
+    if kind not in KINDS:
+        raise RecordError(f"unknown record kind {kind!r}")
+    log = paths.record_log(kind)
+    where = log.with_name(f"{log.name}.distinct-{'+'.join(fields)}")
+    saved = read_digested(where)
+    offset, last, values = 0, chain.GENESIS, set()
+    if saved is not None and saved.get("fields") == list(fields):
+        try:
+            offset, last, values = int(saved["offset"]), str(saved["last_sha256"]), {tuple(v) for v in saved["values"]}
+        except (KeyError, TypeError, ValueError):
+            offset, last, values = 0, chain.GENESIS, set()
+    after = records_after(log, offset, last)
+    if after is None:
+        offset, last, values = 0, chain.GENESIS, set()
+        after = records_after(log, 0, chain.GENESIS)
+    found, size, end = after or ([], 0, chain.GENESIS)
+    values.update(tuple(r.get(f) for f in fields) for r in found)
+    if size - offset >= CHECKPOINT_EVERY or (saved is None and size > 0):
+        try:
+            write_digested(where, {"fields": list(fields), "offset": size, "last_sha256": end,
+                                   "values": [list(v) for v in sorted(values, key=repr)]})
+        except OSError:
+            pass      # a summary is only a shortcut
+    return values

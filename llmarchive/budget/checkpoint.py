@@ -18,17 +18,21 @@ trusted only when
 * the ledger is at least ``offset`` bytes long and the record whose line
   ends exactly at ``offset`` carries the hash the checkpoint names, and
   that hash matches the record's own content;
-* every entry after ``offset`` chains onto that hash;
-* its whole-ledger verification was made in the current calendar month.
+* every entry after ``offset`` chains onto that hash.
 
 Anything else — a missing or damaged checkpoint, a ledger cut short,
-rewritten, re-chained or edited at the seam, a broken tail, a new month —
-reads and verifies the whole ledger again (a broken chain is refused as it
-always was) and writes a fresh checkpoint.  What the cheap check cannot see
+rewritten, re-chained or edited at the seam, a broken tail — reads and
+verifies the whole ledger again (a broken chain is refused as it always
+was) and writes a fresh checkpoint.  A new month is no reason: closed
+months were verified and folded once, and are not read again at each
+month's first start (that re-reading made the first paid start of a month
+cost in proportion to the archive's age).  What the cheap check cannot see
 is an edit of an older record that keeps every byte offset and leaves the
 chain broken inside the prefix; the run start never reads those bytes — its
-figures are the checkpoint's, folded when they were verified — and the
-monthly whole verification finds the break.
+figures are the checkpoint's, folded when they were verified — and the deep
+verification (:mod:`llmarchive.archive.log_checkpoints`: the ledger is one
+of the logs its daily rotation verifies whole within a week, and
+``llmarchive verify --deep``) finds the change and pages the owner.
 """
 import io
 from dataclasses import dataclass, field
@@ -194,11 +198,7 @@ def _save(paths: ArchivePaths, view: LedgerView, verified_month: str) -> None:
 
 def _seam_holds(path: Path, fh, size: int, offset: int, last: str) -> bool:
     """The record whose line ends at ``offset`` is whole, matches its own hash, and is the one ``last`` names."""
-    if offset == 0:
-        return last == chain.GENESIS
-    if offset > size:
-        return False
-    return jsonio.record_hash_ending_at(path, fh, offset) == last
+    return offset <= size and jsonio.seam_holds(path, fh, offset, last)
 
 
 def _whole(path: Path, fh, size: int) -> LedgerView:
@@ -230,7 +230,7 @@ def read_ledger(paths: ArchivePaths, since: Optional[LedgerView] = None) -> Ledg
     with fh:
         size = jsonl.complete_size(fh)
         saved = _load(paths)
-        base = since if since is not None else _view_of(saved, month)
+        base = since if since is not None else _view_of(saved)
         view = _after(path, fh, size, base) if base is not None else None
         if view is None:
             view = _whole(path, fh, size)
@@ -241,9 +241,9 @@ def read_ledger(paths: ArchivePaths, since: Optional[LedgerView] = None) -> Ledg
     return view
 
 
-def _view_of(saved: Optional[dict], month: str) -> Optional[LedgerView]:
-    """The checkpoint as a view ending at its offset, when its whole verification is of this month."""
-    if saved is None or saved["verified_month"] != month:
+def _view_of(saved: Optional[dict]) -> Optional[LedgerView]:
+    """The checkpoint as a view ending at its offset (trusted across months: see the module docstring)."""
+    if saved is None:
         return None
     return LedgerView(saved["tally"], saved["offset"], saved["last_sha256"], [], saved["offset"],
                       saved["last_sha256"], False)

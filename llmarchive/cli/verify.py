@@ -22,13 +22,24 @@ or a publication older than the field) is not judged on it.  So is
 ``returned_model_id``: every id the trials name, each once, sorted and
 comma-joined (:mod:`llmarchive.subjects.returned_model`); trials that name
 none leave nothing to recompute it from.
+
+``--deep`` is the other verification, of the archive's history rather than
+of one measurement: every hash-chained log (record logs, spend ledger,
+admissions, outbox, every run's trial log) parsed and chained whole, from
+its first record, and each still holding the bytes its last deep
+verification saw (:mod:`llmarchive.archive.log_checkpoints`).  ``--rotation``
+is the daily slice of it that the ``log_integrity`` schedule runs: the logs
+whose verification is oldest, so each is verified within a week.  Either
+pages the owner through the outbox when a log is broken (with a webhook set).
 """
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from llmarchive.cli import CommandError
-from llmarchive.archive import store
+from llmarchive.archive import ArchivePaths, parse_date, store, utc_today
+from llmarchive.schedule import deep_rotation, webhook_from
 from llmarchive.subjects import returned_model_id_differences
 from llmarchive.cli._options import add_json, print_json
 from measure import chain
@@ -76,8 +87,33 @@ def register(subparsers) -> None:
     p.add_argument("--trials", help="JSONL file of trial records")
     p.add_argument("--measurement", help="JSON file with the measurement record")
     p.add_argument("--protocol", help="JSON file with the protocol header")
+    p.add_argument("--deep", action="store_true",
+                   help="verify every hash-chained log of the archive ($LLMARCHIVE_HOME) whole, from its first "
+                        "record; a broken one is listed, paged to $LLMARCHIVE_WEBHOOK_URL, and exits 1")
+    p.add_argument("--rotation", action="store_true",
+                   help="with --deep: only today's slice (the logs verified longest ago; each within a week)")
+    p.add_argument("--date", help="with --rotation: the day of the slice (YYYY-MM-DD; default today, UTC)")
     add_json(p, "print the differences as a JSON list")
     p.set_defaults(func=run)
+
+
+def run_deep(args: argparse.Namespace) -> int:
+    """``--deep``: the archive's chained logs verified (all, or the day's slice); 1 when one is broken."""
+    if args.run_dir or args.public or args.trials:
+        raise CommandError("--deep verifies the whole archive ($LLMARCHIVE_HOME): give no run or file with it")
+    day = parse_date(args.date, "--date") if args.date else utc_today()
+    found, paged = deep_rotation.run(ArchivePaths.from_env(), day, webhook_from(os.environ), whole=not args.rotation)
+    if args.json:
+        print_json({"verified": found.verified, "broken": [{"log": log, "problem": p} for log, p in found.broken],
+                    "logs": found.total, "paged": [page.key for page in paged]})
+    else:
+        for _, problem in found.broken:
+            print(f"BROKEN {problem}")
+        which = "the day's slice: " if args.rotation else ""
+        said = f"; {len(paged)} page(s) recorded for the owner" if paged else ""
+        print(f"{'FAILED' if found.broken else 'OK'}: {which}{len(found.verified)} of {found.total} chained logs "
+              f"verified whole, {len(found.broken)} broken{said}")
+    return 1 if found.broken else 0
 
 
 # --------------------------------------------------------------------------
@@ -144,6 +180,8 @@ def beside_differences(beside: dict, trials: list[dict]) -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.deep or args.rotation:
+        return run_deep(args)
     if args.public:
         if not args.run_dir:
             raise CommandError("--public DIR needs the run id to recompute: llmarchive verify --public DIR RUN_ID")

@@ -179,10 +179,8 @@ def _skip_for(paths: ArchivePaths, day: str, subject: Any, calls: list[tuple[str
 
 def _recorded(paths: ArchivePaths, day: str, model: str) -> Optional[dict]:
     """The day's fingerprint of ``model`` when one is recorded: asked once before the lock (cheap), once under it."""
-    for r in records.read(paths, JOB):
-        if r.get("date") == day and r.get("subject_model_id") == model:
-            return r
-    return None
+    found = records.dated(paths, JOB, day, lambda r: r.get("subject_model_id") == model)
+    return found[0] if found else None
 
 
 def subject_fingerprint(paths: ArchivePaths, day: str, subject: Any, *, budget: Optional[budget_mod.Budget] = None,

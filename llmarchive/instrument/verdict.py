@@ -191,7 +191,7 @@ class DayVerdict:
 
 def day_verdict(paths: ArchivePaths, date: str) -> DayVerdict:
     """The instrument's verdict on ``date`` (``YYYY-MM-DD``) from the record logs."""
-    prints = [r for r in records.read(paths, "runtime_fingerprint") if r.get("date") == date]
+    prints = records.dated(paths, "runtime_fingerprint", date)
     alarms = records.read(paths, "instrument_alarm")
     start = _covered(read_core_changes(paths), alarms, date)
     open_alarms = [a for a in alarms[start:] if str(a.get("date")) <= date]

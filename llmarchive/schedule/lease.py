@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Optional
 
 from llmarchive.archive import (ArchivePaths, CONDITIONS, Cadence, complete_runs, file_lock, load_cadence, parse_time,
-                                read_json, record_logs as records, times_recorded, write_json)
+                                read_json, record_logs as records, write_json)
 from llmarchive.schedule import outbox, webhook
 
 # Run-clock states, from the longest absence down.
@@ -98,11 +98,10 @@ def check(paths: ArchivePaths, now: Optional[datetime] = None, cadence: Optional
     """The archive's lease state at ``now`` (UTC)."""
     cadence = cadence or load_cadence()
     now = now or datetime.now(timezone.utc)
-    beats = times_recorded(records.read(paths, "runtime_fingerprint"))    # the daily cycle's heartbeats
-    last_cycle = max(beats) if beats else None
+    last_cycle = records.newest_time(paths, "runtime_fingerprint")    # the daily cycle's last heartbeat
     runs = [str(r["run_date"])[:10] for r in complete_runs(paths)]
     last_run = max(runs) if runs else None
-    contacts = times_recorded(records.read(paths, "model_observed"))    # the provider's answers to the watch
+    contact = records.newest_time(paths, "model_observed")    # the provider's last answer to the watch
 
     reasons: list[str] = []
     hours = None if last_cycle is None else (now - last_cycle).total_seconds() / 3600
@@ -121,9 +120,9 @@ def check(paths: ArchivePaths, now: Optional[datetime] = None, cadence: Optional
                 reasons.append(f"{name}: {days} days without a run (last run {last_run}; "
                                f"{key} = {cadence.raw.get(key)})")
                 break
-    degraded = bool(contacts) and now - max(contacts) >= cadence.every("source_degraded_after")
+    degraded = contact is not None and now - contact >= cadence.every("source_degraded_after")
     if degraded:
-        reasons.append(f"source degraded: the provider has not answered since {max(contacts).isoformat()}")
+        reasons.append(f"source degraded: the provider has not answered since {contact.isoformat()}")
     return LeaseState(now.replace(microsecond=0).isoformat().replace("+00:00", "Z"), state,
                       last_cycle.isoformat() if last_cycle else None, None if hours is None else round(hours, 1),
                       last_run, days, deadman, degraded, reasons)
@@ -134,9 +133,8 @@ def record_state(paths: ArchivePaths, state: LeaseState) -> Optional[dict]:
     if state.state == "alive" and not state.source_degraded:
         return None
     day = state.now[:10]
-    for r in records.read(paths, "lease"):
-        if r.get("date") == day and r.get("state") == state.label:
-            return None
+    if records.dated(paths, "lease", day, lambda r: r.get("state") == state.label):
+        return None
     return records.append(paths, "lease", {"date": day, "state": state.label,
                                            "hours_since_cycle": state.hours_since_cycle,
                                            "days_since_run": state.days_since_run, "reason": state.reason,

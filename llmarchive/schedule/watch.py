@@ -153,12 +153,13 @@ class _Pass:
     def observe(self, entries: dict[str, dict]) -> tuple[bool, set]:
         """One ``model_observed`` per listed id per day; (whether this is the first watch, every id seen before)."""
         provider = self.config.provider
-        observed = records.read(self.paths, "model_observed")
-        first_watch = not any(r.get("provider") == provider for r in observed)
         # Every id an earlier pass recorded, the same day included: the sensor polls several times a day,
         # and an id first listed this morning is not new again this afternoon.
-        seen_before = {r.get("model_id") for r in observed if r.get("provider") == provider}
-        today = {r.get("model_id") for r in observed if r.get("provider") == provider and r.get("date") == self.day}
+        seen_before = {m for p, m in records.distinct(self.paths, "model_observed", ("provider", "model_id"))
+                       if p == provider}
+        first_watch = not seen_before
+        today = {r.get("model_id") for r in records.dated(self.paths, "model_observed", self.day)
+                 if r.get("provider") == provider}
         for model_id in self.out.listed:
             if model_id not in today:
                 self.write("model_observed", {"date": self.day, "provider": provider, "model_id": model_id,
@@ -250,7 +251,7 @@ def _repeat_alarms(paths: ArchivePaths, day: str, config: SubjectModels, out: Wa
                    webhook: Optional[str], listed: Optional[set]) -> None:
     """Close finished bridges, mark those whose old model left, and alarm for the rest."""
     alarmed_today = {(r.get("model_family"), r.get("old_model_id"), r.get("new_model_id"))
-                     for r in records.read(paths, "bridge_alarm") if r.get("date") == day}
+                     for r in records.dated(paths, "bridge_alarm", day)}
     for bridge in open_bridges(paths, config.model_family):
         closed = close_if_complete(paths, bridge, day)
         if closed is not None:
