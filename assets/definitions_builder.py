@@ -4,7 +4,7 @@ from typing import Any, Mapping, Optional
 
 from dagster import Definitions
 
-from assets import commercial, coverage, health, open_weights, protocols, publication, selfchecks
+from assets import commercial, coverage, health, integrity, open_weights, protocols, publication, selfchecks
 from assets.alerts import ALERT_SENSORS
 from assets.jobs import JOBS
 from assets.resources import ArchiveResource, BudgetResource, ReferenceModelResource, SubjectResource, WebhookResource
@@ -25,6 +25,7 @@ def all_assets() -> list:
         coverage.coverage,
         publication.public_archive,
         health.archive_health,
+        integrity.log_integrity,
     ]
 
 
@@ -57,5 +58,5 @@ def build_definitions(resources: Optional[Mapping[str, Any]] = None) -> Definiti
     """The project's ``Definitions``; ``resources`` override the environment's."""
     merged = default_resources()
     merged.update(resources or {})
-    return Definitions(assets=all_assets(), asset_checks=CHECKS, jobs=JOBS, schedules=SCHEDULES,
+    return Definitions(assets=all_assets(), asset_checks=CHECKS, jobs=JOBS, schedules=SCHEDULES + [integrity.daily_log_integrity_schedule],
                        sensors=SENSORS + ALERT_SENSORS, resources=merged)

@@ -53,9 +53,12 @@ archive_health_job = _asset_job("archive_health_job", ("archive_health",), (),
                                 "Evaluate what needs the owner now (a latched alarm, a pending bridge or "
                                 "needs_review, the dead-man alert) as archive_health's ERROR checks; free, launched "
                                 "by lease_on_life and model_watch when the state changed.")
+log_integrity_job = _asset_job("log_integrity_job", ("log_integrity",), (),
+                               "The day's slice of the deep verification of the chained logs (free; pages the owner "
+                               "once when a log is broken; no coverage row).")
 
 JOBS = [panels_job, manifest_job, open_weights_job, daily_instrument_job, subject_fingerprint_job, commercial_job,
-        coverage_job, publication_job, archive_health_job]
+        coverage_job, publication_job, archive_health_job, log_integrity_job]
 
 # An op job with config (the human's core_change), not an asset selection.
 JOBS.append(acknowledge_instrument_job)
