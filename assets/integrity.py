@@ -1,4 +1,4 @@
-"""The daily slice of the deep verification: ``log_integrity``, its job and its schedule (method §10.2).
+"""The daily slice of the deep verification: ``log_integrity``, its job and its schedule (method §10.1.1).
 
 Thin: the slice, the verification and the owner's page are
 :func:`llmarchive.schedule.deep_rotation.run`'s.  A broken log does not fail

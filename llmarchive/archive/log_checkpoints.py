@@ -1,6 +1,6 @@
 """The deep verification: every chained log read whole, a slice a day, so an edited old byte is found within a week.
 
-The hot path trusts checkpoints (method §10.2): the first append of a
+The hot path trusts checkpoints (method §10.1.1): the first append of a
 process checks the seam at a log's checkpoint and verifies only what came
 after it (:func:`llmarchive.archive.jsonio.append_records`), a run start
 reads the spend ledger's tally (:mod:`llmarchive.budget.checkpoint`), a read

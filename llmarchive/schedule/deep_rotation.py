@@ -1,4 +1,4 @@
-"""The daily slice of the deep verification, and the owner's page when it finds a log changed (method §10.2).
+"""The daily slice of the deep verification, and the owner's page when it finds a log changed (method §10.1.1).
 
 The verification itself is :mod:`llmarchive.archive.log_checkpoints`; this
 step adds the outbox's own log (which that floor does not know) and pages
