@@ -174,3 +174,15 @@ def test_verify_deep_lists_a_broken_log_and_exits_1(paths, monkeypatch):
                          capture_output=True, text=True)
     assert bad.returncode == 1, bad.stderr
     assert [b["log"] for b in json.loads(bad.stdout)["broken"]] == ["private/records/skip.jsonl"]
+
+
+def test_a_verified_log_that_disappears_is_reported_unless_it_is_a_run_folders_trial_log(paths):
+    records.append_many(paths, "skip", [skip(i) for i in range(5)])
+    trials = paths.run_dir("run-a") / "trials.jsonl"
+    jsonio.append_records(trials, [{"trial": 1}])
+    assert len(log_checkpoints.verify_all(paths, "2026-11-02").verified) == 2
+    trials.rename(trials.with_name("moved.jsonl"))
+    paths.record_log("skip").unlink()
+    found = log_checkpoints.verify_all(paths, "2026-11-03")
+    assert found.broken == [("private/records/skip.jsonl",
+                             "private/records/skip.jsonl: verified whole on 2026-11-02, and now missing")]

@@ -337,8 +337,8 @@ def append_records(path: Path, records: Iterable[Mapping]) -> list[dict]:
 
     Chained logs are shared by processes (Dagster runs each step in its
     own), so the tail hash is read and the batch written under the log's
-    lock.  The whole chain is verified once per process (the first append
-    opens the log, :func:`_verified_tail`); after that only what other
+    lock.  The first append of a process verifies the log from its
+    checkpoint on (:func:`_verified_tail`); after that only what other
     writers added since is read, never the whole log, so the cost of an
     append does not grow with the log.  A log whose chain is broken is
     refused, never appended to.  A batch is all-or-nothing on failure, and

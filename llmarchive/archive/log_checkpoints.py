@@ -42,6 +42,8 @@ FORMAT = 1
 PERIOD_DAYS = 7
 """Every chained log is verified whole again within this many days by the daily rotation."""
 CHUNK = 1 << 20
+MOVABLE = "private/experiments/"
+"""Logs under here may move with their run folder; any other chained log is never removed."""
 
 
 class LogChanged(ArchiveError, ValueError):
@@ -175,7 +177,13 @@ def verify_all(paths: ArchivePaths, day: str, extra: Iterable[Path] = (), whole:
 
 def _verify(paths: ArchivePaths, logs: list[Path], day: str, extra: Iterable[Path], forget: bool = False) -> DeepOutcome:
     state = _load(paths)
-    out = DeepOutcome(total=len(chained_logs(paths, extra)))
+    present = {_name(paths, log) for log in chained_logs(paths, extra)}
+    out = DeepOutcome(total=len(present))
+    for name in sorted(set(state) - present):
+        if name.startswith(MOVABLE):
+            del state[name]        # a run folder moved (a review's decision): its log is verified where it is now
+        else:
+            out.broken.append((name, f"{name}: verified whole on {state[name].get('verified_on')}, and now missing"))
     for log in logs:
         name = _name(paths, log)
         known = state.get(name)
