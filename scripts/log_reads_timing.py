@@ -6,9 +6,10 @@ aside.  "whole" is the way main read them before issue 45 (the whole chain
 verified at a first append; every record of a log read for its newest time
 or a day's record); "from end" is the checkpoint and the reads from the end.
 
-    PYTHONPATH=$PWD python scripts/log_reads_timing.py [RECORDS]
+    PYTHONPATH=$PWD python scripts/log_reads_timing.py [RECORDS] [--before /path/to/main's tree]
 """
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -71,28 +72,57 @@ took = time.process_time() - t
 """,
 }
 
+# The same calls, timed on this tree and on another (``--before /work/main``): the lease check as a whole (the
+# hourly sensor's and timer's work; no run folders here, so it is all log reads) and the subject fingerprint's
+# "is today's recorded?" lookup.
+CALLS = {
+    "lease.check": """
+from llmarchive.schedule import lease
+t = time.process_time(); lease.check(paths); took = time.process_time() - t
+""",
+    "subject fingerprint: today's record?": """
+from llmarchive.instrument import subject
+t = time.process_time(); subject._recorded(paths, LAST, "m"); took = time.process_time() - t
+""",
+}
+
 PRELUDE = """
 import sys, time, json
 from llmarchive.archive import ArchivePaths, jsonio, record_logs as records, times_recorded
 paths = ArchivePaths.from_env(sys.argv[1])
 SKIP = {"date": "2030-01-01", "job": "sweep", "protocol_id": "p", "reason": "x", "cause": "budget_halted"}
-LAST = records.latest(paths, "runtime_fingerprint")["date"]
+from measure import jsonl
+with open(paths.record_log("runtime_fingerprint"), "rb") as fh:
+    LAST = jsonl.last_record(fh)["date"]
 """
 
 
+def timed(code: str, home: str, env: dict, tree: str = ".") -> float:
+    took = []
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", PRELUDE + code + "\nprint(json.dumps(took))", home],
+                             check=True, capture_output=True, text=True, env=env, cwd=tree).stdout
+        took.append(json.loads(out.strip().splitlines()[-1]))
+    return min(took)
+
+
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    args = sys.argv[1:]
+    before = args[args.index("--before") + 1] if "--before" in args else None
+    args = [a for a in args if a != "--before" and a != before]
+    n = int(args[0]) if args else 100_000
     with tempfile.TemporaryDirectory() as home:
         subprocess.run([sys.executable, "-c", FILL, home, str(n)], check=True)
         size = sum(p.stat().st_size for p in Path(home, "private", "records").glob("*.jsonl")) / 3 / 1e6
         print(f"logs of {n} records (~{size:.0f} MB each); CPU seconds in a fresh process, interpreter start aside")
+        env = dict(os.environ)
         for name, code in OPS.items():
-            took = []
-            for _ in range(3):
-                out = subprocess.run([sys.executable, "-c", PRELUDE + code + "\nprint(json.dumps(took))", home],
-                                     check=True, capture_output=True, text=True).stdout
-                took.append(json.loads(out.strip().splitlines()[-1]))
-            print(f"  {name:32s} {min(took):8.4f} s  (best of 3)")
+            print(f"  {name:38s} {timed(code, home, env):8.4f} s  (best of 3)")
+        for name, code in CALLS.items():
+            line = f"  {name:38s} {timed(code, home, env):8.4f} s"
+            if before:
+                line += f"   before ({before}): {timed(code, home, {**env, 'PYTHONPATH': before}, before):8.4f} s"
+            print(line)
 
 
 if __name__ == "__main__":

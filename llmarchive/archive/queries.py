@@ -79,8 +79,8 @@ def last_skip(paths: ArchivePaths, month: str, protocol_id: str) -> Optional[dic
 
 
 def records_on(paths: ArchivePaths, kind: str, day: str) -> list[dict]:
-    """The records of ``kind`` dated ``day``, oldest first."""
-    return [r for r in records.read(paths, kind) if r.get("date") == day]
+    """The records of ``kind`` dated ``day``, oldest first (read from the log's end: :func:`records.dated`)."""
+    return records.dated(paths, kind, day)
 
 
 def times_recorded(found: Iterable[dict]) -> list[datetime]:

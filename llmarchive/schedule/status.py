@@ -63,7 +63,7 @@ def shown_today(paths: ArchivePaths, job: job_table.JobSpec, today: str) -> Any:
     The fields are the job table's (:class:`llmarchive.archive.jobs.Shown`), so a
     new daily check shows up here by its row alone.
     """
-    found = [r for r in records.read(paths, job.record.kind) if r.get("date") == today]
+    found = records.dated(paths, job.record.kind, today)
     if not found:
         return None
     fields = job.shown.fields
