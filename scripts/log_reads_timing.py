@@ -20,6 +20,7 @@ import sys
 from datetime import date, timedelta
 from llmarchive.archive import ArchivePaths, jsonio
 from llmarchive.archive.record_logs import KINDS, _prepare
+from llmarchive.archive.jobs import SUBJECT_FINGERPRINT as SUBJECT
 paths, n = ArchivePaths.from_env(sys.argv[1]).ensure(), int(sys.argv[2])
 day = lambda i: (date(2016, 1, 1) + timedelta(days=i // 30)).isoformat()     # 30 records a day, ~9 years
 def rows(kind, make):
@@ -32,6 +33,7 @@ def rows(kind, make):
         jsonio.append_records(paths.record_log(kind), batch)
 rows("skip", lambda i: {"reason": f"r{i}", "cause": "budget_halted"})
 rows("runtime_fingerprint", lambda i: {"status": "pass"})
+rows(SUBJECT, lambda i: {"subject_model_id": "m"})
 rows("model_observed", lambda i: {"provider": "anthropic", "model_id": f"m{i % 40}", "in_family": True})
 """
 
@@ -82,7 +84,7 @@ t = time.process_time(); lease.check(paths); took = time.process_time() - t
 """,
     "subject fingerprint: today's record?": """
 from llmarchive.instrument import subject
-t = time.process_time(); subject._recorded(paths, LAST, "m"); took = time.process_time() - t
+t = time.process_time(); subject._recorded(paths, NEXT, "m"); took = time.process_time() - t
 """,
 }
 
@@ -94,6 +96,8 @@ SKIP = {"date": "2030-01-01", "job": "sweep", "protocol_id": "p", "reason": "x",
 from measure import jsonl
 with open(paths.record_log("runtime_fingerprint"), "rb") as fh:
     LAST = jsonl.last_record(fh)["date"]
+from datetime import date, timedelta
+NEXT = (date.fromisoformat(LAST) + timedelta(days=1)).isoformat()    # the usual question: not recorded yet
 """
 
 

@@ -186,3 +186,12 @@ def test_a_verified_log_that_disappears_is_reported_unless_it_is_a_run_folders_t
     found = log_checkpoints.verify_all(paths, "2026-11-03")
     assert found.broken == [("private/records/skip.jsonl",
                              "private/records/skip.jsonl: verified whole on 2026-11-02, and now missing")]
+
+
+def test_a_log_cut_short_by_whole_records_after_its_deep_verification_is_reported(paths):
+    records.append_many(paths, "skip", [skip(i) for i in range(10)])
+    assert not log_checkpoints.verify_all(paths, "2026-11-02").broken
+    log = paths.record_log("skip")
+    log.write_bytes(b"".join(log.read_bytes().splitlines(keepends=True)[:7]))   # a chain that still verifies
+    for found in (log_checkpoints.rotate(paths, "2026-11-09"), log_checkpoints.verify_all(paths, "2026-11-09")):
+        assert found.broken and "shorter than when it was verified on 2026-11-02" in found.broken[0][1]

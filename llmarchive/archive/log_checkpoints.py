@@ -121,6 +121,9 @@ def verify_log_deep(log: Path, known: Optional[dict], day: str) -> dict:
     new entry.  Raises :class:`LogChanged` naming what does not hold."""
     with open(log, "rb") as fh:
         size = jsonl.complete_size(fh)
+        if known is not None and known.get("offset", 0) > size:
+            raise LogChanged(f"is {known['offset'] - size} bytes shorter than when it was verified on "
+                             f"{known.get('verified_on')}: complete records were removed")
         if known is not None and 0 < known.get("offset", -1) <= size:
             digest = _hash_prefix(fh, known["offset"])
             if digest.hexdigest() == known.get("bytes_sha256"):
@@ -189,8 +192,8 @@ def _verify(paths: ArchivePaths, logs: list[Path], day: str, extra: Iterable[Pat
         known = state.get(name)
         try:
             fresh = verify_log_deep(log, None if forget else known, day)
-            if forget and known is not None and known.get("offset", 0) <= fresh["offset"]:
-                _same_prefix(log, known)
+            if forget and known is not None:
+                _same_prefix(log, known, fresh["offset"])
         except (LogChanged, RecordFileError, OSError) as exc:
             out.broken.append((name, f"{name}: {exc}"))
             continue
@@ -203,9 +206,12 @@ def _verify(paths: ArchivePaths, logs: list[Path], day: str, extra: Iterable[Pat
     return out
 
 
-def _same_prefix(log: Path, known: dict) -> None:
-    """A log verified whole again must still hold the bytes last verified (a rewritten, re-chained log must not
-    pass by being verified from scratch)."""
+def _same_prefix(log: Path, known: dict, size: int) -> None:
+    """A log verified whole again must still hold the bytes last verified (a rewritten, re-chained or shortened
+    log must not pass by being verified from scratch)."""
+    if known.get("offset", 0) > size:
+        raise LogChanged(f"is {known['offset'] - size} bytes shorter than when it was verified on "
+                         f"{known.get('verified_on')}: complete records were removed")
     with open(log, "rb") as fh:
         if _hash_prefix(fh, known["offset"]).hexdigest() != known.get("bytes_sha256"):
             raise LogChanged(f"its first {known['offset']} bytes changed since they were verified on "
