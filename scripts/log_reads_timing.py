@@ -72,6 +72,16 @@ records.distinct(paths, "model_observed", ("provider", "model_id"))
 t = time.process_time(); records.distinct(paths, "model_observed", ("provider", "model_id"))
 took = time.process_time() - t
 """,
+    "deep verification, first (parse, chain)": """
+from llmarchive.archive import log_checkpoints
+log_checkpoints.state_file(paths).unlink(missing_ok=True)
+t = time.process_time(); log_checkpoints.verify_all(paths, "2030-01-01", whole=False); took = time.process_time() - t
+""",
+    "deep verification, again (bytes hashed)": """
+from llmarchive.archive import log_checkpoints
+log_checkpoints.verify_all(paths, "2030-01-01", whole=False)
+t = time.process_time(); log_checkpoints.verify_all(paths, "2030-01-08", whole=False); took = time.process_time() - t
+""",
 }
 
 # The same calls, timed on this tree and on another (``--before /work/main``): the lease check as a whole (the
