@@ -48,7 +48,8 @@ t = time.process_time(); jsonio._verified.clear(); records.append(paths, "skip",
 """,
     "lease reads, whole logs": """
 t = time.process_time()
-beats = times_recorded(records.read(paths, "runtime_fingerprint")); contacts = times_recorded(records.read(paths, "model_observed"))
+beats = times_recorded(records.read(paths, "runtime_fingerprint"))
+contacts = times_recorded(records.read(paths, "model_observed"))
 took = time.process_time() - t
 """,
     "lease reads, from end": """
@@ -106,8 +107,9 @@ SKIP = {"date": "2030-01-01", "job": "sweep", "protocol_id": "p", "reason": "x",
 from measure import jsonl
 with open(paths.record_log("runtime_fingerprint"), "rb") as fh:
     LAST = jsonl.last_record(fh)["date"]
-from datetime import date, timedelta
-NEXT = (date.fromisoformat(LAST) + timedelta(days=1)).isoformat()    # the usual question: not recorded yet
+from datetime import timedelta
+from llmarchive.archive import parse_time
+NEXT = (parse_time(LAST + "T00:00:00Z") + timedelta(days=1)).strftime("%Y-%m-%d")   # the usual question: not yet
 """
 
 
@@ -131,9 +133,9 @@ def main() -> None:
         print(f"logs of {n} records (~{size:.0f} MB each); CPU seconds in a fresh process, interpreter start aside")
         env = dict(os.environ)
         for name, code in OPS.items():
-            print(f"  {name:38s} {timed(code, home, env):8.4f} s  (best of 3)")
+            print(f"  {name:42s} {timed(code, home, env):8.4f} s  (best of 3)")
         for name, code in CALLS.items():
-            line = f"  {name:38s} {timed(code, home, env):8.4f} s"
+            line = f"  {name:42s} {timed(code, home, env):8.4f} s"
             if before:
                 line += f"   before ({before}): {timed(code, home, {**env, 'PYTHONPATH': before}, before):8.4f} s"
             print(line)

@@ -29,10 +29,11 @@ page for it (keyed by them) is recorded once.
 """
 import hashlib
 from dataclasses import dataclass, field
-from datetime import date as Date, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Iterable, Optional
 
+from llmarchive.archive.dates import parse_date, parse_time
 from llmarchive.archive.jsonio import RecordFileError, read_digested, write_digested
 from llmarchive.archive.paths import ArchivePaths
 from measure import chain, jsonl
@@ -159,7 +160,8 @@ def due(paths: ArchivePaths, day: str, extra: Iterable[Path] = (), period: int =
     and every one verified ``period - 1`` or more days ago."""
     logs = chained_logs(paths, extra)
     state = _load(paths)
-    overdue = (Date.fromisoformat(day) - timedelta(days=period - 1)).isoformat()
+    start = parse_time(f"{parse_date(day, 'the day')}T00:00:00Z")
+    overdue = (start - timedelta(days=period - 1)).strftime("%Y-%m-%d")
     ages = sorted(logs, key=lambda log: (str(state.get(_name(paths, log), {}).get("verified_on", "")),
                                          _name(paths, log)))
     share = -(-len(logs) // period)
@@ -178,7 +180,8 @@ def verify_all(paths: ArchivePaths, day: str, extra: Iterable[Path] = (), whole:
     return _verify(paths, logs, day, extra, forget=whole)
 
 
-def _verify(paths: ArchivePaths, logs: list[Path], day: str, extra: Iterable[Path], forget: bool = False) -> DeepOutcome:
+def _verify(paths: ArchivePaths, logs: list[Path], day: str, extra: Iterable[Path],
+            forget: bool = False) -> DeepOutcome:
     state = _load(paths)
     present = {_name(paths, log) for log in chained_logs(paths, extra)}
     out = DeepOutcome(total=len(present))

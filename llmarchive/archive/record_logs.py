@@ -20,7 +20,7 @@ Some kinds are in the closed ``record_type`` list of method §10.3 (``subject_mo
 bookkeeping kept deliberately outside that list, because adding a value to
 it would change ``schema_sha256``.
 """
-from datetime import date as Date, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from measure.errors import ArchiveError
@@ -213,7 +213,8 @@ def dated(paths: ArchivePaths, kind: str, day: str, match: Optional[Match] = Non
     older than it would have been written more than a day before ``day``
     began — which a record about a day does not do.
     """
-    horizon = (Date.fromisoformat(day) - DATED_SLACK).isoformat()
+    start = parse_time(f"{day}T00:00:00Z")
+    horizon = (start - DATED_SLACK).strftime("%Y-%m-%d") if start is not None else ""   # no day: read it all
     found = []
     for record in read_back(paths, kind):
         when = str(record.get("date"))
