@@ -195,3 +195,22 @@ def test_a_log_cut_short_by_whole_records_after_its_deep_verification_is_reporte
     log.write_bytes(b"".join(log.read_bytes().splitlines(keepends=True)[:7]))   # a chain that still verifies
     for found in (log_checkpoints.rotate(paths, "2026-11-09"), log_checkpoints.verify_all(paths, "2026-11-09")):
         assert found.broken and "shorter than when it was verified on 2026-11-02" in found.broken[0][1]
+
+
+def test_the_daily_log_integrity_asset_pages_a_broken_log_once_and_does_not_fail_its_run(paths, monkeypatch):
+    from dagster import materialize
+
+    from assets.integrity import log_integrity
+    from assets.resources import ArchiveResource, WebhookResource
+
+    log = old_month(paths, monkeypatch, 30)
+    edit_in_place(log, 4)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    with Receiver() as hook:
+        monkeypatch.setenv("LLMARCHIVE_WEBHOOK_URL", hook.url)
+        resources = {"archive": ArchiveResource(home=str(paths.home)), "webhook": WebhookResource()}
+        runs = [materialize([log_integrity], resources=resources) for _ in range(2)]
+    assert all(run.success for run in runs)
+    shown = runs[0].asset_materializations_for_node("log_integrity")[0].metadata
+    assert [b["log"] for b in shown["broken"].data] == ["private/records/skip.jsonl"]
+    assert len(hook.taken_keys()) == 1 and hook.taken_keys()[0].startswith("deep_verify|private/records/skip.jsonl|")
