@@ -12,7 +12,7 @@ detail, an instrument record's reason, a budget cut's reason).
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import date as Date, datetime, timedelta, timezone
-from typing import Any, Optional
+from typing import Any, Collection, Optional
 
 from llmarchive import budget as budget_mod
 from llmarchive.archive import (Cadence, CadenceError, UNREADABLE_CONDITION, Unreadable, is_sweep_of, is_sweep_run,
@@ -163,8 +163,14 @@ class Facts:
     open_runs: list[dict] = field(default_factory=list)
     budget_cuts: list[dict] = field(default_factory=list)
     declared_models: Optional[set] = None     # models declared for the family (None: not known, not checked)
-    spend: list[dict] = field(default_factory=list)
+    spend: list[dict] = field(default_factory=list)                # subject fingerprint ledger entries
     unreadable: list[Unreadable] = field(default_factory=list)   # run folders the store cannot read
+    # Days with subject fingerprint spend (the ledger's tally); None: found from ``spend``.
+    fingerprint_days: Optional[Collection[str]] = None
+    # Set by :func:`window`: the facts hold the days from ``window_from`` on, with the look-back beside them.
+    window_from: Optional[str] = None
+    start: Optional[str] = None                 # the archive's first day, over its whole history
+    run_days: Optional[list[Date]] = None       # every complete run's day, over the whole history
 
     def by_date(self, kind: str) -> dict[str, list[dict]]:
         out: dict[str, list[dict]] = {}
@@ -173,13 +179,48 @@ class Facts:
         return out
 
 
-# The bookkeeping logs coverage reads beside the daily jobs' own (:func:`log_kinds`).
-_OTHER_LOGS = ("skip", "generation_bridge", "series_closed", "subject_model", "model_observed", "lease")
+# The bookkeeping logs coverage reads beside the daily jobs' own (:func:`log_kinds`): the first two by the
+# period's own days, the last two whole (a closure or a model switch holds from its date on).
+_OTHER_LOGS = ("skip", "generation_bridge", "series_closed", "subject_model")
+_BY_DAY = ("skip", "generation_bridge")
 
 
 def log_kinds() -> tuple[str, ...]:
     """Every log :func:`llmarchive.schedule.coverage.gather` reads: each daily job's record kind, then the others."""
     return job_table.record_kinds() + _OTHER_LOGS
+
+
+def window(facts: Facts, start: Optional[Date], since: Optional[str], sealed: set[str]) -> Facts:
+    """``facts`` of the whole history cut to the open window, with the look-back the window needs kept beside.
+
+    The window opens on the first day of the first month, from ``since``
+    (else the archive's start) on, that is not in ``sealed``: a month
+    period reaches back to its 1st, and a sealed month's rows are read back.
+    What a period looks back to — the archive's start, the last run before
+    it (dormancy), the first run ever (revalidation), the last heartbeat
+    before it (a silence's start), closures and model switches, budget cuts
+    — is kept whole or as the one value it needs.
+    """
+    first = max(_day(since), start) if since and start else (start or (_day(since) if since else Date(1, 1, 1)))
+    opens = first.replace(day=1)
+    while f"{opens:%Y-%m}" in sealed:
+        opens = month_bounds(f"{opens:%Y-%m}")[1] + timedelta(days=1)
+    lo = opens.isoformat()
+
+    def kept(rows: list[dict], key: str) -> list[dict]:
+        return [r for r in rows if str(r.get(key))[:10] >= lo]
+
+    logs = {kind: (kept(rows, "date") if kind in _BY_DAY or kind in job_table.record_kinds() else rows)
+            for kind, rows in facts.logs.items()}
+    beats = facts.heartbeats
+    i = bisect_left(beats, datetime.fromisoformat(lo).replace(tzinfo=timezone.utc))
+    return Facts(kept(facts.runs, "run_date"), logs, facts.protocols, facts.guard_order, facts.cadence,
+                 beats[max(i - 1, 0):], kept(facts.open_runs, "run_date"), facts.budget_cuts, facts.declared_models,
+                 [e for e in facts.spend if str(e.get("call_key", "")).split("/", 2)[1:2] >= [lo]],
+                 facts.unreadable, None if facts.fingerprint_days is None else {d for d in facts.fingerprint_days
+                                                                                 if d >= lo},
+                 lo, start.isoformat() if start else None,
+                 sorted(_day(str(r["run_date"])[:10]) for r in facts.runs))
 
 
 def belongs_to(bad: Unreadable, first: Date, protocol_id: Optional[str]) -> bool:
@@ -220,7 +261,8 @@ class _Observer:
         self.now = now
         self.deadman = facts.cadence.every("deadman_alert")
         self.dormant_after = facts.cadence.every("dormant_after")
-        self.run_dates = sorted(_day(str(r["run_date"])[:10]) for r in facts.runs)
+        self.run_dates = (facts.run_days if facts.run_days is not None
+                          else sorted(_day(str(r["run_date"])[:10]) for r in facts.runs))
         self.skips = facts.logs.get("skip", [])
         # Indexes, so a period asks about its own days and runs, not about ten years of them.
         self.skips_by_day: dict[str, list[tuple[int, dict]]] = {}
@@ -233,6 +275,14 @@ class _Observer:
         self.bridges = [b for b in facts.logs.get("generation_bridge", []) if b.get("status") == "pending"]
         self.beat_days = {t.date() for t in facts.heartbeats}
         self.sweep_open = [r for r in facts.open_runs if is_sweep_run(r, facts.declared_models)]
+        # Each instrument log's days that say ``unavailable``, and the days with fingerprint spend: indexed once,
+        # so a long outage's days each ask a set instead of scanning a whole log.
+        self.unavailable = {job: {str(r.get("date")) for r in facts.logs.get(kind, []) if r.get(name) == "unavailable"}
+                            for job, (kind, name) in instrument_logs().items()}
+        self.spend_days = (set(facts.fingerprint_days) if facts.fingerprint_days is not None else
+                           {str(e.get("call_key", "")).split("/", 2)[1] for e in facts.spend
+                            if len(str(e.get("call_key", "")).split("/", 2)) == 3
+                            and str(e.get("call_key")).startswith(f"{job_table.SUBJECT_FINGERPRINT}/")})
         self.cuts = sorted((c for c in facts.budget_cuts if isinstance(c.get("date"), str)),
                            key=lambda c: c["date"][:10])
 
@@ -339,11 +389,9 @@ class _Observer:
 
     def instrument_unavailable(self, job: Job, day: Date) -> Optional[str]:
         """The instrument job's record of ``day`` says it could not run (``unavailable``)."""
-        kind, field_name = instrument_logs()[job.name]
-        for r in self.facts.logs.get(kind, []):
-            if str(r.get("date")) == day.isoformat() and r.get(field_name) == "unavailable":
-                # Its reason (an error's text, a model file's path) stays in the private record.
-                return f"{job.name} on {day} could not run: its record says unavailable"
+        if day.isoformat() in self.unavailable.get(job.name, ()):
+            # Its reason (an error's text, a model file's path) stays in the private record.
+            return f"{job.name} on {day} could not run: its record says unavailable"
         return None
 
     def started(self, job: Job, first: Date, last: Date, protocol_id: Optional[str]) -> bool:
@@ -357,8 +405,7 @@ class _Observer:
         if job.name == job_table.FULL_SWEEP:
             return bool(sweep_runs_between(self.sweep_started, protocol_id, lo, hi))
         if job.name == job_table.SUBJECT_FINGERPRINT:
-            prefix = f"{job_table.SUBJECT_FINGERPRINT}/{lo}/"
-            return any(str(e.get("call_key", "")).startswith(prefix) for e in self.facts.spend)
+            return lo in self.spend_days
         return False
 
     def no_cycle_on(self, day: Date) -> Optional[str]:
