@@ -137,9 +137,9 @@ from llmarchive import budget as budget_mod
 from llmarchive.archive import (ArchivePaths, Cadence, PRECEDENCE, UNREADABLE_CONDITION, UnexplainedGap, Unreadable,
                                 cause_for, jobs as job_table, load_cadence, record_logs as records, store,
                                 times_recorded)
-from llmarchive.archive.run_ids import parse as parse_run_id
 from llmarchive.budget.checkpoint import fingerprint_spend_days
-from llmarchive.schedule import coverage_conditions, coverage_summary
+from llmarchive.schedule import coverage_conditions, coverage_summary, coverage_window
+from llmarchive.schedule.coverage_summary import row_key, write_rows  # noqa: F401  (named here too)
 from llmarchive.schedule.coverage_conditions import (  # noqa: F401  (the job table and conditions, named here too)
     AFTER_THE_FACT, GAP_RECORD_TYPE, Facts, Job, _day, _days, _months, _Observer, coverage_jobs, instrument_logs,
     log_kinds, month_bounds, period_ended, period_kind, sweep_runs_between)
@@ -182,7 +182,7 @@ def gather(paths: ArchivePaths, protocols: Optional[list[dict]] = None, series: 
                   budget_mod.budget_cuts(paths), declared_models(paths), [],
                   [*runs.unreadable, *store.held_scan(paths).unreadable],   # held runs: no period claims them
                   fingerprint_days=fingerprint_spend_days(paths))
-    return coverage_conditions.window(whole, archive_start(whole), since, set(sealed))
+    return coverage_window.window(whole, archive_start(whole), since, set(sealed))
 
 
 def archive_start(facts: Facts) -> Optional[Date]:
@@ -272,14 +272,6 @@ def judgement_day(through: str, today: Optional[str]) -> Date:
     return day
 
 
-class _Reopen(Exception):
-    """A sealed month whose rows in the log are not whole or not in today's shape: it is judged again."""
-
-    def __init__(self, month: str) -> None:
-        super().__init__(month)
-        self.month = month
-
-
 def _first_day(label: str) -> Optional[Date]:
     try:
         return _day(f"{label}-01" if len(label) == 7 else label)
@@ -317,7 +309,7 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
         try:
             return _compute(paths, through, gathered, (since_day, floor), summary, sealed, jobs, periods, now, today,
                             open_window)
-        except _Reopen as reopened:
+        except coverage_window.Reopen as reopened:
             sealed.discard(reopened.month)
 
 
@@ -374,7 +366,7 @@ def _compute(paths: ArchivePaths, through: str, facts: Facts, bounds: tuple[Opti
             for pid in targets:
                 base = {"period": label, "job": job.name, "series": job.series, "protocol_id": pid}
                 if label[:7] in in_range:
-                    rows.append(_read_back(back.get((label, job.name, pid)), base))
+                    rows.append(coverage_window.read_back(back.get((label, job.name, pid)), base))
                     continue
                 if facts.window_from is not None and last >= start and first.isoformat() < facts.window_from:
                     raise ArchiveError(f"coverage of {label} needs facts from before {facts.window_from}, where "
@@ -395,71 +387,9 @@ def _compute(paths: ArchivePaths, through: str, facts: Facts, bounds: tuple[Opti
                 winner = next(c for c in PRECEDENCE if c in found)
                 rows.append({"record_type": GAP_RECORD_TYPE, **base, "status": "gap", "cause": cause,
                              "run_id": None, "detail": f"{winner}: {found[winner]}", "condition": winner})
-    unplaced = _unplaced(paths, facts, rows, summary, sealed, whole=periods is None and jobs is None)
+    unplaced = coverage_window.unplaced(paths, facts, rows, summary, sealed, whole=periods is None and jobs is None)
     return Coverage(rows, unexplained, pending, start.isoformat(), through, unplaced, sorted(in_range),
                     begin.isoformat())
-
-
-def _read_back(row: Optional[dict], base: dict) -> dict:
-    """A sealed month's row as :func:`compute` would make it, or :class:`_Reopen` when the log's is not one."""
-    if row is None or "condition" not in row or row.get("series") != base["series"] \
-            or row.get("status") not in ("ran", "gap"):
-        raise _Reopen(base["period"][:7])
-    fields = {**base, **{k: row.get(k) for k in ("status", "cause", "run_id", "detail", "condition")}}
-    return {"record_type": GAP_RECORD_TYPE, **fields} if row["status"] == "gap" else fields
-
-
-def _unplaced(paths: ArchivePaths, facts: Facts, rows: list[dict], summary: coverage_summary.Summary,
-              sealed: set[str], whole: bool) -> list[Unreadable]:
-    """Unreadable run folders no gap row names (its condition won the period), looking in a sealed month's rows
-    read back when the folder's month was left out of this computation."""
-    def named(bad: Unreadable, found: Iterable[dict]) -> bool:
-        return any(row.get("status") == "gap" and str(row.get("detail")).startswith(
-            f"{UNREADABLE_CONDITION}: run folder {bad.run_id} ") for row in found)
-
-    unplaced = [bad for bad in facts.unreadable if not named(bad, rows)]
-    listed = {str(row["period"])[:7] for row in rows}
-    elsewhere = {m for bad in unplaced if (m := parse_run_id(bad.run_id).month) in sealed and m not in listed}
-    if not (whole and elsewhere):
-        return unplaced
-    older = list(coverage_summary.latest_rows(paths, summary, elsewhere).values())
-    return [bad for bad in unplaced if not named(bad, older)]
-
-
-def row_key(row: dict) -> tuple:
-    """What a coverage row is about: its period, job and protocol (a job belongs to one series, so that is not part)."""
-    return (row.get("period"), row.get("job"), row.get("protocol_id"))
-
-
-def write_rows(paths: ArchivePaths, rows: Iterable[dict]) -> list[dict]:
-    """Append every row whose status, cause, run or series differs from the latest recorded for its key, as one
-    batch (and, once, a row whose latest record predates the ``condition`` field: its words were not the public
-    ones).
-
-    One locked, fsynced write for the whole set: a month's coverage is in the
-    log entirely or not at all, and costs about as much as one row.  A gap
-    row is written under SPEC's record type ``coverage_gap``.  A row recorded
-    under an older series label (the instrument's jobs were ``open_weights``)
-    is written again once under its job's series.  The latest rows are read
-    from the spans of the rows' own months only (:mod:`llmarchive.schedule.coverage_summary`),
-    and the summary is moved forward over what was written.
-    """
-    rows = list(rows)
-    summary = coverage_summary.current(paths)
-    latest = coverage_summary.latest_rows(paths, summary, {str(row.get("period"))[:7] for row in rows})
-    changed = []
-    for row in rows:
-        key = row_key(row)
-        old = latest.get(key)
-        # A row written before rows named their condition is written again once, in the public words.
-        if old is not None and all(old.get(k) == row[k] for k in ("status", "cause", "run_id", "series")) \
-                and "condition" in old:
-            continue
-        latest[key] = row
-        changed.append(row)
-    written = records.append_many(paths, "coverage", changed) if changed else []
-    coverage_summary.current(paths, save=True)
-    return written
 
 
 def seal_months(paths: ArchivePaths, result: Coverage, judged_on: Date) -> set[str]:

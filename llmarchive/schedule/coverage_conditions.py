@@ -182,45 +182,12 @@ class Facts:
 # The bookkeeping logs coverage reads beside the daily jobs' own (:func:`log_kinds`): the first two by the
 # period's own days, the last two whole (a closure or a model switch holds from its date on).
 _OTHER_LOGS = ("skip", "generation_bridge", "series_closed", "subject_model")
-_BY_DAY = ("skip", "generation_bridge")
+BY_DAY = ("skip", "generation_bridge")
 
 
 def log_kinds() -> tuple[str, ...]:
     """Every log :func:`llmarchive.schedule.coverage.gather` reads: each daily job's record kind, then the others."""
     return job_table.record_kinds() + _OTHER_LOGS
-
-
-def window(facts: Facts, start: Optional[Date], since: Optional[str], sealed: set[str]) -> Facts:
-    """``facts`` of the whole history cut to the open window, with the look-back the window needs kept beside.
-
-    The window opens on the first day of the first month, from ``since``
-    (else the archive's start) on, that is not in ``sealed``: a month
-    period reaches back to its 1st, and a sealed month's rows are read back.
-    What a period looks back to — the archive's start, the last run before
-    it (dormancy), the first run ever (revalidation), the last heartbeat
-    before it (a silence's start), closures and model switches, budget cuts
-    — is kept whole or as the one value it needs.
-    """
-    first = max(_day(since), start) if since and start else (start or (_day(since) if since else Date(1, 1, 1)))
-    opens = first.replace(day=1)
-    while f"{opens:%Y-%m}" in sealed:
-        opens = month_bounds(f"{opens:%Y-%m}")[1] + timedelta(days=1)
-    lo = opens.isoformat()
-
-    def kept(rows: list[dict], key: str) -> list[dict]:
-        return [r for r in rows if str(r.get(key))[:10] >= lo]
-
-    logs = {kind: (kept(rows, "date") if kind in _BY_DAY or kind in job_table.record_kinds() else rows)
-            for kind, rows in facts.logs.items()}
-    beats = facts.heartbeats
-    i = bisect_left(beats, datetime.fromisoformat(lo).replace(tzinfo=timezone.utc))
-    return Facts(kept(facts.runs, "run_date"), logs, facts.protocols, facts.guard_order, facts.cadence,
-                 beats[max(i - 1, 0):], kept(facts.open_runs, "run_date"), facts.budget_cuts, facts.declared_models,
-                 [e for e in facts.spend if str(e.get("call_key", "")).split("/", 2)[1:2] >= [lo]],
-                 facts.unreadable, None if facts.fingerprint_days is None else {d for d in facts.fingerprint_days
-                                                                                 if d >= lo},
-                 lo, start.isoformat() if start else None,
-                 sorted(_day(str(r["run_date"])[:10]) for r in facts.runs))
 
 
 def belongs_to(bad: Unreadable, first: Date, protocol_id: Optional[str]) -> bool:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
-from llmarchive.archive import ArchivePaths, RecordFileError, jsonio
+from llmarchive.archive import ArchivePaths, RecordFileError, jsonio, record_logs as records
 from measure import chain, jsonl
 
 FORMAT = 1
@@ -157,7 +157,7 @@ def latest_rows(paths: ArchivePaths, summary: Summary, months: Iterable[str]) ->
     latest: dict[tuple, dict] = {}
     for _, _, row in found:
         if str(row.get("period"))[:7] in wanted:
-            latest[(row.get("period"), row.get("job"), row.get("protocol_id"))] = row
+            latest[row_key(row)] = row
     return latest
 
 
@@ -169,3 +169,39 @@ def seal(paths: ArchivePaths, months: Iterable[str]) -> set[str]:
         summary.sealed |= new
         _save(paths, summary)
     return new
+
+
+def row_key(row: dict) -> tuple:
+    """What a coverage row is about: its period, job and protocol (a job belongs to one series, so that is not part)."""
+    return (row.get("period"), row.get("job"), row.get("protocol_id"))
+
+
+def write_rows(paths: ArchivePaths, rows: Iterable[dict]) -> list[dict]:
+    """Append every row whose status, cause, run or series differs from the latest recorded for its key, as one
+    batch (and, once, a row whose latest record predates the ``condition`` field: its words were not the public
+    ones).
+
+    One locked, fsynced write for the whole set: a month's coverage is in the
+    log entirely or not at all, and costs about as much as one row.  A gap
+    row is written under SPEC's record type ``coverage_gap``.  A row recorded
+    under an older series label (the instrument's jobs were ``open_weights``)
+    is written again once under its job's series.  The latest rows are read
+    from the spans of the rows' own months only (the summary's spans),
+    and the summary is moved forward over what was written.
+    """
+    rows = list(rows)
+    summary = current(paths)
+    latest = latest_rows(paths, summary, {str(row.get("period"))[:7] for row in rows})
+    changed = []
+    for row in rows:
+        key = row_key(row)
+        old = latest.get(key)
+        # A row written before rows named their condition is written again once, in the public words.
+        if old is not None and all(old.get(k) == row[k] for k in ("status", "cause", "run_id", "series")) \
+                and "condition" in old:
+            continue
+        latest[key] = row
+        changed.append(row)
+    written = records.append_many(paths, "coverage", changed) if changed else []
+    current(paths, save=True)
+    return written
