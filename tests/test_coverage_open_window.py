@@ -119,3 +119,14 @@ def test_a_lost_summary_forgets_every_seal_and_the_months_are_judged_again(home)
     result = compute(home, "2026-12-10", facts=facts(home), now=NOW)
     assert result.read_back == [] and result.rows == compute(home, "2026-12-10", facts=facts(home), now=NOW,
                                                              read_back=False).rows
+
+
+def test_the_ledgers_checkpoint_carries_the_days_of_fingerprint_spend_and_an_older_one_is_not_trusted(home):
+    from llmarchive.budget import LedgerTally, read_ledger
+
+    tally = read_ledger(home).tally
+    assert tally.fingerprint_days == {"2026-10-08": 1}
+    assert LedgerTally.from_json(tally.to_json()).fingerprint_days == {"2026-10-08": 1}
+    older = {k: v for k, v in tally.to_json().items() if k != "fingerprint_days"}
+    with pytest.raises(KeyError):
+        LedgerTally.from_json(older)      # a checkpoint folded before the days were counted: the ledger is read again

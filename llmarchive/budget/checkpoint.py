@@ -35,8 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Optional
 
-from llmarchive.archive import ArchivePaths, RecordFileError, jsonio, utc_now
-from llmarchive.archive.jobs import SUBJECT_FINGERPRINT
+from llmarchive.archive import ArchivePaths, RecordFileError, jobs as job_table, jsonio, utc_now
 from llmarchive.budget.config import POOLS
 from llmarchive.budget.spend_ledger import CHARGE, RESERVATION, MonthTotals
 from measure import chain, jsonl
@@ -141,16 +140,10 @@ class LedgerTally:
 def fingerprint_day(entry: Mapping) -> Optional[str]:
     """The day whose subject fingerprint an entry reserved or charged for (its ``call_key`` is
     ``subject_fingerprint/<day>/...``), else None: what shows coverage that the paid job was started."""
-    if entry.get("job") != SUBJECT_FINGERPRINT:
+    if entry.get("job") != job_table.SUBJECT_FINGERPRINT:
         return None
     parts = str(entry.get("call_key", "")).split("/", 2)
-    return parts[1] if len(parts) == 3 and parts[0] == SUBJECT_FINGERPRINT else None
-
-
-def fingerprint_spend_days(paths: ArchivePaths) -> dict[str, int]:
-    """Every day with subject fingerprint spend → its number of entries, from the tally (:func:`read_ledger`:
-    the checkpoint plus the entries after it), never by reading the whole ledger for it."""
-    return dict(read_ledger(paths).tally.fingerprint_days)
+    return parts[1] if len(parts) == 3 and parts[0] == job_table.SUBJECT_FINGERPRINT else None
 
 
 @dataclass

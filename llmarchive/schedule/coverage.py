@@ -107,7 +107,7 @@ its structured fields.
 The rows
 --------
 :func:`compute` walks every scheduled job (:data:`JOBS`) and period from the
-archive's start through a date: ``full_sweep`` per admitted protocol per
+archive's start (or ``since``) through a date: ``full_sweep`` per admitted protocol per
 calendar month (its ``30d`` cadence is the month the budget is counted in),
 and the daily jobs per day.  A period with output is ``ran``; one without
 output gets the cause of the conditions observed in it; a period that has
@@ -115,6 +115,14 @@ ended with neither is **unexplained**, and :func:`record_coverage` raises
 :class:`UnexplainedGap` naming each one (after writing every explained row:
 nothing already known is lost).  A period still running (today, this month)
 with no output and no condition is pending and gets no row yet.
+
+**The open window.**  A month judged after its last day with every period
+ran or one cause is *sealed* (:func:`seal_months`); from then on its rows
+are read back from the coverage log, not judged again
+(:mod:`llmarchive.schedule.coverage_summary` says which bytes hold them).
+Only the months not sealed are judged, from facts gathered for them
+(:mod:`llmarchive.schedule.coverage_window`), so a month's coverage costs
+the same in the archive's tenth year as in its first.
 
 **When a period is over.**  Coverage is judged on a day, and a period is
 over once its last day is before that day (:func:`period_ended`, the one
@@ -137,7 +145,6 @@ from llmarchive import budget as budget_mod
 from llmarchive.archive import (ArchivePaths, Cadence, PRECEDENCE, UNREADABLE_CONDITION, UnexplainedGap, Unreadable,
                                 cause_for, jobs as job_table, load_cadence, record_logs as records, store,
                                 times_recorded)
-from llmarchive.budget.checkpoint import fingerprint_spend_days
 from llmarchive.schedule import coverage_conditions, coverage_summary, coverage_window
 from llmarchive.schedule.coverage_summary import row_key, write_rows  # noqa: F401  (named here too)
 from llmarchive.schedule.coverage_conditions import (  # noqa: F401  (the job table and conditions, named here too)
@@ -170,7 +177,8 @@ def gather(paths: ArchivePaths, protocols: Optional[list[dict]] = None, series: 
     The look-back a window needs is kept beside it (:class:`Facts`): the archive's start, every complete run's
     day (for dormancy and revalidation's first run), the last heartbeat before the window, and the whole of the
     small logs read up to a period's end (closures, model switches, budget cuts).  Fingerprint spend comes from
-    the ledger's tally (:func:`llmarchive.budget.checkpoint.fingerprint_spend_days`), not from the ledger.
+    the ledger's tally (:func:`llmarchive.budget.read_ledger`: its checkpoint and the entries after it), not
+    from the whole ledger.
     """
     logs = {kind: records.read(paths, kind) for kind in log_kinds()}
     if protocols is None:
@@ -181,7 +189,7 @@ def gather(paths: ArchivePaths, protocols: Optional[list[dict]] = None, series: 
                   times_recorded(logs["runtime_fingerprint"]), [r.record for r in runs.open if r.run_date],
                   budget_mod.budget_cuts(paths), declared_models(paths), [],
                   [*runs.unreadable, *store.held_scan(paths).unreadable],   # held runs: no period claims them
-                  fingerprint_days=fingerprint_spend_days(paths))
+                  fingerprint_days=budget_mod.read_ledger(paths).tally.fingerprint_days)
     return coverage_window.window(whole, archive_start(whole), since, set(sealed))
 
 
@@ -450,11 +458,13 @@ def record_month(paths: ArchivePaths, month: str, today: Date,
                  **kwargs) -> tuple[Coverage, Optional[UnexplainedGap]]:
     """The coverage of ``month`` as judged on ``today``: rows written, and what is unexplained (None if nothing).
 
-    Every period from the archive's start through the month's last day
-    (through today, for the month that is running) is listed and judged on
+    Every period of the open window — from the first month not sealed (the
+    archive's start, before any month is) through the month's last day, or
+    through today for the month that is running — is listed and judged on
     ``today`` by :func:`period_ended`, the rule ``llmarchive coverage``
     judges by: on the 1st, the month just ended — its last day and its
-    monthly rows — is ran or one cause.  The explained rows are written as
+    monthly rows — is ran or one cause, and is sealed when nothing in it is
+    left unexplained.  The explained rows are written as
     :func:`record_coverage` writes them; an unexplained period is returned,
     not raised, so the caller (the coverage asset) can report it as a
     failing check on the month beside the rows it wrote.  A month that has

@@ -10,8 +10,7 @@ from bisect import bisect_left
 from datetime import date as Date, datetime, timedelta, timezone
 from typing import Iterable, Optional
 
-from llmarchive.archive import ArchivePaths, UNREADABLE_CONDITION, Unreadable, jobs as job_table
-from llmarchive.archive.run_ids import parse as parse_run_id
+from llmarchive.archive import ArchivePaths, UNREADABLE_CONDITION, Unreadable, jobs as job_table, run_ids
 from llmarchive.schedule.coverage_conditions import BY_DAY, GAP_RECORD_TYPE, Facts, _day, month_bounds
 from llmarchive.schedule.coverage_summary import Summary, latest_rows
 
@@ -76,7 +75,7 @@ def unplaced(paths: ArchivePaths, facts: Facts, rows: list[dict], summary: Summa
 
     unplaced = [bad for bad in facts.unreadable if not named(bad, rows)]
     listed = {str(row["period"])[:7] for row in rows}
-    elsewhere = {m for bad in unplaced if (m := parse_run_id(bad.run_id).month) in sealed and m not in listed}
+    elsewhere = {m for bad in unplaced if (m := run_ids.parse(bad.run_id).month) in sealed and m not in listed}
     if not (whole and elsewhere):
         return unplaced
     older = list(latest_rows(paths, summary, elsewhere).values())
