@@ -29,6 +29,8 @@ def register(subparsers) -> None:
     p.add_argument("--since", help="YYYY-MM-DD, start here, even before the archive began (those periods are "
                                    "before_archive_start); not after --date. Months already sealed are read back "
                                    "from the coverage log, not judged again")
+    p.add_argument("--afresh", action="store_true", help="judge every period again from the whole history, sealed "
+                                                        "months too (a row is written only where it changed)")
     p.add_argument("--dry-run", action="store_true", help="print the rows, record nothing")
     add_json(p, "print {start, through, recorded, rows, pending, unexplained} as JSON (every row, not only gaps)")
     p.set_defaults(func=run)
@@ -44,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         paths.ensure()
     try:
         record = coverage.compute if args.dry_run else coverage.record_coverage
-        result = record(paths, through, since)
+        result = record(paths, through, since, read_back=not args.afresh)
     except UnexplainedGap as exc:
         # A check that failed (exit 1), not bad input: every explained row is already written.
         if args.json:
