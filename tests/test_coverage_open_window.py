@@ -14,11 +14,11 @@ from datetime import date, datetime, timezone
 
 import pytest
 
-from llmarchive import budget as budget_mod
 from llmarchive.archive import RecordFileError, record_logs as records, record_skip
 from llmarchive.schedule import coverage_summary, record_month
 from llmarchive.schedule.coverage import compute, gather, write_rows
-from tests.test_coverage import P_GUARD, P_OPEN, PROTOCOLS, beat_days, complete_run
+from tests.test_coverage import (P_GUARD, P_OPEN, PROTOCOLS, beat_days, complete_run, fingerprint_record,
+                                 fingerprint_spend)
 
 NOW = datetime(2026, 12, 10, 12, tzinfo=timezone.utc)
 CLOSES = [("2026-08", date(2026, 9, 1)), ("2026-09", date(2026, 10, 1)), ("2026-10", date(2026, 11, 1)),
@@ -31,13 +31,8 @@ def home(paths):
     complete_run(paths, "sweep_2026-09_a", "2026-09-25")
     complete_run(paths, "sweep_2026-11_a", "2026-11-03")
     record_skip(paths, "2026-11-04", "sweep", P_GUARD, "not_preregistered", "not_preregistered: no manifest")
-    records.append(paths, "subject_fingerprint", {"date": "2026-10-07", "subject_model_id": "claude-sonnet-5",
-                                                  "returned_model_id": "claude-sonnet-5", "correct": 24,
-                                                  "total": 24, "items": []})
-    meter = budget_mod.SpendMeter(paths, budget_mod.Authorization("subject_fingerprint", "fingerprint", "general",
-                                                                  0.001),
-                                  "subject_fingerprint_2026-10-08_claude-sonnet-5@1", "anthropic", "claude-sonnet-5")
-    meter.charge([("subject_fingerprint/2026-10-08/sf01", {"answered": True})])
+    fingerprint_record(paths, "2026-10-07")
+    fingerprint_spend(paths, "2026-10-08")
     return paths
 
 
