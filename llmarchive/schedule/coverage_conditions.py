@@ -246,10 +246,8 @@ class _Observer:
         # so a long outage's days each ask a set instead of scanning a whole log.
         self.unavailable = {job: {str(r.get("date")) for r in facts.logs.get(kind, []) if r.get(name) == "unavailable"}
                             for job, (kind, name) in instrument_logs().items()}
-        self.spend_days = (set(facts.fingerprint_days) if facts.fingerprint_days is not None else
-                           {str(e.get("call_key", "")).split("/", 2)[1] for e in facts.spend
-                            if len(str(e.get("call_key", "")).split("/", 2)) == 3
-                            and str(e.get("call_key")).startswith(f"{job_table.SUBJECT_FINGERPRINT}/")})
+        self.spend_days = (set(facts.fingerprint_days) if facts.fingerprint_days is not None
+                           else {day for e in facts.spend if (day := budget_mod.fingerprint_day(e))})
         self.cuts = sorted((c for c in facts.budget_cuts if isinstance(c.get("date"), str)),
                            key=lambda c: c["date"][:10])
 

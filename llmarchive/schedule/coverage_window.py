@@ -49,7 +49,7 @@ def window(facts: Facts, start: Optional[Date], since: Optional[str], sealed: se
     i = bisect_left(beats, datetime.fromisoformat(lo).replace(tzinfo=timezone.utc))
     return Facts(kept(facts.runs, "run_date"), logs, facts.protocols, facts.guard_order, facts.cadence,
                  beats[max(i - 1, 0):], kept(facts.open_runs, "run_date"), facts.budget_cuts, facts.declared_models,
-                 [e for e in facts.spend if str(e.get("call_key", "")).split("/", 2)[1:2] >= [lo]],
+                 facts.spend,
                  facts.unreadable, None if facts.fingerprint_days is None else {d for d in facts.fingerprint_days
                                                                                  if d >= lo},
                  lo, start.isoformat() if start else None,
@@ -57,7 +57,7 @@ def window(facts: Facts, start: Optional[Date], since: Optional[str], sealed: se
 
 
 def read_back(row: Optional[dict], base: dict) -> dict:
-    """A sealed month's row as :func:`compute` would make it, or :class:`_Reopen` when the log's is not one."""
+    """A sealed month's row as :func:`compute` would make it, or :class:`Reopen` when the log's is not one."""
     if row is None or "condition" not in row or row.get("series") != base["series"] \
             or row.get("status") not in ("ran", "gap"):
         raise Reopen(base["period"][:7])
@@ -73,10 +73,10 @@ def unplaced(paths: ArchivePaths, facts: Facts, rows: list[dict], summary: Summa
         return any(row.get("status") == "gap" and str(row.get("detail")).startswith(
             f"{UNREADABLE_CONDITION}: run folder {bad.run_id} ") for row in found)
 
-    unplaced = [bad for bad in facts.unreadable if not named(bad, rows)]
+    left = [bad for bad in facts.unreadable if not named(bad, rows)]
     listed = {str(row["period"])[:7] for row in rows}
-    elsewhere = {m for bad in unplaced if (m := run_ids.parse(bad.run_id).month) in sealed and m not in listed}
+    elsewhere = {m for bad in left if (m := run_ids.parse(bad.run_id).month) in sealed and m not in listed}
     if not (whole and elsewhere):
-        return unplaced
+        return left
     older = list(latest_rows(paths, summary, elsewhere).values())
-    return [bad for bad in unplaced if not named(bad, older)]
+    return [bad for bad in left if not named(bad, older)]
