@@ -125,3 +125,14 @@ def test_the_ledgers_checkpoint_carries_the_days_of_fingerprint_spend_and_an_old
     older = {k: v for k, v in tally.to_json().items() if k != "fingerprint_days"}
     with pytest.raises(KeyError):
         LedgerTally.from_json(older)      # a checkpoint folded before the days were counted: the ledger is read again
+
+
+def test_a_sealed_month_that_lacks_a_row_of_todays_table_is_judged_again(home):
+    close_each_month(home)
+    later = {**PROTOCOLS[0], "protocol_id": "risky_choice_framing__order__v0", "twin_id": None}
+    whole = gather(home, protocols=[*PROTOCOLS, later])       # a protocol admitted since, dated before the seals
+    result = compute(home, "2026-12-10", facts=whole, now=NOW)
+    assert "2026-09" not in result.read_back and "2026-08" in result.read_back
+    assert result.rows == compute(home, "2026-12-10", facts=whole, now=NOW, read_back=False).rows
+    assert ("2026-11", "full_sweep", later["protocol_id"]) in {(r["period"], r["job"], r["protocol_id"])
+                                                               for r in result.rows}

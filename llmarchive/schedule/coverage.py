@@ -318,7 +318,7 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
             return _compute(paths, through, gathered, (since_day, floor), summary, sealed, jobs, periods, now, today,
                             open_window)
         except coverage_window.Reopen as reopened:
-            sealed.discard(reopened.month)
+            sealed -= reopened.months
 
 
 def _compute(paths: ArchivePaths, through: str, facts: Facts, bounds: tuple[Optional[Date], Optional[Date]],
@@ -343,6 +343,7 @@ def _compute(paths: ArchivePaths, through: str, facts: Facts, bounds: tuple[Opti
         begin = max(begin, floor)
     in_range = {m for m in _months(begin, end) if m in sealed and month_bounds(m)[1] < judged_on}
     back = coverage_summary.latest_rows(paths, summary, in_range)
+    reopen: set[str] = set()
     observer = _Observer(facts, start, judged_on, now)
     by_date = {kind: facts.by_date(kind) for kind in job_table.record_kinds()}
     first_run = observer.run_dates[0] if observer.run_dates else None
@@ -374,7 +375,11 @@ def _compute(paths: ArchivePaths, through: str, facts: Facts, bounds: tuple[Opti
             for pid in targets:
                 base = {"period": label, "job": job.name, "series": job.series, "protocol_id": pid}
                 if label[:7] in in_range:
-                    rows.append(coverage_window.read_back(back.get((label, job.name, pid)), base))
+                    row = coverage_window.read_back(back.get((label, job.name, pid)), base)
+                    if row is None:
+                        reopen.add(label[:7])
+                    else:
+                        rows.append(row)
                     continue
                 if facts.window_from is not None and last >= start and first.isoformat() < facts.window_from:
                     raise ArchiveError(f"coverage of {label} needs facts from before {facts.window_from}, where "
@@ -395,6 +400,8 @@ def _compute(paths: ArchivePaths, through: str, facts: Facts, bounds: tuple[Opti
                 winner = next(c for c in PRECEDENCE if c in found)
                 rows.append({"record_type": GAP_RECORD_TYPE, **base, "status": "gap", "cause": cause,
                              "run_id": None, "detail": f"{winner}: {found[winner]}", "condition": winner})
+    if reopen:
+        raise coverage_window.Reopen(reopen)     # judged again, all at once, from facts that reach back to them
     unplaced = coverage_window.unplaced(paths, facts, rows, summary, sealed, whole=periods is None and jobs is None)
     return Coverage(rows, unexplained, pending, start.isoformat(), through, unplaced, sorted(in_range),
                     begin.isoformat())

@@ -16,11 +16,11 @@ from llmarchive.schedule.coverage_summary import Summary, latest_rows
 
 
 class Reopen(Exception):
-    """A sealed month whose rows in the log are not whole or not in today's shape: it is judged again."""
+    """Sealed months whose rows in the log are not whole or not in today's shape: they are judged again."""
 
-    def __init__(self, month: str) -> None:
-        super().__init__(month)
-        self.month = month
+    def __init__(self, months: set[str]) -> None:
+        super().__init__(", ".join(sorted(months)))
+        self.months = months
 
 
 def window(facts: Facts, start: Optional[Date], since: Optional[str], sealed: set[str]) -> Facts:
@@ -56,11 +56,12 @@ def window(facts: Facts, start: Optional[Date], since: Optional[str], sealed: se
                  sorted(_day(str(r["run_date"])[:10]) for r in facts.runs))
 
 
-def read_back(row: Optional[dict], base: dict) -> dict:
-    """A sealed month's row as :func:`compute` would make it, or :class:`Reopen` when the log's is not one."""
+def read_back(row: Optional[dict], base: dict) -> Optional[dict]:
+    """A sealed month's row as :func:`compute` would make it; None when the log's is not one (a key it lacks, a
+    row written before rows named their condition or under an older series): then the month is judged again."""
     if row is None or "condition" not in row or row.get("series") != base["series"] \
             or row.get("status") not in ("ran", "gap"):
-        raise Reopen(base["period"][:7])
+        return None
     fields = {**base, **{k: row.get(k) for k in ("status", "cause", "run_id", "detail", "condition")}}
     return {"record_type": GAP_RECORD_TYPE, **fields} if row["status"] == "gap" else fields
 
