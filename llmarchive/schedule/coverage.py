@@ -321,6 +321,24 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
             sealed -= reopened.months
 
 
+def _targets(facts: Facts, job: Job, first: Date, last: Date, start: Date,
+             first_run: Optional[Date]) -> list[Optional[str]]:
+    """What ``job`` was scheduled for in the period: each admitted protocol, the guard protocol due, or the job
+    itself (``[None]``); none when nothing was scheduled."""
+    if job.name == "revalidation_daily" and (first_run is None or first <= first_run) and last >= start:
+        return []   # nothing historical to recompute yet: not scheduled
+    if job.per_protocol:
+        return [p["protocol_id"] for p in facts.protocols
+                if not p.get("admitted_on") or p["admitted_on"] <= last.isoformat() or last < start]
+    if job.name == "guard_margin_rotation":
+        due = scheduled_protocol(facts.guard_order, first.isoformat())
+        admitted_on = next((p.get("admitted_on") for p in facts.protocols if p["protocol_id"] == due), None)
+        if due is None or (admitted_on and admitted_on > last.isoformat() and last >= start):
+            return []   # no guard protocol was admitted yet: nothing was scheduled
+        return [due]
+    return [None]
+
+
 def _compute(paths: ArchivePaths, through: str, facts: Facts, bounds: tuple[Optional[Date], Optional[Date]],
              summary: coverage_summary.Summary, sealed: set[str], jobs: Optional[Sequence[str]],
              periods: Optional[Sequence[str]], now: Optional[datetime], today: Optional[str],
@@ -357,22 +375,7 @@ def _compute(paths: ArchivePaths, through: str, facts: Facts, bounds: tuple[Opti
             if periods is not None and label not in periods:
                 continue
             ended = period_ended(last, judged_on)
-            targets: list[Optional[str]]
-            if job.per_protocol:
-                targets = [p["protocol_id"] for p in facts.protocols
-                           if not p.get("admitted_on") or p["admitted_on"] <= last.isoformat()
-                           or last < start]
-            elif job.name == "guard_margin_rotation":
-                due = scheduled_protocol(facts.guard_order, first.isoformat())
-                admitted_on = next((p.get("admitted_on") for p in facts.protocols if p["protocol_id"] == due), None)
-                if due is None or (admitted_on and admitted_on > last.isoformat() and last >= start):
-                    continue   # no guard protocol was admitted yet: nothing was scheduled
-                targets = [due]
-            else:
-                targets = [None]
-            if job.name == "revalidation_daily" and (first_run is None or first <= first_run) and last >= start:
-                continue   # nothing historical to recompute yet: not scheduled
-            for pid in targets:
+            for pid in _targets(facts, job, first, last, start, first_run):
                 base = {"period": label, "job": job.name, "series": job.series, "protocol_id": pid}
                 if label[:7] in in_range:
                     row = coverage_window.read_back(back.get((label, job.name, pid)), base)
