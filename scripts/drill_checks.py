@@ -81,7 +81,7 @@ def coverage_agrees(state: State, month: str) -> Verdict:
     from llmarchive.schedule import row_key
 
     today = now().date().isoformat()
-    fresh = coverage.compute(state.paths, today)
+    fresh = coverage.compute(state.paths, today, read_back=False)   # afresh: sealed months judged again too
     latest: dict = {}
     for r in records.read(state.paths, "coverage"):
         latest[row_key(r)] = r

@@ -45,6 +45,21 @@ def complete_run(paths, run_id: str, run_date: str, protocol_id: str = P_OPEN, s
     write_json(folder / "measurement.json", {"run_id": run_id})
 
 
+def fingerprint_record(paths, day: str) -> None:
+    """The day's subject fingerprint record: it ran."""
+    records.append(paths, "subject_fingerprint", {"date": day, "subject_model_id": "claude-sonnet-5",
+                                                  "returned_model_id": "claude-sonnet-5", "correct": 24,
+                                                  "total": 24, "items": []})
+
+
+def fingerprint_spend(paths, day: str) -> None:
+    """Spend charged for one item of the day's subject fingerprint, through the real meter and ledger."""
+    meter = budget_mod.SpendMeter(paths, budget_mod.Authorization("subject_fingerprint", "fingerprint", "general",
+                                                                  0.001),
+                                  f"subject_fingerprint_{day}_claude-sonnet-5@s1", "anthropic", "claude-sonnet-5")
+    meter.charge([(f"subject_fingerprint/{day}/sf01", {"answered": True})])
+
+
 def rows_by(result, job):
     return {(r["period"], r["protocol_id"]): r for r in result.rows if r["job"] == job}
 
@@ -579,21 +594,14 @@ def test_a_sweep_run_that_left_no_measurement_and_no_cause_is_an_unexplained_gap
 def test_a_subject_fingerprint_day_that_spent_money_but_left_nothing_is_an_unexplained_gap(paths):
     beat_days(paths, "2026-11-01", "2026-11-04")
     for day in ("2026-11-01", "2026-11-03"):
-        records.append(paths, "subject_fingerprint", {"date": day, "subject_model_id": "claude-sonnet-5",
-                                                      "returned_model_id": "claude-sonnet-5", "correct": 24,
-                                                      "total": 24, "items": []})
-    meter = budget_mod.SpendMeter(paths, budget_mod.Authorization("subject_fingerprint", "fingerprint", "general",
-                                                                  0.001),
-                                  "subject_fingerprint_2026-11-02_claude-sonnet-5@s1", "anthropic", "claude-sonnet-5")
-    meter.charge([("subject_fingerprint/2026-11-02/sf01", {"answered": True})])
+        fingerprint_record(paths, day)
+    fingerprint_spend(paths, "2026-11-02")
     facts = lambda: gather(paths, protocols=PROTOCOLS[:1])  # noqa: E731
     with pytest.raises(UnexplainedGap) as info:
         record_coverage(paths, "2026-11-04", facts=facts(), jobs=("subject_fingerprint",), now=NOW)
     assert info.value.gaps == [("subject_fingerprint", "2026-11-02", None)]
     # a day nothing was spent on is the paid job nobody started, as before
-    records.append(paths, "subject_fingerprint", {"date": "2026-11-02", "subject_model_id": "claude-sonnet-5",
-                                                  "returned_model_id": "claude-sonnet-5", "correct": 24,
-                                                  "total": 24, "items": []})
+    fingerprint_record(paths, "2026-11-02")
     assert record_coverage(paths, "2026-11-04", facts=facts(), jobs=("subject_fingerprint",), now=NOW).unexplained == []
 
 

@@ -60,7 +60,7 @@ from llmarchive.budget.degradation import (CUT_KIND, FINGERPRINT_CALLS_PER_MONTH
                                            MIN_MEASURED_CALLS, QUARTER_START_MONTHS, Level, budget_cuts,
                                            current_level, kept_protocols, measured_rate, projected_month_eur,
                                            review_degradation, sweep_due)
-from llmarchive.budget.checkpoint import LedgerTally, LedgerView, read_ledger
+from llmarchive.budget.checkpoint import LedgerTally, LedgerView, fingerprint_day, read_ledger
 from llmarchive.budget.earmarks import Earmark, RunBusy, busy_protocols
 from llmarchive.budget.ladder import (TYPE_ORDER, Authorization, LadderState, Plan, allowed_protocols,
                                       authorize_run, earmark_run, judged_month, ladder_state, ledger_view,
@@ -80,7 +80,7 @@ __all__ = [
     "CHARGE", "RESERVATION", "MonthTotals", "ledger", "ledger_entries", "month_totals",
     "open_reservations",
     # checkpoint
-    "LedgerTally", "LedgerView", "read_ledger",
+    "LedgerTally", "LedgerView", "fingerprint_day", "read_ledger",
     # earmarks
     "Earmark", "RunBusy", "busy_protocols",
     # ladder

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Optional
 
-from llmarchive.archive import ArchivePaths, RecordFileError, jsonio, utc_now
+from llmarchive.archive import ArchivePaths, RecordFileError, jobs as job_table, jsonio, utc_now
 from llmarchive.budget.config import POOLS
 from llmarchive.budget.spend_ledger import CHARGE, RESERVATION, MonthTotals
 from measure import chain, jsonl
@@ -65,6 +65,7 @@ class LedgerTally:
     by_run: dict[tuple[str, str, str], float] = field(default_factory=dict)      # (run, month, pool) -> euros
     first_offset: dict[str, int] = field(default_factory=dict)                   # run -> byte of its first entry
     count: int = 0
+    fingerprint_days: dict[str, int] = field(default_factory=dict)               # day -> subject fingerprint entries
 
     def add(self, entry: Mapping, offset: int) -> None:
         """Fold one entry whose line starts at byte ``offset``."""
@@ -72,6 +73,9 @@ class LedgerTally:
         run = entry.get("run_id")
         if isinstance(run, str):
             self.first_offset.setdefault(run, offset)
+        day = fingerprint_day(entry)
+        if day is not None:
+            self.fingerprint_days[day] = self.fingerprint_days.get(day, 0) + 1
         key = (entry.get("month"), entry.get("pool", "general"))
         if entry.get("record_type", CHARGE) == CHARGE:
             if isinstance(entry.get("cost_eur"), (int, float)):
@@ -126,12 +130,24 @@ class LedgerTally:
     def to_json(self) -> dict:
         return {"count": self.count, "charged": [[*k, v] for k, v in self.charged.items()],
                 "open": [[rid, *v] for rid, v in self.open.items()],
-                "by_run": [[*k, v] for k, v in self.by_run.items()], "first_offset": self.first_offset}
+                "by_run": [[*k, v] for k, v in self.by_run.items()], "first_offset": self.first_offset,
+                "fingerprint_days": self.fingerprint_days}
 
     @classmethod
     def from_json(cls, data: Mapping) -> "LedgerTally":
         return cls({(m, p): v for m, p, v in data["charged"]}, {rid: (m, p, w, r) for rid, m, p, w, r in data["open"]},
-                   {(r, m, p): v for r, m, p, v in data["by_run"]}, dict(data["first_offset"]), int(data["count"]))
+                   {(r, m, p): v for r, m, p, v in data["by_run"]}, dict(data["first_offset"]), int(data["count"]),
+                   # A checkpoint written before the days were tallied lacks them: KeyError, so it is not trusted.
+                   {str(d): int(n) for d, n in data["fingerprint_days"].items()})
+
+
+def fingerprint_day(entry: Mapping) -> Optional[str]:
+    """The day whose subject fingerprint an entry reserved or charged for (its ``call_key`` is
+    ``subject_fingerprint/<day>/...``), else None: what shows coverage that the paid job was started."""
+    if entry.get("job") != job_table.SUBJECT_FINGERPRINT:
+        return None
+    parts = str(entry.get("call_key", "")).split("/", 2)
+    return parts[1] if len(parts) == 3 and parts[0] == job_table.SUBJECT_FINGERPRINT else None
 
 
 @dataclass

@@ -17,7 +17,7 @@ def register(subparsers) -> None:
         description=(
             "Walk every scheduled job (full_sweep per admitted protocol per month; runtime_fingerprint, "
             "guard_margin_rotation, subject_fingerprint and revalidation_daily per day) from the archive's "
-            "start through --date, and record for each period that it ran or the one cause its observed "
+            "start (or --since) through --date, and record for each period that it ran or the one cause its observed "
             "conditions map to. The periods are judged on --date: every period that ended before it (on the "
             "1st, the whole month just ended, its last day and its monthly rows included) ran or has a cause; "
             "--date itself and its month are pending. This is the rule the Dagster coverage asset judges by. "
@@ -27,7 +27,10 @@ def register(subparsers) -> None:
     )
     add_date(p, "the day coverage is judged on: computed through it, periods ended before it judged")
     p.add_argument("--since", help="YYYY-MM-DD, start here, even before the archive began (those periods are "
-                                   "before_archive_start); not after --date")
+                                   "before_archive_start); not after --date. Months already sealed are read back "
+                                   "from the coverage log, not judged again")
+    p.add_argument("--afresh", action="store_true", help="judge every period again from the whole history, sealed "
+                                                        "months too (a row is written only where it changed)")
     p.add_argument("--dry-run", action="store_true", help="print the rows, record nothing")
     add_json(p, "print {start, through, recorded, rows, pending, unexplained} as JSON (every row, not only gaps)")
     p.set_defaults(func=run)
@@ -43,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         paths.ensure()
     try:
         record = coverage.compute if args.dry_run else coverage.record_coverage
-        result = record(paths, through, since)
+        result = record(paths, through, since, read_back=not args.afresh)
     except UnexplainedGap as exc:
         # A check that failed (exit 1), not bad input: every explained row is already written.
         if args.json:

@@ -107,7 +107,7 @@ its structured fields.
 The rows
 --------
 :func:`compute` walks every scheduled job (:data:`JOBS`) and period from the
-archive's start through a date: ``full_sweep`` per admitted protocol per
+archive's start (or ``since``) through a date: ``full_sweep`` per admitted protocol per
 calendar month (its ``30d`` cadence is the month the budget is counted in),
 and the daily jobs per day.  A period with output is ``ran``; one without
 output gets the cause of the conditions observed in it; a period that has
@@ -115,6 +115,14 @@ ended with neither is **unexplained**, and :func:`record_coverage` raises
 :class:`UnexplainedGap` naming each one (after writing every explained row:
 nothing already known is lost).  A period still running (today, this month)
 with no output and no condition is pending and gets no row yet.
+
+**The open window.**  A month judged after its last day with every period
+ran or one cause is *sealed* (:func:`seal_months`); from then on its rows
+are read back from the coverage log, not judged again
+(:mod:`llmarchive.schedule.coverage_summary` says which bytes hold them).
+Only the months not sealed are judged, from facts gathered for them
+(:mod:`llmarchive.schedule.coverage_window`), so a month's coverage costs
+the same in the archive's tenth year as in its first.
 
 **When a period is over.**  Coverage is judged on a day, and a period is
 over once its last day is before that day (:func:`period_ended`, the one
@@ -137,7 +145,8 @@ from llmarchive import budget as budget_mod
 from llmarchive.archive import (ArchivePaths, Cadence, PRECEDENCE, UNREADABLE_CONDITION, UnexplainedGap, Unreadable,
                                 cause_for, jobs as job_table, load_cadence, record_logs as records, store,
                                 times_recorded)
-from llmarchive.schedule import coverage_conditions
+from llmarchive.schedule import coverage_conditions, coverage_summary, coverage_window
+from llmarchive.schedule.coverage_summary import row_key, write_rows  # noqa: F401  (named here too)
 from llmarchive.schedule.coverage_conditions import (  # noqa: F401  (the job table and conditions, named here too)
     AFTER_THE_FACT, GAP_RECORD_TYPE, Facts, Job, _day, _days, _months, _Observer, coverage_jobs, instrument_logs,
     log_kinds, month_bounds, period_ended, period_kind, sweep_runs_between)
@@ -161,21 +170,33 @@ def declared_models(paths: ArchivePaths, config=None) -> Optional[set]:
 
 
 def gather(paths: ArchivePaths, protocols: Optional[list[dict]] = None, series: str = "v0",
-           cadence: Optional[Cadence] = None) -> Facts:
+           cadence: Optional[Cadence] = None, since: Optional[str] = None, sealed: Iterable[str] = ()) -> Facts:
+    """What :func:`compute` reads, kept for the open window only: from ``since`` (the archive's start when None),
+    past every month in ``sealed`` at its head (their rows are read back, not judged again).
+
+    The look-back a window needs is kept beside it (:class:`Facts`): the archive's start, every complete run's
+    day (for dormancy and revalidation's first run), the last heartbeat before the window, and the whole of the
+    small logs read up to a period's end (closures, model switches, budget cuts).  Fingerprint spend comes from
+    the ledger's tally (:func:`llmarchive.budget.read_ledger`: its checkpoint and the entries after it), not
+    from the whole ledger.
+    """
     logs = {kind: records.read(paths, kind) for kind in log_kinds()}
     if protocols is None:
         protocols = sweep_protocols(paths, series)
-    heartbeats = times_recorded(logs["runtime_fingerprint"])
     runs = store.archive_scan(paths)
-    return Facts([r.record for r in runs.complete if r.run_date], logs, protocols, rotation_order(protocols, series),
-                 cadence or load_cadence(), heartbeats, [r.record for r in runs.open if r.run_date],
-                 budget_mod.budget_cuts(paths), declared_models(paths),
-                 [e for e in budget_mod.ledger_entries(paths) if e.get("job") == job_table.SUBJECT_FINGERPRINT],
-                 [*runs.unreadable, *store.held_scan(paths).unreadable])   # held runs: no period claims them
+    complete = [r.record for r in runs.complete if r.run_date]
+    whole = Facts(complete, logs, protocols, rotation_order(protocols, series), cadence or load_cadence(),
+                  times_recorded(logs["runtime_fingerprint"]), [r.record for r in runs.open if r.run_date],
+                  budget_mod.budget_cuts(paths), declared_models(paths), [],
+                  [*runs.unreadable, *store.held_scan(paths).unreadable],   # held runs: no period claims them
+                  fingerprint_days=budget_mod.read_ledger(paths).tally.fingerprint_days)
+    return coverage_window.window(whole, archive_start(whole), since, set(sealed))
 
 
 def archive_start(facts: Facts) -> Optional[Date]:
     """The first day anything happened: a run, an instrument record, a skip, a model configuration."""
+    if facts.window_from is not None:
+        return _day(facts.start) if facts.start else None    # found over the whole history by :func:`gather`
     dates = [str(r["run_date"]) for r in facts.runs]
     opening = tuple(job.record.kind for job in job_table.covered() if job.record and job.covered.opens_archive)
     for kind in opening + ("skip", "subject_model"):
@@ -201,6 +222,12 @@ class Coverage:
     start: Optional[str]
     through: str
     unreadable: list[Unreadable] = field(default_factory=list)   # unreadable run folders no period could claim
+    read_back: list[str] = field(default_factory=list)   # sealed months whose rows were read back, not judged
+    since: Optional[str] = None                          # the first day listed
+
+    def judged_rows(self) -> list[dict]:
+        """The rows judged by this computation (a sealed month's, read back, are in the log already)."""
+        return [row for row in self.rows if str(row["period"])[:7] not in self.read_back]
 
 
 def _output(facts: Facts, job: Job, first: Date, last: Date, protocol_id: Optional[str],
@@ -253,18 +280,69 @@ def judgement_day(through: str, today: Optional[str]) -> Date:
     return day
 
 
+def _first_day(label: str) -> Optional[Date]:
+    try:
+        return _day(f"{label}-01" if len(label) == 7 else label)
+    except (TypeError, ValueError):
+        return None
+
+
 def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, facts: Optional[Facts] = None,
             jobs: Optional[Sequence[str]] = None, periods: Optional[Sequence[str]] = None,
-            now: Optional[datetime] = None, today: Optional[str] = None) -> Coverage:
-    """Coverage rows for every scheduled job and period from the archive's start through ``through``.
+            now: Optional[datetime] = None, today: Optional[str] = None, read_back: bool = True,
+            open_window: bool = False) -> Coverage:
+    """Coverage rows for every scheduled job and period from ``since`` (else the archive's start) through ``through``.
 
-    ``since`` (YYYY-MM-DD) reaches back before the archive's start (those
+    ``since`` (YYYY-MM-DD) may reach back before the archive's start (those
     periods are ``before_archive_start``); ``periods`` limits the rows to
-    those period labels (a day or a month).  ``today`` is the day of the
+    those period labels (a day or a month), and the work to their months.
+    ``open_window`` starts at the first month not sealed instead (before
+    ``since`` if need be: :func:`record_month`).  ``today`` is the day of the
     judgement (:func:`judgement_day`): a period is over, and so ran or has
-    one cause, when :func:`period_ended` says so on that day.
+    one cause, when :func:`period_ended` says so on that day.  A sealed
+    month's rows are read back from the log (:mod:`llmarchive.schedule.coverage_summary`),
+    not judged again; ``read_back=False`` judges every period afresh.
     """
-    facts = facts or gather(paths)
+    since_day = _day(since) if since else None
+    floor = None
+    if periods:
+        firsts = [_first_day(str(p)) for p in periods]
+        floor = min(firsts) if firsts and all(firsts) else None
+    hint = max(d for d in (since_day, floor) if d) if since_day or floor else None
+    summary = coverage_summary.current(paths) if read_back else coverage_summary.Summary()
+    sealed = set(summary.sealed)
+    while True:
+        gathered = facts or gather(paths, since=None if open_window or hint is None else hint.isoformat(),
+                                   sealed=sealed)
+        try:
+            return _compute(paths, through, gathered, (since_day, floor), summary, sealed, jobs, periods, now, today,
+                            open_window)
+        except coverage_window.Reopen as reopened:
+            sealed -= reopened.months
+
+
+def _targets(facts: Facts, job: Job, first: Date, last: Date, start: Date,
+             first_run: Optional[Date]) -> list[Optional[str]]:
+    """What ``job`` was scheduled for in the period: each admitted protocol, the guard protocol due, or the job
+    itself (``[None]``); none when nothing was scheduled."""
+    if job.name == "revalidation_daily" and (first_run is None or first <= first_run) and last >= start:
+        return []   # nothing historical to recompute yet: not scheduled
+    if job.per_protocol:
+        return [p["protocol_id"] for p in facts.protocols
+                if not p.get("admitted_on") or p["admitted_on"] <= last.isoformat() or last < start]
+    if job.name == "guard_margin_rotation":
+        due = scheduled_protocol(facts.guard_order, first.isoformat())
+        admitted_on = next((p.get("admitted_on") for p in facts.protocols if p["protocol_id"] == due), None)
+        if due is None or (admitted_on and admitted_on > last.isoformat() and last >= start):
+            return []   # no guard protocol was admitted yet: nothing was scheduled
+        return [due]
+    return [None]
+
+
+def _compute(paths: ArchivePaths, through: str, facts: Facts, bounds: tuple[Optional[Date], Optional[Date]],
+             summary: coverage_summary.Summary, sealed: set[str], jobs: Optional[Sequence[str]],
+             periods: Optional[Sequence[str]], now: Optional[datetime], today: Optional[str],
+             open_window: bool) -> Coverage:
     end = _day(through)
     judged_on = judgement_day(through, today)
     now = now or datetime.now(timezone.utc)
@@ -274,7 +352,16 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
     pending: list[tuple] = []
     if start is None:
         return Coverage(rows, unexplained, pending, None, through)
-    begin = min(start, _day(since)) if since else start
+    since, floor = bounds
+    begin = since or start
+    if open_window and facts.window_from is not None:
+        window = max(start, _day(facts.window_from))
+        begin = min(since, window) if since else window
+    if floor is not None:
+        begin = max(begin, floor)
+    in_range = {m for m in _months(begin, end) if m in sealed and month_bounds(m)[1] < judged_on}
+    back = coverage_summary.latest_rows(paths, summary, in_range)
+    reopen: set[str] = set()
     observer = _Observer(facts, start, judged_on, now)
     by_date = {kind: facts.by_date(kind) for kind in job_table.record_kinds()}
     first_run = observer.run_dates[0] if observer.run_dates else None
@@ -288,24 +375,19 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
             if periods is not None and label not in periods:
                 continue
             ended = period_ended(last, judged_on)
-            targets: list[Optional[str]]
-            if job.per_protocol:
-                targets = [p["protocol_id"] for p in facts.protocols
-                           if not p.get("admitted_on") or p["admitted_on"] <= last.isoformat()
-                           or last < start]
-            elif job.name == "guard_margin_rotation":
-                due = scheduled_protocol(facts.guard_order, first.isoformat())
-                admitted_on = next((p.get("admitted_on") for p in facts.protocols if p["protocol_id"] == due), None)
-                if due is None or (admitted_on and admitted_on > last.isoformat() and last >= start):
-                    continue   # no guard protocol was admitted yet: nothing was scheduled
-                targets = [due]
-            else:
-                targets = [None]
-            if job.name == "revalidation_daily" and (first_run is None or first <= first_run) and last >= start:
-                continue   # nothing historical to recompute yet: not scheduled
-            for pid in targets:
-                out = _output(facts, job, first, last, pid, by_date, observer) if last >= start else None
+            for pid in _targets(facts, job, first, last, start, first_run):
                 base = {"period": label, "job": job.name, "series": job.series, "protocol_id": pid}
+                if label[:7] in in_range:
+                    row = coverage_window.read_back(back.get((label, job.name, pid)), base)
+                    if row is None:
+                        reopen.add(label[:7])
+                    else:
+                        rows.append(row)
+                    continue
+                if facts.window_from is not None and last >= start and first.isoformat() < facts.window_from:
+                    raise ArchiveError(f"coverage of {label} needs facts from before {facts.window_from}, where "
+                                       "the facts given begin")
+                out = _output(facts, job, first, last, pid, by_date, observer) if last >= start else None
                 if out is not None:
                     rows.append({**base, "status": "ran", "cause": None, "run_id": out[0], "detail": out[1],
                                  "condition": None})
@@ -321,48 +403,23 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
                 winner = next(c for c in PRECEDENCE if c in found)
                 rows.append({"record_type": GAP_RECORD_TYPE, **base, "status": "gap", "cause": cause,
                              "run_id": None, "detail": f"{winner}: {found[winner]}", "condition": winner})
-    # Named by a gap row (its condition won the period); any other unreadable folder is reported apart.
-    placed = {bad.run_id for bad in facts.unreadable for row in rows
-              if row["status"] == "gap" and row["detail"].startswith(f"{UNREADABLE_CONDITION}: run folder {bad.run_id} ")}
-    unplaced = [bad for bad in facts.unreadable if bad.run_id not in placed]
-    return Coverage(rows, unexplained, pending, start.isoformat(), through, unplaced)
+    if reopen:
+        raise coverage_window.Reopen(reopen)     # judged again, all at once, from facts that reach back to them
+    unplaced = coverage_window.unplaced(paths, facts, rows, summary, sealed, whole=periods is None and jobs is None)
+    return Coverage(rows, unexplained, pending, start.isoformat(), through, unplaced, sorted(in_range),
+                    begin.isoformat())
 
 
-def row_key(row: dict) -> tuple:
-    """What a coverage row is about: its period, job and protocol (a job belongs to one series, so that is not part)."""
-    return (row.get("period"), row.get("job"), row.get("protocol_id"))
-
-
-def _latest(paths: ArchivePaths) -> dict[tuple, dict]:
-    latest: dict[tuple, dict] = {}
-    for r in records.read(paths, "coverage"):
-        latest[row_key(r)] = r
-    return latest
-
-
-def write_rows(paths: ArchivePaths, rows: Iterable[dict]) -> list[dict]:
-    """Append every row whose status, cause, run or series differs from the latest recorded for its key, as one
-    batch (and, once, a row whose latest record predates the ``condition`` field: its words were not the public
-    ones).
-
-    One locked, fsynced write for the whole set: a month's coverage is in the
-    log entirely or not at all, and costs about as much as one row.  A gap
-    row is written under SPEC's record type ``coverage_gap``.  A row recorded
-    under an older series label (the instrument's jobs were ``open_weights``)
-    is written again once under its job's series.
-    """
-    latest = _latest(paths)
-    changed = []
-    for row in rows:
-        key = row_key(row)
-        old = latest.get(key)
-        # A row written before rows named their condition is written again once, in the public words.
-        if old is not None and all(old.get(k) == row[k] for k in ("status", "cause", "run_id", "series")) \
-                and "condition" in old:
-            continue
-        latest[key] = row
-        changed.append(row)
-    return records.append_many(paths, "coverage", changed) if changed else []
+def seal_months(paths: ArchivePaths, result: Coverage, judged_on: Date) -> set[str]:
+    """Seal each month this whole computation listed in full, judged after its last day, with no period
+    unexplained or pending: from now on its rows are read back (method §10.4).  Returns the months sealed."""
+    if result.start is None or result.since is None:
+        return set()
+    open_months = {str(period)[:7] for _, period, _ in [*result.unexplained, *result.pending]}
+    listed = {str(row["period"])[:7] for row in result.rows} - set(result.read_back) - open_months
+    whole = {m for m in listed if _day(result.since) <= month_bounds(m)[0] and m >= result.start[:7]
+             and month_bounds(m)[1] <= _day(result.through) and month_bounds(m)[1] < judged_on}
+    return coverage_summary.seal(paths, whole)
 
 
 def unexplained_gap(result: Coverage, whole: bool = True) -> Optional[UnexplainedGap]:
@@ -397,8 +454,11 @@ def record_coverage(paths: ArchivePaths, through: str, since: Optional[str] = No
     is ever made up for it).
     """
     result = compute(paths, through, since, **kwargs)
-    write_rows(paths, result.rows)
-    problem = unexplained_gap(result, whole="periods" not in kwargs and "jobs" not in kwargs)
+    write_rows(paths, result.judged_rows())
+    whole = "periods" not in kwargs and "jobs" not in kwargs
+    if whole:
+        seal_months(paths, result, judgement_day(through, kwargs.get("today")))
+    problem = unexplained_gap(result, whole=whole)
     if problem is not None:
         raise problem
     return result
@@ -408,11 +468,13 @@ def record_month(paths: ArchivePaths, month: str, today: Date,
                  **kwargs) -> tuple[Coverage, Optional[UnexplainedGap]]:
     """The coverage of ``month`` as judged on ``today``: rows written, and what is unexplained (None if nothing).
 
-    Every period from the archive's start through the month's last day
-    (through today, for the month that is running) is listed and judged on
+    Every period of the open window — from the first month not sealed (the
+    archive's start, before any month is) through the month's last day, or
+    through today for the month that is running — is listed and judged on
     ``today`` by :func:`period_ended`, the rule ``llmarchive coverage``
     judges by: on the 1st, the month just ended — its last day and its
-    monthly rows — is ran or one cause.  The explained rows are written as
+    monthly rows — is ran or one cause, and is sealed when nothing in it is
+    left unexplained.  The explained rows are written as
     :func:`record_coverage` writes them; an unexplained period is returned,
     not raised, so the caller (the coverage asset) can report it as a
     failing check on the month beside the rows it wrote.  A month that has
@@ -422,9 +484,12 @@ def record_month(paths: ArchivePaths, month: str, today: Date,
     if first > today:
         raise ArchiveError(f"{month} has not started yet (today is {today})")
     result = compute(paths, min(last, today).isoformat(), since=first.isoformat(), today=today.isoformat(),
-                     **kwargs)
-    write_rows(paths, result.rows)
-    return result, unexplained_gap(result, whole="periods" not in kwargs and "jobs" not in kwargs)
+                     open_window=True, **kwargs)
+    write_rows(paths, result.judged_rows())
+    whole = "periods" not in kwargs and "jobs" not in kwargs
+    if whole:
+        seal_months(paths, result, today)
+    return result, unexplained_gap(result, whole=whole)
 
 
 def __getattr__(name: str) -> Any:

@@ -12,7 +12,7 @@ detail, an instrument record's reason, a budget cut's reason).
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import date as Date, datetime, timedelta, timezone
-from typing import Any, Optional
+from typing import Any, Collection, Optional
 
 from llmarchive import budget as budget_mod
 from llmarchive.archive import (Cadence, CadenceError, UNREADABLE_CONDITION, Unreadable, is_sweep_of, is_sweep_run,
@@ -163,8 +163,14 @@ class Facts:
     open_runs: list[dict] = field(default_factory=list)
     budget_cuts: list[dict] = field(default_factory=list)
     declared_models: Optional[set] = None     # models declared for the family (None: not known, not checked)
-    spend: list[dict] = field(default_factory=list)
+    spend: list[dict] = field(default_factory=list)                # subject fingerprint ledger entries
     unreadable: list[Unreadable] = field(default_factory=list)   # run folders the store cannot read
+    # Days with subject fingerprint spend (the ledger's tally); None: found from ``spend``.
+    fingerprint_days: Optional[Collection[str]] = None
+    # Set by :func:`window`: the facts hold the days from ``window_from`` on, with the look-back beside them.
+    window_from: Optional[str] = None
+    start: Optional[str] = None                 # the archive's first day, over its whole history
+    run_days: Optional[list[Date]] = None       # every complete run's day, over the whole history
 
     def by_date(self, kind: str) -> dict[str, list[dict]]:
         out: dict[str, list[dict]] = {}
@@ -173,8 +179,10 @@ class Facts:
         return out
 
 
-# The bookkeeping logs coverage reads beside the daily jobs' own (:func:`log_kinds`).
-_OTHER_LOGS = ("skip", "generation_bridge", "series_closed", "subject_model", "model_observed", "lease")
+# The bookkeeping logs coverage reads beside the daily jobs' own (:func:`log_kinds`): the first two by the
+# period's own days, the last two whole (a closure or a model switch holds from its date on).
+_OTHER_LOGS = ("skip", "generation_bridge", "series_closed", "subject_model")
+BY_DAY = ("skip", "generation_bridge")
 
 
 def log_kinds() -> tuple[str, ...]:
@@ -220,7 +228,8 @@ class _Observer:
         self.now = now
         self.deadman = facts.cadence.every("deadman_alert")
         self.dormant_after = facts.cadence.every("dormant_after")
-        self.run_dates = sorted(_day(str(r["run_date"])[:10]) for r in facts.runs)
+        self.run_dates = (facts.run_days if facts.run_days is not None
+                          else sorted(_day(str(r["run_date"])[:10]) for r in facts.runs))
         self.skips = facts.logs.get("skip", [])
         # Indexes, so a period asks about its own days and runs, not about ten years of them.
         self.skips_by_day: dict[str, list[tuple[int, dict]]] = {}
@@ -233,6 +242,12 @@ class _Observer:
         self.bridges = [b for b in facts.logs.get("generation_bridge", []) if b.get("status") == "pending"]
         self.beat_days = {t.date() for t in facts.heartbeats}
         self.sweep_open = [r for r in facts.open_runs if is_sweep_run(r, facts.declared_models)]
+        # Each instrument log's days that say ``unavailable``, and the days with fingerprint spend: indexed once,
+        # so a long outage's days each ask a set instead of scanning a whole log.
+        self.unavailable = {job: {str(r.get("date")) for r in facts.logs.get(kind, []) if r.get(name) == "unavailable"}
+                            for job, (kind, name) in instrument_logs().items()}
+        self.spend_days = (set(facts.fingerprint_days) if facts.fingerprint_days is not None
+                           else {day for e in facts.spend if (day := budget_mod.fingerprint_day(e))})
         self.cuts = sorted((c for c in facts.budget_cuts if isinstance(c.get("date"), str)),
                            key=lambda c: c["date"][:10])
 
@@ -339,11 +354,9 @@ class _Observer:
 
     def instrument_unavailable(self, job: Job, day: Date) -> Optional[str]:
         """The instrument job's record of ``day`` says it could not run (``unavailable``)."""
-        kind, field_name = instrument_logs()[job.name]
-        for r in self.facts.logs.get(kind, []):
-            if str(r.get("date")) == day.isoformat() and r.get(field_name) == "unavailable":
-                # Its reason (an error's text, a model file's path) stays in the private record.
-                return f"{job.name} on {day} could not run: its record says unavailable"
+        if day.isoformat() in self.unavailable.get(job.name, ()):
+            # Its reason (an error's text, a model file's path) stays in the private record.
+            return f"{job.name} on {day} could not run: its record says unavailable"
         return None
 
     def started(self, job: Job, first: Date, last: Date, protocol_id: Optional[str]) -> bool:
@@ -357,8 +370,7 @@ class _Observer:
         if job.name == job_table.FULL_SWEEP:
             return bool(sweep_runs_between(self.sweep_started, protocol_id, lo, hi))
         if job.name == job_table.SUBJECT_FINGERPRINT:
-            prefix = f"{job_table.SUBJECT_FINGERPRINT}/{lo}/"
-            return any(str(e.get("call_key", "")).startswith(prefix) for e in self.facts.spend)
+            return lo in self.spend_days
         return False
 
     def no_cycle_on(self, day: Date) -> Optional[str]:

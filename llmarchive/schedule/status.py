@@ -120,10 +120,14 @@ def _protocols_without_building(paths: ArchivePaths) -> Optional[list[dict]]:
 
 
 def coverage_part(paths: ArchivePaths, today: str) -> dict:
-    """The running month's coverage: gaps with their cause, and periods with no cause yet."""
+    """The running month's coverage: gaps with their cause, and periods with no cause yet.
+
+    Only the running month is judged, from facts gathered for it (its look-back beside them): the work does
+    not grow with the archive's age.
+    """
     month = today[:7]
     protocols = _protocols_without_building(paths)
-    facts = gather(paths, protocols=protocols) if protocols is not None else None
+    facts = gather(paths, protocols=protocols, since=f"{month}-01") if protocols is not None else None
     result = compute(paths, today, periods=[month, *month_days(month, today)], facts=facts)
     gaps = [{k: r.get(k) for k in ("period", "job", "protocol_id", "cause", "detail")}
             for r in result.rows if r["status"] == "gap"]
