@@ -9,7 +9,7 @@ from llmarchive.archive.jobs import JobSpec, SUBJECT_FINGERPRINT
 from llmarchive.archive.jsonio import (ChainedLog, RecordFileError, cut_torn_tail, fsync_dir, read_json, read_jsonl,
                                        write_json)
 from llmarchive.archive.locks import file_lock, lock_file
-from llmarchive.archive.log_agreement import log_disagreement, measured_trials, state_of_records
+from llmarchive.archive.log_agreement import LogState, log_disagreement, measured_trials, state_of_records
 from llmarchive.archive.outputs import OutputFile
 from llmarchive.archive.paths import ArchivePaths, REPO_ROOT, check_id
 from llmarchive.archive.phrases import either
@@ -29,8 +29,8 @@ from llmarchive.archive.store import (MEASUREMENT_FILE, TRIALS_FILE, UNREADABLE_
 from llmarchive.archive.textsafe import MODEL_ID_MAX, id_problems, json_safe, terminal
 from llmarchive.archive.yamlfile import read_yaml
 __all__ = ["ArchivePaths", "CONDITIONS", "Cadence", "CadenceError", "ChainedLog", "DEFAULT_CONDITION", "DateError",
-           "JobSpec", "KINDS", "MEASUREMENT_FILE", "MODEL_ID_MAX", "MONEY_FIELD", "OutputFile", "PRECEDENCE",
-           "REPO_ROOT", "RecordFileError", "SUBJECT_FINGERPRINT", "TRIALS_FILE", "UNREADABLE_CONDITION",
+           "JobSpec", "KINDS", "LogState", "MEASUREMENT_FILE", "MODEL_ID_MAX", "MONEY_FIELD", "OutputFile",
+           "PRECEDENCE", "REPO_ROOT", "RecordFileError", "SUBJECT_FINGERPRINT", "TRIALS_FILE", "UNREADABLE_CONDITION",
            "UnexplainedGap", "Unreadable", "amounts", "bridge_run_id", "cause_for", "check_id", "comparison_run_id",
            "complete_runs", "complete_runs_dated", "credential_in", "cut_torn_tail", "declared_model_ids", "either",
            "file_lock", "fingerprint_lock_id", "fingerprint_run_id", "fingerprint_session", "first_condition",

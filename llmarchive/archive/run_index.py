@@ -38,6 +38,7 @@ itself falls back to reading the folders, so the index can make a read
 faster but never wrong by being broken.
 """
 import contextlib
+import io
 import json
 import os
 import sqlite3
@@ -47,8 +48,9 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional
 
 from llmarchive.archive.locks import lock_file
+from measure import jsonl
 
-FORMAT = "1"
+FORMAT = "3"
 # A root modified this recently may gain an entry within the same clock tick: list it again next time.
 RACY_NS = 2_000_000_000
 BUSY_MS = 30_000
@@ -60,14 +62,19 @@ CREATE TABLE runs (
     kind TEXT NOT NULL,           -- run | unreadable | empty
     signature TEXT NOT NULL,      -- of the files the row was read from
     measured INTEGER NOT NULL,    -- a measurement exists
-    record TEXT,                  -- the run record, JSON (kind run)
     problem TEXT,                 -- why it cannot be read (kind unreadable)
-    trials_size INTEGER,          -- the trial log's size and its last record's hash, when the row was read
-    trials_last TEXT,
+    trials_size INTEGER,          -- the trial log when the row was read: size, last record's hash, trials, torn tail
+    trials_last TEXT, trials_count INTEGER, trials_torn INTEGER,
+    counted INTEGER,              -- the trials the measurement counted, or why it cannot be read
+    measurement_problem TEXT,
     record_run_id TEXT, run_date TEXT, job TEXT, series TEXT, model TEXT, protocol_id TEXT, status TEXT
 );
 CREATE INDEX runs_by_date ON runs (measured, run_date);
+CREATE INDEX runs_unsettled ON runs (run_id) WHERE kind != 'run' OR measured = 0;
+-- the records apart: the table the hot queries walk stays a few hundred bytes a run
+CREATE TABLE records (run_id TEXT PRIMARY KEY, record TEXT NOT NULL);
 """
+_ROWS = "SELECT runs.*, records.record FROM runs LEFT JOIN records USING (run_id)"
 _FIELDS = ("record_run_id", "run_date", "job", "series", "model", "protocol_id", "status")
 _SOURCE = {"record_run_id": "run_id", "model": "subject_model_id"}
 
@@ -84,6 +91,10 @@ class Entry:
     problem: Optional[str] = None
     trials_size: Optional[int] = None
     trials_last: Optional[str] = None
+    trials_count: Optional[int] = None
+    trials_torn: bool = False
+    counted: Optional[int] = None
+    measurement_problem: Optional[str] = None
 
     def columns(self) -> tuple:
         record = self.record or {}
@@ -91,9 +102,12 @@ class Entry:
         def text(key: str) -> Optional[str]:
             value = record.get(_SOURCE.get(key, key))
             return str(value) if value else None
-        body = None if self.record is None else json.dumps(self.record, ensure_ascii=False)
-        return (self.run_id, self.kind, self.signature, int(self.measured), body, self.problem,
-                self.trials_size, self.trials_last, *(text(k) for k in _FIELDS))
+        return (self.run_id, self.kind, self.signature, int(self.measured), self.problem,
+                self.trials_size, self.trials_last, self.trials_count, int(self.trials_torn), self.counted,
+                self.measurement_problem, *(text(k) for k in _FIELDS))
+
+    def body(self) -> Optional[str]:
+        return None if self.record is None else json.dumps(self.record, ensure_ascii=False)
 
     @property
     def dated(self) -> bool:
@@ -103,11 +117,12 @@ class Entry:
 
 @dataclass(frozen=True)
 class Run:
-    """One readable run folder: its ``experiment_run`` record and whether it has a measurement."""
+    """One readable run folder: its ``experiment_run`` record, whether it has a measurement, and its index row."""
 
     folder: Path
     record: dict
     measured: bool
+    indexed: Optional[Entry] = field(default=None, compare=False, repr=False)
 
     @property
     def run_id(self) -> str:
@@ -124,7 +139,7 @@ class Run:
 
 @dataclass
 class RunScan:
-    """Every run folder under one root: complete, open (no measurement yet) and unreadable (the store's ``Unreadable``)."""
+    """Every run folder under one root: complete, open (no measurement yet) and unreadable (store ``Unreadable``)."""
 
     complete: list[Run] = field(default_factory=list)
     open: list[Run] = field(default_factory=list)
@@ -143,10 +158,40 @@ class RunScan:
         return self
 
 
+def log_facts(raw: bytes) -> tuple[int, Optional[str], bool]:
+    """A trial log's bytes read as (trials, the last record's hash, whether the last line is torn).
+
+    A byte scan, not a parse: trial lines are canonical JSON, where
+    ``"record_type":"trial"`` can only be the record's own field (a string
+    value would escape its quotes), and only the last line is decoded.
+    """
+    torn = bool(raw) and not raw.endswith(b"\n")
+    body = raw[:raw.rfind(b"\n") + 1] if torn else raw
+    last = jsonl.last_record(io.BytesIO(body))
+    return body.count(b'"record_type":"trial"'), None if last is None else last.get("record_sha256"), torn
+
+
+def measured_trials(measurement: object) -> Optional[int]:
+    """How many trials a measurement counted (its outcomes per version, summed), None when it cannot say."""
+    outcomes = measurement.get("outcomes") if isinstance(measurement, dict) else None
+    if not isinstance(outcomes, dict):
+        return None
+    total = 0
+    for counts in outcomes.values():
+        if not isinstance(counts, dict):
+            return None
+        for value in counts.values():
+            if not isinstance(value, int) or isinstance(value, bool):
+                return None
+            total += value
+    return total
+
+
 def _entry_of(row: sqlite3.Row) -> Entry:
     record = None if row["record"] is None else json.loads(row["record"])
     return Entry(row["run_id"], row["kind"], row["signature"], bool(row["measured"]), record, row["problem"],
-                 row["trials_size"], row["trials_last"])
+                 row["trials_size"], row["trials_last"], row["trials_count"], bool(row["trials_torn"]), row["counted"],
+                 row["measurement_problem"])
 
 
 def index_file(root: Path) -> Path:
@@ -164,7 +209,7 @@ class IndexBroken(Exception):
 class RunIndex:
     """The index of one root's run folders; ``read`` and ``sign`` are the store's, who alone knows a folder's files."""
 
-    def __init__(self, root: Path, read: Callable[[Path], Entry], sign: Callable[[Path], str]) -> None:
+    def __init__(self, root: Path, read: Callable[[Path], Entry], sign: Callable[[str], str]) -> None:
         self.root = Path(root)
         self.file = index_file(self.root)
         self._read = read
@@ -238,32 +283,31 @@ class RunIndex:
             conn.execute("DELETE FROM runs")
             return
         listed = conn.execute("SELECT value FROM meta WHERE key='listed'").fetchone()[0]
-        rows = {r["run_id"]: (r["kind"], r["signature"], r["measured"])
-                for r in conn.execute("SELECT run_id, kind, signature, measured FROM runs")}
         names = self._listing() if full or listed != str(root_time) else None
+        # Without a listing only the unsettled rows are read from the table: 10,000 settled ones cost milliseconds.
+        asked = "" if names is not None else " WHERE kind != 'run' OR measured = 0"
+        rows = {r[0]: (r[1], r[2], r[3])
+                for r in conn.execute(f"SELECT run_id, kind, signature, measured FROM runs{asked}")}
+        unsettled = {i for i, (kind, _, measured) in rows.items() if kind != "run" or not measured}
         gone = [] if names is None else sorted(set(rows) - names)
-        check = set(rows) if full else {i for i, (kind, _, measured) in rows.items() if kind != "run" or not measured}
-        if names is not None:
-            check = (check | names) - set(gone)
+        check = (names if full else (names or set()) - set(rows)) | unsettled
+        check -= set(gone)
         changed: list[tuple[Entry, Optional[str]]] = []
+        root = str(self.root)
         for run_id in sorted(check):
             seen = rows.get(run_id)
-            folder = self.root / run_id
-            if seen is not None and seen[0] != "empty" and self._sign(folder) == seen[1]:
+            if seen is not None and seen[0] != "empty" and self._sign(f"{root}/{run_id}") == seen[1]:
                 continue
-            changed.append((self._read(folder), None if seen is None else seen[1]))
+            changed.append((self._read(self.root / run_id), None if seen is None else seen[1]))
         trust = str(root_time) if time.time_ns() - root_time > RACY_NS else ""
         if not changed and not gone and (names is None or listed == trust):
             return
         conn.execute("BEGIN IMMEDIATE")
         try:
             for entry, before in changed:   # only over the row we read: a writer's newer note wins
-                if before is None:
-                    conn.execute(f"INSERT OR IGNORE INTO runs VALUES ({_MARKS})", entry.columns())
-                else:
-                    conn.execute(f"UPDATE runs SET {_SETS} WHERE run_id=? AND signature=?",
-                                 (*entry.columns()[1:], entry.run_id, before))
+                _put(conn, entry, before)
             conn.executemany("DELETE FROM runs WHERE run_id=?", [(g,) for g in gone])
+            conn.executemany("DELETE FROM records WHERE run_id=?", [(g,) for g in gone])
             if names is not None:
                 conn.execute("UPDATE meta SET value=? WHERE key='listed'", (trust,))
             conn.execute("COMMIT")
@@ -276,7 +320,7 @@ class RunIndex:
         """Every run folder of the root, by run id (empty folders left out); ``full`` checks every row's files."""
         def work(conn: sqlite3.Connection) -> list[Entry]:
             self._refresh(conn, full)
-            return [_entry_of(r) for r in conn.execute("SELECT * FROM runs WHERE kind != 'empty' ORDER BY run_id")]
+            return [_entry_of(r) for r in conn.execute(f"{_ROWS} WHERE kind != 'empty' ORDER BY run_id")]
         try:
             return self._use(work)
         except (IndexBroken, OSError):
@@ -291,7 +335,7 @@ class RunIndex:
         """The rows matching an SQL condition on the columns, by run id, after the light refresh (the hot paths)."""
         def work(conn: sqlite3.Connection) -> list[Entry]:
             self._refresh(conn, False)
-            return [_entry_of(r) for r in conn.execute(f"SELECT * FROM runs WHERE {where} ORDER BY run_id", args)]
+            return [_entry_of(r) for r in conn.execute(f"{_ROWS} WHERE {where} ORDER BY run_id", args)]
         try:
             return self._use(work)
         except (IndexBroken, OSError):
@@ -303,7 +347,7 @@ class RunIndex:
         conn = sqlite3.connect(":memory:")
         try:
             conn.executescript(_SCHEMA)
-            conn.execute(f"INSERT INTO runs VALUES ({_MARKS})", entry.columns())
+            _put(conn, entry)
             return conn.execute(f"SELECT count(*) FROM runs WHERE {where}", args).fetchone()[0] == 1
         finally:
             conn.close()
@@ -312,13 +356,14 @@ class RunIndex:
         """The newest day (``YYYY-MM-DD``) of a complete, dated run: the lease's run clock, one indexed query."""
         def work(conn: sqlite3.Connection) -> Optional[str]:
             self._refresh(conn, False)
-            return conn.execute("SELECT max(substr(run_date, 1, 10)) FROM runs "
-                                "WHERE kind='run' AND measured=1 AND run_date IS NOT NULL").fetchone()[0]
+            # Down the (measured, run_date) index from its end: a truncated date orders as the whole one.
+            found = conn.execute("SELECT substr(run_date, 1, 10) FROM runs WHERE measured=1 AND run_date IS NOT NULL "
+                                 "AND kind='run' ORDER BY run_date DESC LIMIT 1").fetchone()
+            return None if found is None else found[0]
         try:
             return self._use(work)
         except (IndexBroken, OSError):
-            dates = [str(e.record.get("run_date"))[:10] for e in self.from_folders()
-                     if e.measured and e.dated]
+            dates = [str((e.record or {}).get("run_date"))[:10] for e in self.from_folders() if e.measured and e.dated]
             return max(dates) if dates else None
 
     # ---------------------------------------------------------------- writing
@@ -330,19 +375,26 @@ class RunIndex:
         """
         def work(conn: sqlite3.Connection) -> None:
             entry = self._read(Path(folder))
-            conn.execute(f"INSERT OR REPLACE INTO runs VALUES ({_MARKS})", entry.columns())
+            conn.execute("BEGIN IMMEDIATE")
+            _put(conn, entry, replace=True)
+            conn.execute("COMMIT")
         with contextlib.suppress(IndexBroken, OSError):
             self._use(work)
 
     def forget(self, run_id: str) -> None:
         """Drop a folder's row (it moved away); the listing would find it gone as well."""
+        def work(conn: sqlite3.Connection) -> None:
+            conn.execute("BEGIN IMMEDIATE")
+            for table in ("runs", "records"):
+                conn.execute(f"DELETE FROM {table} WHERE run_id=?", (run_id,))
+            conn.execute("COMMIT")
         with contextlib.suppress(IndexBroken, OSError):
-            self._use(lambda conn: conn.execute("DELETE FROM runs WHERE run_id=?", (run_id,)))
+            self._use(work)
 
     def disagreements(self) -> list[str]:
         """Every way the index differs from the folders read whole now, one line each (none when it agrees)."""
         def work(conn: sqlite3.Connection) -> dict[str, Entry]:
-            return {r["run_id"]: _entry_of(r) for r in conn.execute("SELECT * FROM runs WHERE kind != 'empty'")}
+            return {r["run_id"]: _entry_of(r) for r in conn.execute(f"{_ROWS} WHERE kind != 'empty'")}
         try:
             indexed = self._use(work)
         except (IndexBroken, OSError) as exc:
@@ -355,12 +407,30 @@ class RunIndex:
                 out.append(f"run folder {run_id}: not in the run index {self.file}")
             elif want is None:
                 out.append(f"run folder {run_id}: in the run index {self.file} but not under {self.root}")
-            elif have.columns()[1:] != want.columns()[1:]:
+            elif have.columns()[1:] != want.columns()[1:] or have.record != want.record:
                 out.append(f"run folder {run_id}: the run index {self.file} differs from its files "
-                           f"(indexed {have.kind}, measured {have.measured}; read {want.kind}, measured {want.measured})")
+                           f"(indexed {have.kind}, measured {have.measured}; "
+                           f"read {want.kind}, measured {want.measured})")
         return out
 
 
-_MARKS = ", ".join("?" * (8 + len(_FIELDS)))
-_SETS = ", ".join(f"{c}=?" for c in ("kind", "signature", "measured", "record", "problem", "trials_size",
-                                     "trials_last", *_FIELDS))
+_MARKS = ", ".join("?" * (11 + len(_FIELDS)))
+_SETS = ", ".join(f"{c}=?" for c in ("kind", "signature", "measured", "problem", "trials_size", "trials_last",
+                                     "trials_count", "trials_torn", "counted", "measurement_problem", *_FIELDS))
+
+
+def _put(conn: sqlite3.Connection, entry: Entry, before: Optional[str] = None, replace: bool = False) -> None:
+    """Write one folder's row: over any row (``replace``), over the row signed ``before``, or as a new row only."""
+    if replace:
+        conn.execute(f"INSERT OR REPLACE INTO runs VALUES ({_MARKS})", entry.columns())
+    elif before is None:
+        if conn.execute(f"INSERT OR IGNORE INTO runs VALUES ({_MARKS})", entry.columns()).rowcount == 0:
+            return
+    elif conn.execute(f"UPDATE runs SET {_SETS} WHERE run_id=? AND signature=?",
+                      (*entry.columns()[1:], entry.run_id, before)).rowcount == 0:
+        return
+    body = entry.body()
+    if body is None:
+        conn.execute("DELETE FROM records WHERE run_id=?", (entry.run_id,))
+    else:
+        conn.execute("INSERT OR REPLACE INTO records VALUES (?, ?)", (entry.run_id, body))

@@ -41,8 +41,7 @@ from llmarchive.archive.jsonio import ChainedLog, RecordFileError, read_json, re
 from llmarchive.archive.locks import lock_file
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.run_ids import is_sweep_id
-from llmarchive.archive.run_index import Entry, Run, RunIndex, RunScan
-from measure import jsonl
+from llmarchive.archive.run_index import Entry, Run, RunIndex, RunScan, log_facts, measured_trials
 
 RUN_FILE = "run.json"
 TRIALS_FILE = "trials.jsonl"
@@ -230,9 +229,9 @@ def _examine(folder: Path) -> Union[Run, Unreadable, None]:
 def _signature(folder: Path) -> str:
     """What changes when a file of the folder is written: inode, size and time of each (``-`` when absent)."""
     parts = []
-    for path in (run_file(folder), measurement_file(folder), trial_log(folder)):
+    for name in (RUN_FILE, MEASUREMENT_FILE, TRIALS_FILE):   # strings, not Paths: a scan signs every folder
         try:
-            st = os.stat(path)
+            st = os.stat(f"{folder}/{name}")
             parts.append(f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}")
         except FileNotFoundError:
             parts.append("-")
@@ -247,12 +246,16 @@ def _entry(folder: Path) -> Entry:
         return Entry(folder.name, "empty", signed)
     if isinstance(found, Unreadable):
         return Entry(folder.name, "unreadable", signed, is_complete(folder), problem=found.problem)
-    size, last = None, None
-    with contextlib.suppress(OSError):
-        with open(trial_log(folder), "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            last = (jsonl.last_record(fh) or {}).get("record_sha256")
-    return Entry(folder.name, "run", signed, found.measured, found.record, None, size, last)
+    facts: dict[str, Any] = {}
+    with contextlib.suppress(FileNotFoundError):
+        raw = trial_log(folder).read_bytes()   # whole: the index keeps what status would read it for
+        facts.update(zip(("trials_count", "trials_last", "trials_torn"), log_facts(raw)), trials_size=len(raw))
+    if found.measured:
+        try:
+            facts["counted"] = measured_trials(read_json(measurement_file(folder)))
+        except (RecordFileError, UnicodeDecodeError) as exc:
+            facts["measurement_problem"] = str(exc)
+    return Entry(folder.name, "run", signed, found.measured, found.record, **facts)
 
 
 def _index(root: Path) -> RunIndex:
@@ -264,13 +267,14 @@ def scan(root: Path) -> RunScan:
 
     Through the run index (:mod:`llmarchive.archive.run_index`): each row's files are signed (``stat``, no
     parse); a folder whose files changed, or that the index does not know, is read again."""
-    out = RunScan()
+    out, root = RunScan(), Path(root)
     for entry in _index(root).entries():
-        folder = Path(root) / entry.run_id
+        folder = root / entry.run_id
         if entry.kind == "unreadable":
             out.unreadable.append(Unreadable(folder, str(entry.problem)))
         else:
-            (out.complete if entry.measured else out.open).append(Run(folder, dict(entry.record or {}), entry.measured))
+            (out.complete if entry.measured else out.open).append(Run(folder, dict(entry.record or {}), entry.measured,
+                                                                      entry))
     return out
 
 
