@@ -256,6 +256,8 @@ class RunIndex:
 
     def _use(self, work: Callable[[sqlite3.Connection], object]) -> object:
         """Run ``work`` on the index, rebuilding it once when it is missing, torn or of another format."""
+        if not self.root.is_dir():   # no runs yet: no index file made for them
+            raise IndexBroken(f"{self.root}: no run folders")
         for attempt in (1, 2):
             try:
                 with self._connect() as conn:
