@@ -281,8 +281,8 @@ class RunIndex:
         """Bring the rows up to the folders: new and removed folders, and the rows whose files may have changed."""
         try:
             root_time = os.stat(self.root).st_mtime_ns
-        except FileNotFoundError:
-            conn.execute("DELETE FROM runs")
+        except FileNotFoundError:   # the root went away while we read: so did its runs
+            conn.executescript("BEGIN IMMEDIATE; DELETE FROM runs; DELETE FROM records; COMMIT;")
             return
         listed = conn.execute("SELECT value FROM meta WHERE key='listed'").fetchone()[0]
         names = self._listing() if full or listed != str(root_time) else None
