@@ -48,7 +48,8 @@ def test_the_store_writes_a_runs_row_into_the_index_when_it_writes_its_record(pa
 
 
 def test_a_folder_written_behind_the_index_s_back_is_found_by_the_listing(paths):
-    _behind_the_back(paths, "a-old", "2026-10-01")
+    store.write_run(paths.run_dir("a-old"), _record("a-old", "2026-10-01", "complete"))
+    write_json(paths.run_dir("a-old") / "measurement.json", {"run_id": "a-old"})
     assert store.latest_complete_run_date(paths) == "2026-10-01"
     _age_root(paths)
     _behind_the_back(paths, "b-new", "2026-11-05")   # adds an entry: the root's time moves
@@ -57,7 +58,8 @@ def test_a_folder_written_behind_the_index_s_back_is_found_by_the_listing(paths)
 
 
 def test_a_folder_removed_or_moved_away_leaves_the_index(paths):
-    _behind_the_back(paths, "a-old", "2026-10-01")
+    store.write_run(paths.run_dir("a-old"), _record("a-old", "2026-10-01", "complete"))
+    write_json(paths.run_dir("a-old") / "measurement.json", {"run_id": "a-old"})
     _behind_the_back(paths, "b-new", "2026-11-05")
     assert store.latest_complete_run_date(paths) == "2026-11-05"
     _age_root(paths)
@@ -68,7 +70,8 @@ def test_a_folder_removed_or_moved_away_leaves_the_index(paths):
 
 def test_an_open_run_completed_without_the_store_is_seen_by_the_run_clock(paths):
     """A crash between the measurement's write and the index's note leaves an open row: the clock reads it again."""
-    folder = _behind_the_back(paths, "r1", "2026-11-07", measured=False)
+    folder = paths.run_dir("r1")
+    store.write_run(folder, _record("r1", "2026-11-07"))
     assert store.latest_complete_run_date(paths) is None
     _age_root(paths)
     write_json(folder / "measurement.json", {"run_id": "r1"})
@@ -99,7 +102,8 @@ def test_an_edit_that_keeps_size_and_time_is_named_by_the_deep_comparison(paths)
 
 
 def test_a_torn_index_is_rebuilt_from_the_folders(paths):
-    _behind_the_back(paths, "a-old", "2026-10-01")
+    store.write_run(paths.run_dir("a-old"), _record("a-old", "2026-10-01"))
+    write_json(paths.run_dir("a-old") / "measurement.json", {"run_id": "a-old"})
     _behind_the_back(paths, "b-new", "2026-11-05")
     assert len(store.archive_scan(paths).complete) == 2
     file = index_file(paths.experiments)
@@ -111,17 +115,23 @@ def test_a_torn_index_is_rebuilt_from_the_folders(paths):
     assert set(_rows(paths)) == {"a-old", "b-new"}
 
 
-def test_a_missing_or_older_index_is_rebuilt_from_the_folders(paths):
-    _behind_the_back(paths, "a-old", "2026-10-01")
-    assert store.latest_complete_run_date(paths) == "2026-10-01"
+def test_an_older_index_is_rebuilt_from_the_folders(paths):
+    store.write_run(paths.run_dir("a-old"), _record("a-old", "2026-10-01", "complete"))
+    write_json(paths.run_dir("a-old") / "measurement.json", {"run_id": "a-old"})
     with sqlite3.connect(index_file(paths.experiments)) as conn:
         conn.execute("UPDATE meta SET value='0' WHERE key='format'")
     assert [r.run_id for r in store.archive_scan(paths).complete] == ["a-old"]
-    index_file(paths.experiments).unlink()
-    for suffix in ("-wal", "-shm"):
-        Path(str(index_file(paths.experiments)) + suffix).unlink(missing_ok=True)
-    assert store.latest_complete_run_date(paths) == "2026-10-01"
     assert set(_rows(paths)) == {"a-old"}
+
+
+def test_a_missing_index_is_answered_from_the_folders_and_built_by_the_next_write(paths):
+    """A read never starts an index (a refused command leaves the home as it was); the store's next write does."""
+    _behind_the_back(paths, "a-old", "2026-10-01")
+    assert store.latest_complete_run_date(paths) == "2026-10-01"
+    assert [r.run_id for r in store.archive_scan(paths).complete] == ["a-old"]
+    assert not index_file(paths.experiments).exists()
+    store.write_run(paths.run_dir("b-new"), _record("b-new", "2026-11-05"))
+    assert set(_rows(paths)) == {"a-old", "b-new"}, "the first write reads in the folders it did not write"
 
 
 def test_an_unreadable_record_is_still_listed_as_unreadable_through_the_index(paths):

@@ -254,10 +254,15 @@ class RunIndex:
             finally:
                 conn.close()
 
-    def _use(self, work: Callable[[sqlite3.Connection], object]) -> object:
-        """Run ``work`` on the index, rebuilding it once when it is missing, torn or of another format."""
-        if not self.root.is_dir():   # no runs yet: no index file made for them
-            raise IndexBroken(f"{self.root}: no run folders")
+    def _use(self, work: Callable[[sqlite3.Connection], object], create: bool = False) -> object:
+        """Run ``work`` on the index, rebuilding it once when it is torn or of another format.
+
+        Only a writer (``create``) starts a missing index: a read — a command
+        that refuses, a status — leaves an archive without one as it found it,
+        and answers from the folders.
+        """
+        if not self.root.is_dir() or not (create or self.file.exists()):
+            raise IndexBroken(f"{self.file}: no run index (yet)")
         for attempt in (1, 2):
             try:
                 with self._connect() as conn:
@@ -380,8 +385,9 @@ class RunIndex:
             conn.execute("BEGIN IMMEDIATE")
             _put(conn, entry, replace=True)
             conn.execute("COMMIT")
+            self._refresh(conn, False)   # a new index learns the other folders now, not at each read
         with contextlib.suppress(IndexBroken, OSError):
-            self._use(work)
+            self._use(work, create=True)
 
     def forget(self, run_id: str) -> None:
         """Drop a folder's row (it moved away); the listing would find it gone as well."""

@@ -24,7 +24,8 @@ belongs to, and publication refuses to build (:meth:`RunScan.refuse`).
 **Why here.**  If one machine is ever outgrown, this module is what a shared
 backend replaces (method §10.5): it needs an atomic write of a whole file
 and an atomic append to a log, an exclusive lock per run folder, and a
-listing of run folders.  Only the local-disk backend exists.
+listing of run folders.  Only the local-disk backend exists.  Listings answer from the run index
+(:mod:`llmarchive.archive.run_index`), which the writes below keep and the folders can always rebuild.
 """
 import contextlib
 import os
