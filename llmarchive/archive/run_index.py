@@ -10,9 +10,11 @@ size and modification time of ``run.json`` and of the measurement).  Method
 §10.5 says why SQLite and how the index stays true; in short:
 
 * **Derived, never a source.**  The run folders are the archive; the index is
-  rebuilt from them whenever it is missing, unreadable (a torn or foreign
-  file) or of another format (:data:`FORMAT`), and a folder it does not know
-  is read into it.  Deleting it loses nothing.
+  rebuilt from them whenever it is unreadable (a torn or foreign file) or of
+  another format (:data:`FORMAT`), and a folder it does not know is read into
+  it.  Deleting it loses nothing.  A missing index is started by the store's
+  next write, never by a read, so a command that only reads leaves the
+  archive's files as it found them (and reads the folders meanwhile).
 * **Written after the file.**  The store writes ``run.json`` or the
   measurement first and notes the folder here second (:meth:`RunIndex.note`);
   a process killed in between leaves a row whose signature no longer matches
