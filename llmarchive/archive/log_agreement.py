@@ -14,13 +14,14 @@ complete runs are asked.
 The folder's files are found through :mod:`llmarchive.archive.store`, which alone
 spells their names.
 """
-import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
+from llmarchive.archive.run_index import log_facts, measured_trials
 from llmarchive.archive.store import RUN_FILE, TRIALS_FILE, trial_log
-from measure import jsonl
+
+__all__ = ["LogState", "log_disagreement", "log_state", "measured_trials", "state_of_records"]
 
 
 @dataclass(frozen=True)
@@ -40,13 +41,7 @@ def log_state(folder: Path) -> LogState:
     value would escape its quotes), and only the last line is decoded.
     """
     path = trial_log(folder)
-    if not path.exists():
-        return LogState(0, None, False)
-    raw = path.read_bytes()
-    torn = bool(raw) and not raw.endswith(b"\n")
-    body = raw[:raw.rfind(b"\n") + 1] if torn else raw
-    last = jsonl.last_record(io.BytesIO(body))
-    return LogState(body.count(b'"record_type":"trial"'), None if last is None else last.get("record_sha256"), torn)
+    return LogState(*log_facts(path.read_bytes())) if path.exists() else LogState(0, None, False)
 
 
 def state_of_records(folder: Path, records: list[dict]) -> LogState:
@@ -92,19 +87,3 @@ def log_disagreement(folder: Path, record: Mapping, counted: Optional[int] = Non
         return None
     return (f"{where} " + " and ".join(problems) + "; it is not the log that was measured (resume the run with "
             "its run id to repair it)")
-
-
-def measured_trials(measurement: Mapping) -> Optional[int]:
-    """How many trials a measurement counted (its outcomes per version, summed), None when it cannot say."""
-    outcomes = measurement.get("outcomes")
-    if not isinstance(outcomes, dict):
-        return None
-    total = 0
-    for counts in outcomes.values():
-        if not isinstance(counts, dict):
-            return None
-        for value in counts.values():
-            if not isinstance(value, int) or isinstance(value, bool):
-                return None
-            total += value
-    return total

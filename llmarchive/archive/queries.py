@@ -134,8 +134,8 @@ def month_sweep_runs(paths: ArchivePaths, month: str, model_id: str) -> dict[str
     Only the sweep's own runs (:func:`llmarchive.archive.store.is_sweep_run`): a
     manual or exploratory run of a protocol is not the month's sweep.
     """
-    return {r["protocol_id"]: r["run_id"] for r in store.complete_runs(paths)
-            if store.is_sweep_run(r) and str(r.get("run_date"))[:7] == month and r.get("subject_model_id") == model_id}
+    return {r["protocol_id"]: r["run_id"] for r in store.complete_runs_dated(paths, month=month)
+            if store.is_sweep_run(r) and r.get("subject_model_id") == model_id}
 
 
 def open_sweep_runs(paths: ArchivePaths, month: str, model_id: str) -> dict[str, str]:
@@ -144,6 +144,6 @@ def open_sweep_runs(paths: ArchivePaths, month: str, model_id: str) -> dict[str,
     Found by their run id (the sweep's own folder for the protocol), not by
     their job: what a sweep left open is what it resumes.
     """
-    return {run.record["protocol_id"]: run.run_id for run in store.archive_scan(paths).open
+    return {run.record["protocol_id"]: run.run_id for run in store.open_runs(paths)
             if run.record.get("protocol_id")
             and run.run_id == sweep_run_id(month, str(run.record["protocol_id"]), model_id)}

@@ -24,13 +24,14 @@ belongs to, and publication refuses to build (:meth:`RunScan.refuse`).
 **Why here.**  If one machine is ever outgrown, this module is what a shared
 backend replaces (method §10.5): it needs an atomic write of a whole file
 and an atomic append to a log, an exclusive lock per run folder, and a
-listing of run folders.  Only the local-disk backend exists.
+listing of run folders.  Only the local-disk backend exists.  Listings answer from the run index
+(:mod:`llmarchive.archive.run_index`), which the writes below keep and the folders can always rebuild.
 """
 import contextlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Optional, Union
 
 from measure.errors import ArchiveError
 from measure.measurement import MeasurementError, build
@@ -41,6 +42,7 @@ from llmarchive.archive.jsonio import ChainedLog, RecordFileError, read_json, re
 from llmarchive.archive.locks import lock_file
 from llmarchive.archive.paths import ArchivePaths
 from llmarchive.archive.run_ids import is_sweep_id
+from llmarchive.archive.run_index import Entry, Run, RunIndex, RunScan, log_facts, measured_trials
 
 RUN_FILE = "run.json"
 TRIALS_FILE = "trials.jsonl"
@@ -88,27 +90,6 @@ def is_complete(folder: Path) -> bool:
 # --------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Run:
-    """One readable run folder: its ``experiment_run`` record and whether it has a measurement."""
-
-    folder: Path
-    record: dict
-    measured: bool
-
-    @property
-    def run_id(self) -> str:
-        return self.folder.name
-
-    @property
-    def run_date(self) -> Optional[str]:
-        return self.record.get("run_date")
-
-    @property
-    def status(self) -> Optional[str]:
-        return self.record.get("status")
-
-
-@dataclass(frozen=True)
 class Unreadable:
     """A run folder whose record cannot be read, and what is wrong with it.
 
@@ -133,27 +114,6 @@ class Unreadable:
             if marker in self.problem:
                 return f"{RUN_FILE} {words}"
         return f"{RUN_FILE} cannot be read"
-
-
-@dataclass
-class RunScan:
-    """Every run folder under one root: complete, open (no measurement yet) and unreadable."""
-
-    complete: list[Run] = field(default_factory=list)
-    open: list[Run] = field(default_factory=list)
-    unreadable: list[Unreadable] = field(default_factory=list)
-
-    def runs(self) -> list[Run]:
-        """Every readable run, complete or open, by run id."""
-        return sorted([*self.complete, *self.open], key=lambda r: r.run_id)
-
-    def refuse(self, error: Callable[[str], Exception]) -> "RunScan":
-        """Raise ``error`` naming the first unreadable folder (publication's policy), else return self."""
-        if self.unreadable:
-            first = self.unreadable[0]
-            more = len(self.unreadable) - 1
-            raise error(first.problem + (f" (and {more} more unreadable run folder(s))" if more else ""))
-        return self
 
 
 @dataclass
@@ -267,15 +227,55 @@ def _examine(folder: Path) -> Union[Run, Unreadable, None]:
         return Unreadable(folder, f"{run_file(folder)}: not UTF-8 text (byte {exc.start})")
 
 
+def _signature(folder: Path) -> str:
+    """What changes when a file of the folder is written: inode, size and time of each (``-`` when absent)."""
+    parts = []
+    for name in (RUN_FILE, MEASUREMENT_FILE, TRIALS_FILE):   # strings, not Paths: a scan signs every folder
+        try:
+            st = os.stat(f"{folder}/{name}")
+            parts.append(f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}")
+        except FileNotFoundError:
+            parts.append("-")
+    return "|".join(parts)
+
+
+def _entry(folder: Path) -> Entry:
+    """One folder read for the run index (signed first: a write while it is read leaves a signature to redo)."""
+    signed = _signature(folder)
+    found = _examine(folder)
+    if found is None:
+        return Entry(folder.name, "empty", signed)
+    if isinstance(found, Unreadable):
+        return Entry(folder.name, "unreadable", signed, is_complete(folder), problem=found.problem)
+    facts: dict[str, Any] = {}
+    with contextlib.suppress(FileNotFoundError):
+        raw = trial_log(folder).read_bytes()   # whole: the index keeps what status would read it for
+        facts.update(zip(("trials_count", "trials_last", "trials_torn"), log_facts(raw)), trials_size=len(raw))
+    if found.measured:
+        try:
+            facts["counted"] = measured_trials(read_json(measurement_file(folder)))
+        except (RecordFileError, UnicodeDecodeError) as exc:
+            facts["measurement_problem"] = str(exc)
+    return Entry(folder.name, "run", signed, found.measured, found.record, **facts)
+
+
+def _index(root: Path) -> RunIndex:
+    return RunIndex(Path(root), _entry, _signature)
+
+
 def scan(root: Path) -> RunScan:
-    """Every run folder under ``root``, sorted by run id, each complete, open or unreadable — none skipped."""
-    out = RunScan()
-    for folder in run_folders(root):
-        found = _examine(folder)
-        if isinstance(found, Unreadable):
-            out.unreadable.append(found)
-        elif found is not None:
-            (out.complete if found.measured else out.open).append(found)
+    """Every run folder under ``root``, sorted by run id, each complete, open or unreadable — none skipped.
+
+    Through the run index (:mod:`llmarchive.archive.run_index`): each row's files are signed (``stat``, no
+    parse); a folder whose files changed, or that the index does not know, is read again."""
+    out, root = RunScan(), Path(root)
+    for entry in _index(root).entries():
+        folder = root / entry.run_id
+        if entry.kind == "unreadable":
+            out.unreadable.append(Unreadable(folder, str(entry.problem)))
+        else:
+            (out.complete if entry.measured else out.open).append(Run(folder, dict(entry.record or {}), entry.measured,
+                                                                      entry))
     return out
 
 
@@ -297,6 +297,36 @@ def held_scan(paths: ArchivePaths) -> RunScan:
 def complete_runs(paths: ArchivePaths) -> list[dict]:
     """The ``experiment_run`` record of every complete, dated run folder (a measurement exists)."""
     return [r.record for r in archive_scan(paths).complete if r.run_date]
+
+
+def latest_complete_run_date(paths: ArchivePaths) -> Optional[str]:
+    """The newest day (``YYYY-MM-DD``) of a complete, dated run: the lease's run clock, one query of the index.
+
+    Only rows that can still change the answer (open, empty, unreadable folders, and folders the index does
+    not know) are checked against their files: a complete run's date is not rewritten."""
+    return _index(paths.experiments).latest_complete_date()
+
+
+def complete_runs_dated(paths: ArchivePaths, month: Optional[str] = None, before: Optional[str] = None) -> list[dict]:
+    """:func:`complete_runs` of ``month`` (``YYYY-MM``) and/or dated before ``before``, checked as the run clock is
+    (:func:`latest_complete_run_date`): a month's sweep and revalidation's history ask this on their hot paths."""
+    where = ["kind = 'run' AND measured = 1 AND run_date IS NOT NULL",
+             *(["substr(run_date, 1, 7) = ?"] if month else []), *(["run_date < ?"] if before else [])]
+    args = tuple(a for a in (month, before) if a)
+    return [e.record for e in _index(paths.experiments).select(" AND ".join(where), args) if e.record]
+
+
+def open_runs(paths: ArchivePaths) -> list[Run]:
+    """The archive's readable runs without a measurement yet, each read again when its files changed."""
+    return [Run(paths.experiments / e.run_id, dict(e.record or {}), False)
+            for e in _index(paths.experiments).select("kind = 'run' AND measured = 0")]
+
+
+def index_disagreements(paths: ArchivePaths) -> list[str]:
+    """Every way the run indexes (the archive's and the held runs') differ from the folders read whole now:
+    for ``llmarchive verify --deep`` and publication, which see here an edit that kept a file's size and time."""
+    return [line for root in (paths.experiments, held_root(paths)) if root.is_dir()
+            for line in _index(root).disagreements()]
 
 
 def is_sweep_run(run: dict, declared_models: Optional[Any] = None) -> bool:
@@ -333,6 +363,7 @@ def open_trial_log(folder: Path) -> ChainedLog:
 def write_run(folder: Path, record: dict) -> None:
     """Write (or rewrite) the run record: it says where the run stands, so it changes as the run goes."""
     write_json(run_file(folder), record)
+    _index(Path(folder).parent).note(Path(folder))
 
 
 def write_measurement(folder: Path, record: dict, replace: bool = False) -> None:
@@ -359,6 +390,7 @@ def write_measurement(folder: Path, record: dict, replace: bool = False) -> None
             return
         raise StoreError(f"{path}: the run already has a different measurement; it is written once")
     write_json(path, record)
+    _index(Path(folder).parent).note(Path(folder))
 
 
 def mark_suspect(folder: Path, reason: str) -> bool:
@@ -401,6 +433,8 @@ def move_run(source: Path, target: Path, busy: Exception) -> None:
     with lock_run(source, busy=busy):
         target.parent.mkdir(parents=True, exist_ok=True)
         os.rename(source, target)
+    _index(source.parent).forget(source.name)
+    _index(target.parent).note(target)
 
 
 # --------------------------------------------------------------------------

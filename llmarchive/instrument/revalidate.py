@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from datetime import date as Date
 from typing import Optional
 
-from llmarchive.archive import (ArchivePaths, MEASUREMENT_FILE, RecordFileError, complete_runs, load_cadence, load_run,
-                                record_logs as records)
+from llmarchive.archive import (ArchivePaths, MEASUREMENT_FILE, RecordFileError, complete_runs_dated, load_cadence,
+                                load_run, record_logs as records)
 from measure.verify import recompute
 from measure.errors import ArchiveError
 
@@ -53,7 +53,7 @@ class RevalidationOutcome:
 
 def historical_runs(paths: ArchivePaths, before: str) -> list[str]:
     """Run ids of complete run folders dated before ``before``, sorted."""
-    return sorted(r["run_id"] for r in complete_runs(paths) if str(r["run_date"]) < before)
+    return sorted(r["run_id"] for r in complete_runs_dated(paths, before=before))
 
 
 def choose(run_ids: list[str], day: str, count: int) -> list[str]:

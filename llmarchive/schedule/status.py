@@ -27,8 +27,8 @@ from datetime import date as Date, timedelta
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from llmarchive.archive import (ArchivePaths, RecordFileError, jobs as job_table, log_disagreement, measured_trials,
-                                parse_time, read_json, record_logs as records, store, utc_today)
+from llmarchive.archive import (ArchivePaths, LogState, RecordFileError, jobs as job_table, log_disagreement,
+                                measured_trials, parse_time, read_json, record_logs as records, store, utc_today)
 from llmarchive.budget import ladder_state, load_budget
 from llmarchive.instrument import day_verdict, latched_alarm
 from llmarchive.protocols import read_admissions
@@ -146,17 +146,25 @@ def coverage_part(paths: ArchivePaths, today: str) -> dict:
 
 def runs_part(paths: ArchivePaths) -> dict:
     """Run folders publication would refuse: unreadable ones, and complete runs whose trial log is not the one
-    their record and measurement describe (:mod:`llmarchive.archive.log_agreement`), each named with why."""
+    their record and measurement describe (:mod:`llmarchive.archive.log_agreement`), each named with why.
+
+    What each trial log and measurement hold comes from the run index (method §10.5): the scan has just
+    signed every folder's files and read again any whose signature changed, so no trial log is read whole
+    here; publication verifies every log's chain itself."""
     found = store.archive_scan(paths)
     problems = [{"run_id": bad.run_id, "problem": bad.problem} for bad in found.unreadable]
     for run in found.complete:
-        try:
-            measurement = read_json(store.measurement_file(run.folder))
-        except RecordFileError as exc:
-            problems.append({"run_id": run.run_id, "problem": str(exc)})
-            continue
-        counted = measured_trials(measurement) if isinstance(measurement, dict) else None
-        why = log_disagreement(run.folder, run.record, counted)
+        row = run.indexed
+        if row is None or row.measurement_problem:
+            try:
+                measurement = read_json(store.measurement_file(run.folder))
+            except RecordFileError as exc:
+                problems.append({"run_id": run.run_id, "problem": str(exc)})
+                continue
+            why = log_disagreement(run.folder, run.record, measured_trials(measurement))
+        else:
+            state = LogState(row.trials_count or 0, row.trials_last, row.trials_torn)
+            why = log_disagreement(run.folder, run.record, row.counted, state)
         if why:
             problems.append({"run_id": run.run_id, "problem": why})
     return {"complete": len(found.complete), "open": len(found.open),
