@@ -35,6 +35,7 @@ from typing import Iterable, Optional
 
 from llmarchive.archive.dates import parse_date, parse_time
 from llmarchive.archive.jsonio import RecordFileError, read_digested, write_digested
+from llmarchive.archive import store
 from llmarchive.archive.paths import ArchivePaths
 from measure import chain, jsonl
 from measure.errors import ArchiveError
@@ -69,7 +70,7 @@ def chained_logs(paths: ArchivePaths, extra: Iterable[Path] = ()) -> list[Path]:
     """Every hash-chained log of the archive that exists: the record logs, the spend ledger, the admissions,
     each run's trial log, and ``extra`` (the outbox's log, which a lower floor does not know)."""
     logs = sorted(paths.records.glob("*.jsonl")) + [paths.spend_ledger, paths.admissions, *extra]
-    logs += sorted(paths.experiments.glob("*/trials.jsonl"))
+    logs += [store.trial_log(folder) for folder in store.run_folders(paths.experiments)]
     return [log for log in logs if log.is_file()]
 
 
