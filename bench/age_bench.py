@@ -31,6 +31,7 @@ Run: ``.venv/bin/python bench/age_bench.py [--ages 1,5,10] [--only op,op] [--jso
 The first run builds the archives (cached under /dev/shm/llmarchive-age/).
 """
 import argparse
+import datetime as dt
 import json
 import os
 import shutil
@@ -65,7 +66,8 @@ OPERATIONS = (
     Operation("paid_start", 1, True, "the month's first paid start: the partition's permission (earmark, ladder) "
                                      "and its SpendMeter, the ledger's checkpoint from last month"),
     Operation("coverage_gather", 1, False, "coverage.gather (also inside status and publication)"),
-    Operation("coverage_compute", 1, False, "coverage.compute of the month just ended, judged on the 1st"),
+    Operation("coverage_compute", 1, False, "coverage.compute of the month just ended, judged on the 1st (its "
+                                            "facts gathered before the clock starts)"),
     Operation("coverage_write", 1, True, "coverage.write_rows of those rows"),
     Operation("subject_fingerprint", 30, True, "the day's subject fingerprint (24 paid calls to the fake provider "
                                                "in its own process)"),
@@ -153,9 +155,11 @@ def child(op: str, home: str, now: str) -> dict:
     if op == "paid_start":
         protocol = registry.load_protocol(paths, pid)
         headers = registry.sweep_protocols(paths, "v0")
-    if op == "coverage_write":
-        first, last = coverage.month_bounds(previous)
-        rows = coverage.compute(paths, last.isoformat(), since=first.isoformat(), today=day).rows
+    if op in ("coverage_compute", "coverage_write"):
+        first = dt.date.fromisoformat(f"{previous}-01")
+        last = first.replace(day=aged_archive.month_days(previous))
+        facts = coverage.gather(paths)
+        rows = coverage.compute(paths, last.isoformat(), since=first.isoformat(), today=day, facts=facts).rows
 
     started = _cpu()
     if op == "paid_start":
@@ -170,8 +174,7 @@ def child(op: str, home: str, now: str) -> dict:
     elif op == "coverage_gather":
         coverage.gather(paths)
     elif op == "coverage_compute":
-        first, last = coverage.month_bounds(previous)
-        result = coverage.compute(paths, last.isoformat(), since=first.isoformat(), today=day)
+        result = coverage.compute(paths, last.isoformat(), since=first.isoformat(), today=day, facts=facts)
         note = f"{len(result.rows)} rows, {len(result.unexplained)} unexplained"
     elif op == "coverage_write":
         note = f"{len(coverage.write_rows(paths, rows))} rows written"
@@ -238,17 +241,22 @@ def run_child(op: str, home: Path, now: str, base_url: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def copy_home(source: Path, target: Path) -> Path:
-    """A scratch copy: run folders hard-linked (no operation here rewrites one), everything else copied."""
-    if target.exists():
+def copy_home(source: Path, target: Path, merge: bool = False) -> Path:
+    """A scratch copy: run folders hard-linked (no operation here rewrites one), everything else copied.
+
+    ``merge``: copied over what ``target`` holds (a newer home over an older one: its logs replace theirs,
+    its new run folders join), keeping what only ``target`` has."""
+    if target.exists() and not merge:
         shutil.rmtree(target)
 
     def copy(src: str, dst: str) -> None:
-        if "/experiments/" in src or "/instrument/" in src or "/review/" in src:
+        if "/experiments/" in src or "/instrument/runs/" in src or "/review/" in src:
+            if os.path.exists(dst):
+                os.unlink(dst)
             os.link(src, dst)
         else:
             shutil.copy2(src, dst)
-    shutil.copytree(source, target, copy_function=copy, symlinks=True)
+    shutil.copytree(source, target, copy_function=copy, symlinks=True, dirs_exist_ok=merge)
     return target
 
 
@@ -272,18 +280,22 @@ class Age:
 
 
 def prepare(age: Age, need_public: bool, log) -> tuple[Path, Path]:
-    """The age's two states (see the module docstring): primed last month, and primed this month."""
+    """The age's two states (see the module docstring): primed last month, and primed this month.
+
+    With ``need_public``, the state is the archive a month younger, published by the code under test (untimed),
+    then given the month's records: whatever the publication kept beside ``public/`` stays, as in production.
+    """
     home = aged_archive.home_at(age.months, log)
-    prev_state = copy_home(home, age.work / "state-prev")
+    prev_state = age.work / "state-prev"
     if need_public:
-        earlier = copy_home(aged_archive.home_at(age.months - 1, log), age.work / "earlier")
-        published = run_child("publish", earlier, f"{aged_archive.month_of(age.months - 1)}-01T09:00:00Z",
+        copy_home(aged_archive.home_at(age.months - 1, log), prev_state)
+        published = run_child("publish", prev_state, f"{aged_archive.month_of(age.months - 1)}-01T09:00:00Z",
                               age.base_url)
         if published["cpu"] is None:
-            log(f"  last month's publication failed ({published['note']}); public/ left empty")
-        elif (earlier / "public").exists():
-            shutil.copytree(earlier / "public", prev_state / "public", dirs_exist_ok=True)
-        shutil.rmtree(earlier)
+            log(f"  last month's publication failed ({published['note']}); public/ left as it is")
+        copy_home(home, prev_state, merge=True)
+    else:
+        copy_home(home, prev_state)
     run_child("prime", prev_state, age.last_month("23:30:00"), age.base_url)
     this_state = copy_home(prev_state, age.work / "state-this")
     run_child("prime", this_state, f"{aged_archive.month_of(age.months)}-01T00:00:30Z", age.base_url)

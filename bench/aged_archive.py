@@ -120,6 +120,58 @@ def shifter(index: int):
     return apply
 
 
+def _day(text: str) -> dt.date:
+    return dt.date.fromisoformat(text[:10])
+
+
+def day_shifter(days: int, months: int):
+    """The text substitution moving every date by ``days`` days and every bare month by ``months`` months."""
+    def move(match: re.Match) -> str:
+        year, month, day = match.group(1), match.group(2), match.group(3)
+        if not 1 <= int(month) <= 12 or match.group(0) in FIXED:
+            return match.group(0)
+        if day is None:
+            return month_of(index_of(f"{year}-{month}") + months)
+        return (_day(match.group(0)) + dt.timedelta(days=days)).isoformat()
+
+    def apply(text: str) -> str:
+        return _DATE.sub(move, text)
+    return apply
+
+
+class Rotation:
+    """The guard rotation's days: a guard protocol is due on a day by its distance from the rotation's epoch
+    (:func:`llmarchive.instrument.rotation.scheduled_protocol`), so a rotation record or run is not moved by
+    whole months but to each target day whose due protocol is its own: from the source month's day of the same
+    place in the cycle, nearest in the month."""
+
+    def __init__(self, length: int) -> None:
+        self.length = length
+
+    def source_for(self, target: dt.date, source_month: str) -> dt.date:
+        first = _day(f"{source_month}-01")
+        days = [first + dt.timedelta(days=i) for i in range(month_days(source_month))]
+        same = [d for d in days if (target - d).days % self.length == 0]
+        return min(same, key=lambda d: abs(d.day - target.day))
+
+    def targets(self, source: dt.date, k: int) -> list[dt.date]:
+        """The days of the month ``k`` months after the template's that take the record of ``source``."""
+        offset = k - index_of(TEMPLATE)
+        month = month_of(index_of(source.isoformat()[:7]) + offset)
+        first = _day(f"{month}-01")
+        days = [first + dt.timedelta(days=i) for i in range(month_days(month))]
+        return [t for t in days if self.source_for(t, source.isoformat()[:7]) == source]
+
+
+def _rotation_day(record: dict) -> Optional[dt.date]:
+    """The day a record belongs to in the guard rotation (None: not a rotation record)."""
+    if record.get("record_type") == "guard_rotation" and record.get("date"):
+        return _day(str(record["date"]))
+    if record.get("job") == "guard_margin_rotation" and len(str(record.get("period") or "")) == 10:
+        return _day(str(record["period"]))
+    return None
+
+
 # --------------------------------------------------------------------------
 # 1. the template: two quiet months of the drill
 # --------------------------------------------------------------------------
@@ -285,7 +337,13 @@ def build(months: int, snapshots: tuple[int, ...], out: Path, log=print) -> dict
         if when < after:
             runs[0 if when < first else 1].append((folder, folder.relative_to(source)))
     made = {}
+    from llmarchive.archive import ArchivePaths
+    from llmarchive.instrument.rotation import rotation_order
+    from llmarchive.protocols import registry
     from publish import workers
+
+    length = len(rotation_order(registry.list_protocols(ArchivePaths(source))))
+    rotation = Rotation(length)
 
     with workers.pool(2) as pool:
         for k in range(months + 1):
@@ -294,33 +352,52 @@ def build(months: int, snapshots: tuple[int, ...], out: Path, log=print) -> dict
             if k == months:
                 break
             for relative, base, month in logs:
-                batch = _moved(base, k) if k == 0 else _moved(month, k)
+                batch = _moved(base if k == 0 else month, k, rotation)
                 if batch:
                     jsonio.append_records(home / relative, batch)
             # the month's run folders in the two workers (a folder is independent of every other)
-            jobs = [(str(folder), str(home), str(relative), k) for folder, relative in runs[0 if k == 0 else 1]]
+            jobs = [(str(folder), str(home), str(relative), k, length) for folder, relative in runs[0 if k == 0 else 1]]
             list(pool.map(_write_run_job, jobs, chunksize=4))
     shutil.rmtree(work)
     return {"seconds": round(time.monotonic() - started, 1), "homes": made}
 
 
-def _moved(records: list[dict], k: int) -> list[dict]:
+def _moved(records: list[dict], k: int, rotation: Rotation) -> list[dict]:
     """``records`` moved to month ``k`` (month 0, the template's first, as it is), without their chain fields;
-    a record of a day month ``k`` does not have is left out."""
-    shift = (lambda text: text) if k == 0 else shifter(k)
+    a record of a day month ``k`` does not have is left out, a rotation record goes to the days that take it
+    (:class:`Rotation`), in order."""
+    if k <= index_of(TEMPLATE):
+        return [_unchained(r) for r in records]
+    shift = shifter(k)
     out = []
     for r in records:
+        day = _rotation_day(r)
+        if day is not None:
+            for target in rotation.targets(day, k):
+                out.append(_shifted(_unchained(r), day_shifter((target - day).days, k - index_of(TEMPLATE))))
+            continue
         try:
             out.append(_shifted(_unchained(r), shift))
         except Dropped:
             continue
+    if any(r.get("record_type") == "guard_rotation" for r in out):
+        out.sort(key=lambda r: str(r.get("recorded_at")))
     return out
 
 
-def _write_run_job(job: tuple) -> Optional[str]:
-    folder, home, relative, k = job
-    made = _write_run(Path(folder), Path(home), Path(relative), (lambda text: text) if k == 0 else shifter(k))
-    return None if made is None else str(made)
+def _write_run_job(job: tuple) -> list[str]:
+    """One template run folder written for month ``k``: once, or for a rotation run once per day that takes it."""
+    folder, home, relative, k, length = job
+    if k <= index_of(TEMPLATE):
+        shifts = [lambda text: text]
+    elif Path(relative).name.startswith("rotation_"):
+        run = json.loads((Path(folder) / "run.json").read_text(encoding="utf-8"))
+        day = _day(str(run["run_date"]))
+        shifts = [day_shifter((t - day).days, k - index_of(TEMPLATE)) for t in Rotation(length).targets(day, k)]
+    else:
+        shifts = [shifter(k)]
+    made = [_write_run(Path(folder), Path(home), Path(relative), shift) for shift in shifts]
+    return [str(m) for m in made if m is not None]
 
 
 def _snapshot(home: Path, target: Path, k: int) -> dict:
