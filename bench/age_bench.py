@@ -65,10 +65,9 @@ class Operation:
 OPERATIONS = (
     Operation("paid_start", 1, True, "the month's first paid start: the partition's permission (earmark, ladder) "
                                      "and its SpendMeter, the ledger's checkpoint from last month"),
-    Operation("coverage_gather", 1, False, "coverage.gather (also inside status and publication)"),
-    Operation("coverage_compute", 1, False, "coverage.compute of the month just ended, judged on the 1st (its "
-                                            "facts gathered before the clock starts)"),
-    Operation("coverage_write", 1, True, "coverage.write_rows of those rows"),
+    Operation("coverage", 1, True, "the coverage asset on the 1st: coverage.gather (also inside status and "
+                                   "publication), compute of the month just ended, write_rows — one process, each "
+                                   "part timed"),
     Operation("subject_fingerprint", 30, True, "the day's subject fingerprint (24 paid calls to the fake provider "
                                                "in its own process)"),
     Operation("lease_check", 1440, True, "lease.check + record_state (the hourly sensor and the hourly timer)"),
@@ -155,12 +154,11 @@ def child(op: str, home: str, now: str) -> dict:
     if op == "paid_start":
         protocol = registry.load_protocol(paths, pid)
         headers = registry.sweep_protocols(paths, "v0")
-    if op in ("coverage_compute", "coverage_write"):
+    if op == "coverage":
         first = dt.date.fromisoformat(f"{previous}-01")
         last = first.replace(day=aged_archive.month_days(previous))
-        facts = coverage.gather(paths)
-        rows = coverage.compute(paths, last.isoformat(), since=first.isoformat(), today=day, facts=facts).rows
 
+    parts: dict = {}
     started = _cpu()
     if op == "paid_start":
         run_id = sweep_run_id(day, pid, MODEL)
@@ -171,13 +169,15 @@ def child(op: str, home: str, now: str) -> dict:
         finally:
             if earmark is not None:
                 earmark.release()
-    elif op == "coverage_gather":
-        coverage.gather(paths)
-    elif op == "coverage_compute":
+    elif op == "coverage":
+        # The coverage asset's work in its order (record_month: gather, compute, write_rows), each part timed.
+        facts = coverage.gather(paths)
+        parts["coverage_gather"] = _cpu() - started
         result = coverage.compute(paths, last.isoformat(), since=first.isoformat(), today=day, facts=facts)
-        note = f"{len(result.rows)} rows, {len(result.unexplained)} unexplained"
-    elif op == "coverage_write":
-        note = f"{len(coverage.write_rows(paths, rows))} rows written"
+        parts["coverage_compute"] = _cpu() - started - sum(parts.values())
+        written = coverage.write_rows(paths, result.rows)
+        parts["coverage_write"] = _cpu() - started - sum(parts.values())
+        note = f"{len(result.rows)} rows, {len(result.unexplained)} unexplained, {len(written)} written"
     elif op == "subject_fingerprint":
         out = subject_fingerprint(paths, day, subject)
         note = "recorded" if out.record is not None else f"no record: {out}"
@@ -220,7 +220,7 @@ def child(op: str, home: str, now: str) -> dict:
         raise SystemExit(f"unknown operation {op!r}")
     seconds = _cpu() - started
     traveller.stop()
-    return {"cpu": seconds, "note": note}
+    return {"cpu": seconds, "note": note, "parts": parts}
 
 
 # --------------------------------------------------------------------------
@@ -279,80 +279,101 @@ class Age:
         return f"{last}-{aged_archive.month_days(last):02d}T{hour}Z"
 
 
-def prepare(age: Age, need_public: bool, log) -> tuple[Path, Path]:
-    """The age's two states (see the module docstring): primed last month, and primed this month.
+def prepare(age: Age, ops: list[Operation], log) -> Path:
+    """The age's state primed last month (see the module docstring).
 
-    With ``need_public``, the state is the archive a month younger, published by the code under test (untimed),
-    then given the month's records: whatever the publication kept beside ``public/`` stays, as in production.
+    When the publication or status is measured, the state is the archive a month younger, published by the
+    code under test (untimed), then given the month's records: whatever the publication kept beside
+    ``public/`` stays, as in production.
     """
     home = aged_archive.home_at(age.months, log)
-    prev_state = age.work / "state-prev"
-    if need_public:
-        copy_home(aged_archive.home_at(age.months - 1, log), prev_state)
-        published = run_child("publish", prev_state, f"{aged_archive.month_of(age.months - 1)}-01T09:00:00Z",
+    state = age.work / "state-prev"
+    if any(op.name in ("status", "publish", "publication_checks") for op in ops):
+        copy_home(aged_archive.home_at(age.months - 1, log), state)
+        published = run_child("publish", state, f"{aged_archive.month_of(age.months - 1)}-01T09:00:00Z",
                               age.base_url)
         if published["cpu"] is None:
             log(f"  last month's publication failed ({published['note']}); public/ left as it is")
-        copy_home(home, prev_state, merge=True)
+        copy_home(home, state, merge=True)
     else:
-        copy_home(home, prev_state)
-    run_child("prime", prev_state, age.last_month("23:30:00"), age.base_url)
-    this_state = copy_home(prev_state, age.work / "state-this")
-    run_child("prime", this_state, f"{aged_archive.month_of(age.months)}-01T00:00:30Z", age.base_url)
-    return prev_state, this_state
+        copy_home(home, state)
+    run_child("prime", state, age.last_month("23:30:00"), age.base_url)
+    return state
 
 
 def measure(age: Age, ops: list[Operation], log) -> dict:
-    need_public = any(op.name in ("status", "publish", "publication_checks") for op in ops)
-    prev_state, this_state = prepare(age, need_public, log)
+    """Each operation's CPU seconds at ``age`` (a part of one, such as the coverage's gather, under its own name)."""
+    prev_state = prepare(age, ops, log)
+    this_state: Optional[Path] = None
     results: dict = {}
-    scratch = age.work / "scratch"
     published: Optional[Path] = None
     for op in ops:
-        state = prev_state if op.name == "paid_start" else this_state
-        values, notes = [], []
+        if op.name != "paid_start" and this_state is None:
+            # The month's first paid start verifies the ledger and leaves its checkpoint: every other operation
+            # runs in that steady state (the paid start's own copy when it was measured, else one primed here).
+            this_state = copy_home(prev_state, age.work / "state-this")
+            run_child("prime", this_state, f"{aged_archive.month_of(age.months)}-01T00:00:30Z", age.base_url)
+        values, notes, parts = [], [], []
         for attempt in range(REPEATS):
             if op.name == "publication_checks" and published is not None:
                 home = published                         # the checks run on what the publication just built
+            elif op.name == "paid_start":
+                home = copy_home(prev_state, age.work / f"paid-{attempt}")
             elif op.writes:
-                home = copy_home(state, scratch)
+                home = copy_home(this_state, age.work / "scratch")
             else:
-                home = state
+                home = this_state
             found = run_child(op.name, home, age.now, age.base_url)
             notes.append(found["note"])
             if found["cpu"] is None:
                 break
             values.append(found["cpu"])
+            parts.append(found.get("parts") or {})
             if op.name == "publish":
-                published = home
-                scratch = age.work / "scratch-2"          # keep the published copy for the checks
+                published = home.rename(age.work / "published")
+            if op.name == "paid_start":
+                if this_state is not None:
+                    shutil.rmtree(this_state)
+                this_state = home
             if found["cpu"] >= CHEAP_S or op.name in ("publish", "publication_checks"):
                 break
         cpu = statistics.median(values) if values else None
         results[op.name] = {"cpu": cpu, "runs": len(values), "note": notes[-1] if notes else ""}
+        for name in (parts[0] if parts else {}):
+            results[name] = {"cpu": statistics.median(p[name] for p in parts), "runs": len(parts), "note": ""}
         log(f"  {age.years:>2} y  {op.name:<20} {'failed' if cpu is None else f'{cpu:8.3f} s'}"
-            f"  ({len(values)} run(s)) {notes[-1] if notes else ''}"[:200])
+            f"  ({len(values)} run(s)) {notes[-1] if notes else ''}"[:220])
     return results
+
+
+PARTS = {"coverage": ("coverage_gather", "coverage_compute", "coverage_write")}
+
+
+def rows_of(ops: list[Operation]) -> list[tuple[str, int]]:
+    """The table's rows: each operation, or its parts, with how often a month runs it."""
+    return [(name, op.per_month) for op in ops for name in PARTS.get(op.name, (op.name,))]
+
+
+def month_total(results: dict, ops: list[Operation]) -> float:
+    return sum((results.get(name, {}).get("cpu") or 0.0) * times for name, times in rows_of(ops))
 
 
 def table(ages: list[int], ops: list[Operation], results: dict) -> list[str]:
     first, last = str(ages[0]), str(ages[-1])
-    head = f"{'operation (a month)':<28}" + "".join(f"{f'{a} y':>10}" for a in ages) + f"{'ratio':>8}"
-    lines = ["CPU seconds per run of each operation", head]
-    totals = {str(a): 0.0 for a in ages}
-    for op in ops:
-        row = f"{op.name + f' (x{op.per_month})':<28}"
+    head = f"{'operation (times a month)':<30}" + "".join(f"{f'{a} y':>10}" for a in ages) + f"{'ratio':>8}"
+    lines = [f"CPU seconds of one run of each operation; ratio = {last} y / {first} y", head]
+    for name, times in rows_of(ops):
+        row = f"{name + f' (x{times})':<30}"
         for a in ages:
-            cpu = results[str(a)][op.name]["cpu"]
-            row += f"{'—':>10}" if cpu is None else f"{cpu:10.3f}"
-            if cpu is not None:
-                totals[str(a)] += cpu * op.per_month
-        a0, a1 = results[first][op.name]["cpu"], results[last][op.name]["cpu"]
+            cpu = results[str(a)].get(name, {}).get("cpu")
+            row += f"{'failed':>10}" if cpu is None else f"{cpu:10.3f}"
+        a0, a1 = (results[k].get(name, {}).get("cpu") for k in (first, last))
         row += f"{a1 / a0:8.1f}" if a0 and a1 is not None and len(ages) > 1 else f"{'':>8}"
         lines.append(row)
-    row = f"{'a month (cost x times)':<28}" + "".join(f"{totals[str(a)]:10.1f}" for a in ages)
-    if len(ages) > 1 and totals[first]:
-        row += f"{totals[last] / totals[first]:8.2f}"
+    totals = {a: month_total(results[str(a)], ops) for a in ages}
+    row = f"{'a month (cost x times)':<30}" + "".join(f"{totals[a]:10.1f}" for a in ages)
+    if len(ages) > 1 and totals[ages[0]]:
+        row += f"{totals[ages[-1]] / totals[ages[0]]:8.2f}"
     lines.append(row)
     return lines
 
@@ -397,6 +418,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                 age = Age(a, Path(tmp) / f"{a}y", base_url)
                 age.work.mkdir()
                 results[str(a)] = measure(age, ops, log)
+                results[str(a)]["month_total"] = {"cpu": month_total(results[str(a)], ops)}
                 shutil.rmtree(age.work, ignore_errors=True)
     finally:
         fake.stdin.close()
@@ -404,7 +426,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     sizes = {str(m // 12): built.get("homes", {}).get(str(m)) for m in (12 * a for a in ages)}
     if args.json:
         print(json.dumps({"load_average": load, "ages": ages, "results": results, "homes": sizes,
-                          "per_month": {op.name: op.per_month for op in ops},
+                          "per_month": dict(rows_of(ops)),
                           "build_seconds": built.get("seconds"), "seconds": round(time.monotonic() - started, 1)},
                          indent=1))
         return 0

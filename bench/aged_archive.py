@@ -9,31 +9,33 @@ months — no scripted event — and replicates the second:
 
 1. **template** (:func:`make_template`, in a process of its own): the drill's
    loop from 2026-11-01 to 2027-01-01 12:00.  November is the archive's first
-   month (admissions, the first watch, the open-weights generation);
-   December is a month in steady state: 12 paid sweep partitions of 120 trials,
-   each call's reservation and charge in the spend ledger, the daily
-   instrument (runtime fingerprint, guard rotation, revalidation), the daily
-   subject fingerprint, the model watch, the lease sensor, the month's
-   coverage and publication on the 1st.
-2. **full** (:func:`build_full`): November and December as the drill wrote
-   them, then December again for every later month up to ``MONTHS``: every
-   date moved to that month (ids move with them: run ids carry their date),
-   a record of a day the month does not have dropped, every chained log
-   (record logs, the spend ledger, every trial log) chained again with
-   :func:`measure.chain.linked_line`, and each run's ``run.json`` and
-   ``measurement.json`` brought to its new trial log (the fields
-   :func:`measure.verify.recompute` finds different, and the log's count
-   and last hash).  Byte offsets of every log at each month's first instant
-   are kept beside it.
-3. **homes** (:func:`home_at`): the archive as it stood at 00:00 on the 1st
-   after ``months`` months: each log cut at its offset (a prefix, so each
-   chain still verifies), the run folders dated before the cut, the spend
-   ledger's checkpoint dropped (the code under test writes its own when the
-   bench primes the home, as the month's last paid start would have).
+   month (admissions, pre-registration, the first watch); December is a month
+   in steady state: 12 paid sweep partitions of 120 trials, each call's
+   reservation and charge in the spend ledger, the daily instrument (runtime
+   fingerprint, guard rotation and its run, revalidation), the daily subject
+   fingerprint, the model watch, the lease sensor and the outside check, the
+   month's coverage and publication on the 1st.
+2. **build** (:func:`build`): November and December as the drill wrote
+   them, then December again for every later month: every date moved to that
+   month (ids move with them: run ids carry their date) and a record of a day
+   the month does not have left out — except the guard rotation's records and
+   runs, moved by whole days to the days whose due protocol is theirs
+   (:class:`Rotation`).  Everything is written through the library's writers:
+   each chained log's month as one batch (:func:`llmarchive.archive.jsonio.append_records`,
+   which chains it again), each run folder through the store (its trial log
+   chained again by :func:`llmarchive.archive.store.open_trial_log`, run.json
+   with the log's new last hash, measurement.json rebuilt as
+   :func:`measure.verify.recompute` rebuilds it — the bootstrap's seed follows
+   the run id).  The spend ledger's checkpoint, earmarks and locks are not
+   carried over: the code under test writes its own as it goes.
+3. **homes** (:func:`home_at`): the home as it stood at 00:00 on the 1st after
+   each of :data:`SNAPSHOTS` months is copied aside while the build goes.
 
-Everything is cached under ``/dev/shm/llmarchive-age/<hash of this file>/``:
-the template takes minutes, the full archive about a minute, a cut seconds.
-Run ``python bench/aged_archive.py [--months N ...]`` to build and print sizes.
+The template is cached under ``/dev/shm/llmarchive-age/template-v1/`` (minutes
+to make), the built archive and its homes under a folder named by the digest of
+this file and of ``llmarchive/archive/`` (a new store may keep an index beside
+what it writes, so another store builds them again).
+Run ``python bench/aged_archive.py`` to build them and print their sizes.
 """
 import argparse
 import datetime as dt
@@ -46,7 +48,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -327,10 +329,15 @@ def build(months: int, snapshots: tuple[int, ...], out: Path, log=print) -> dict
     shutil.copytree(source, home, ignore=shutil.ignore_patterns(*NOT_COPIED))
     first, after = f"{TEMPLATE}-01T00:00:00Z", f"{month_of(index_of(TEMPLATE) + 1)}-01T00:00:00Z"
     logs = []
-    for path in _log_files(source):
+    chained = _log_files(source)
+    for path in chained:
         records = _records(path)
         begin, end = _split(records, first, after)
         logs.append((path.relative_to(source), records[:begin], records[begin:end]))
+    for path in source.rglob("*.jsonl"):        # a JSONL file that is no chain (none today) is kept as it is
+        if path not in chained and not (path.parent / "run.json").exists():
+            (home / path.relative_to(source)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, home / path.relative_to(source))
     runs: dict[int, list[tuple[Path, Path]]] = {0: [], 1: []}
     for folder in _run_folders(source):
         when = _run_time(folder)
