@@ -147,7 +147,7 @@ def child(op: str, home: str, now: str) -> dict:
         from llmarchive.instrument.prompts import SUBJECT_MAX_TOKENS
         from llmarchive.instrument.subject import subject_fingerprint
         subject = make_subject("anthropic", max_tokens=SUBJECT_MAX_TOKENS, model=MODEL, base_url=base_url)
-    if op in ("paid_start", "sweep_prelude"):
+    if op in ("paid_start", "sweep_prelude", "suspect"):
         from llmarchive.protocols import registry
         pid = _sweep_pid(paths)
         budget = budget_mod.load_budget(paths)
@@ -189,7 +189,7 @@ def child(op: str, home: str, now: str) -> dict:
         out = watch.watch(paths, day, config, base_url=base_url)
         note = f"{len(out.listed)} listed, {len(out.written)} written" + (f", outage {out.outage}" if out.outage else "")
     elif op == "suspect":
-        note = repr(paid_run.suspect(paths, day, sweep_run_id(day, _sweep_pid(paths), MODEL)))
+        note = repr(paid_run.suspect(paths, day, sweep_run_id(day, pid, MODEL)))
     elif op == "sweep_prelude":
         asked = []
 
