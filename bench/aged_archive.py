@@ -59,8 +59,6 @@ START = "2026-11"            # the template's first month (the drill's start); m
 TEMPLATE = "2026-12"         # the month replicated (index 1)
 CACHE_ROOT = Path(os.environ.get("LLMARCHIVE_AGE_CACHE", "/dev/shm/llmarchive-age"))
 HASH_FIELDS = ("prev_sha256", "record_sha256")
-# The drill's first day: the protocols are admitted and pre-registered on it, and records name it as such.
-FIXED = {f"{START}-01"}
 _DATE = re.compile(r"(20[0-9]{2})-([01][0-9])(?:-([0-3][0-9]))?")
 
 
@@ -108,8 +106,8 @@ def shifter(index: int):
             source = index_of(f"{year}-{month}")
         except ValueError:
             return match.group(0)
-        if not 1 <= int(month) <= 12 or abs(source - index_of(TEMPLATE)) > 2 or match.group(0) in FIXED:
-            return match.group(0)          # a fixed date (the admissions, the pre-registration), kept
+        if not 1 <= int(month) <= 12 or abs(source - index_of(TEMPLATE)) > 2:
+            return match.group(0)          # not a date near the template's month: kept
         target = month_of(source + offset)
         if day is None:
             return target
@@ -130,7 +128,7 @@ def day_shifter(days: int, months: int):
     """The text substitution moving every date by ``days`` days and every bare month by ``months`` months."""
     def move(match: re.Match) -> str:
         year, month, day = match.group(1), match.group(2), match.group(3)
-        if not 1 <= int(month) <= 12 or match.group(0) in FIXED:
+        if not 1 <= int(month) <= 12:
             return match.group(0)
         if day is None:
             return month_of(index_of(f"{year}-{month}") + months)
@@ -384,12 +382,32 @@ def _moved(records: list[dict], k: int, rotation: Rotation) -> list[dict]:
                 out.append(_shifted(_unchained(r), day_shifter((target - day).days, k - index_of(TEMPLATE))))
             continue
         try:
-            out.append(_shifted(_unchained(r), shift))
+            moved = _shifted(_unchained(r), shift)
         except Dropped:
             continue
+        out.append(moved)
+        out += _last_days(r, moved)
     if any(r.get("record_type") == "guard_rotation" for r in out):
         out.sort(key=lambda r: str(r.get("recorded_at")))
     return out
+
+
+def _last_days(source: dict, moved: dict) -> list[dict]:
+    """The coverage rows of the days a longer month has after the source month's last (the 31st after a
+    November): copies of the last day's row, their period moved (the 1st writes last month's rows, and the
+    template's 1st wrote November's)."""
+    period = str(source.get("period") or "")
+    if source.get("record_type") not in ("coverage", "coverage_gap") or len(period) != 10:
+        return []
+    if int(period[8:]) != month_days(period[:7]):
+        return []
+    target = str(moved["period"])
+    extra = []
+    for day in range(int(target[8:]) + 1, month_days(target[:7]) + 1):
+        text = json.dumps({k: v for k, v in moved.items() if k != "recorded_at"}, ensure_ascii=False)
+        copy = json.loads(text.replace(target, f"{target[:8]}{day:02d}"))
+        extra.append({**copy, "recorded_at": moved["recorded_at"]})
+    return extra
 
 
 def _write_run_job(job: tuple) -> list[str]:

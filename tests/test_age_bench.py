@@ -59,8 +59,10 @@ def test_the_replicated_month_holds_the_sweep_and_the_daily_records_of_its_own_d
         days = {r["date"] for r in records.read(paths, kind)}
         assert {f"2027-01-{d:02d}" for d in range(1, 32)} <= days, kind
         assert not any(d >= "2027-02" for d in days), kind
-    month = [e for e in records.read(paths, "coverage") if str(e.get("period", "")).startswith("2026-12")]
-    assert month, "January's 1st wrote December's coverage"
+    daily = {(r["job"], r["period"]) for r in records.read(paths, "coverage") if len(str(r["period"])) == 10}
+    for job in ("runtime_fingerprint", "subject_fingerprint", "guard_margin_rotation"):
+        missing = {f"2026-12-{d:02d}" for d in range(1, 32)} - {p for j, p in daily if j == job}
+        assert not missing, f"January's 1st wrote no {job} coverage row of {sorted(missing)}"
 
 
 def test_the_library_reads_the_aged_archive_cleanly(home):
