@@ -151,6 +151,8 @@ def child(op: str, home: str, now: str) -> dict:
         from llmarchive.protocols import registry
         pid = _sweep_pid(paths)
         budget = budget_mod.load_budget(paths)
+    if op == "sweep_prelude":
+        make_subject("anthropic", max_tokens=256, model=MODEL, base_url=base_url)   # its modules imported first
     if op == "paid_start":
         protocol = registry.load_protocol(paths, pid)
         headers = registry.sweep_protocols(paths, "v0")
