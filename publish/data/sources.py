@@ -33,7 +33,7 @@ from measure import chain, jsonl
 from measure.records import Measurement
 from measure.schema import MEASUREMENT_FIELD_NAMES, SERIES
 from publish.data.changes import beside_fields, modal_cells, modal_cells_of_log
-from publish.data import csvs
+from publish.data import csvs, verified
 from publish.errors import PublishError
 from publish.data.open_lane import OpenRun, label_of
 from publish.data.protocols import ProtocolTexts, collect_texts, list_headers
@@ -231,7 +231,6 @@ def gather(paths: ArchivePaths, checked: Optional[dict[str, CheckedRead]] = None
     ``checked`` holds, by run id, the logs the blocking check read and verified moments before in the same
     build (:func:`publish.pipeline.checks.blocking_problems`): those are taken as read, not read a second time.
     """
-    checked = checked or {}
     headers = list_headers(paths)
     lanes = {h["protocol_id"]: h.get("lane") for h in headers}
     texts = collect_texts(paths, headers)
@@ -243,6 +242,9 @@ def gather(paths: ArchivePaths, checked: Optional[dict[str, CheckedRead]] = None
     # (review) as well: the archive's state is unknown while any record of it cannot be read.
     held = store.held_scan(paths).refuse(PublishError)
     complete = store.archive_scan(paths).refuse(PublishError).complete
+    if checked is None:     # outside a build: the runs an entry still vouches for are hashed, not parsed
+        checked = verified.known_reads(paths, [found.folder for found in complete],
+                                       {pid for pid, lane in lanes.items() if lane == "open"})
     for found in [*held.runs(), *complete]:
         if store.has_pending_marks(found.folder):   # an alarm met it unreadable: its flag may be missing (§7.4)
             raise PublishError(f"{found.folder}: an instrument alarm left a pending suspect mark while its run "

@@ -37,9 +37,9 @@ from typing import Callable, Iterator, Optional
 
 from llmarchive.archive import ArchivePaths, DateError, fsync_dir, lock_file, parse_timestamp, utc_now
 from measure.canonical import sha256_hex
-from publish.data import croissant, database, files as published, open_lane, panels, sources, status
+from publish.data import croissant, database, files as published, open_lane, panels, protocols, sources, status
 from publish.boundary import sealed, sealed_text_check, value_check
-from publish.pipeline import checks
+from publish.pipeline import checks, report
 from publish.site import render as site
 from publish.errors import PublishError
 
@@ -121,12 +121,13 @@ def publish_all(paths: ArchivePaths, build_time: Optional[str] = None) -> dict:
     except DateError as exc:
         raise PublishError(str(exc)) from None
     paths.ensure()
-    with _publish_lock(paths):
+    with _publish_lock(paths), protocols.read_once(paths):    # each protocol file read and hash-checked once
         return _build(paths, build_time)
 
 
 def _build(paths: ArchivePaths, build_time: str) -> dict:
     STAGE_SECONDS.clear()
+    checks.REVERIFIED.clear()
     reads: dict = {}      # every complete run's log, read and verified once by the check, published from
     with _stage("checks"):
         blocking = checks.blocking_problems(paths, build_time, reads)
@@ -169,6 +170,10 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
                 scan.finish(staging)     # the sealed-text check and the value check, every file
         with _stage("swap"):
             _swap(staging, paths.public)
+        # What was just checked, for the publication job's asset checks (publish.pipeline.report): every check
+        # passed, or nothing would have been swapped in.
+        report.record(paths, build_time, {**files, **rendered}, {name: [] for name in checks.CHECKS},
+                      checks.REVERIFIED)
     finally:
         writer.shutdown(wait=True, cancel_futures=True)   # never remove the folder under a write
         if staging.exists():
