@@ -105,3 +105,26 @@ def test_a_publication_reads_each_protocol_file_once(published, monkeypatch):
     monkeypatch.setattr(registry, "_read_protocol_file", counted)
     publish_all(published, build_time=BUILD_2)
     assert reads and len(reads) == len(set(reads))
+
+
+def test_a_file_whose_bytes_did_not_change_is_not_searched_again_and_a_changed_one_is(published):
+    from publish.pipeline import build
+
+    ph.add_record(published, "coverage", period="2026-12", job="full_sweep", series="commercial", protocol_id=None,
+                  status="gap", cause="provider_outage", run_id=None, detail="the provider was down")
+    publish_all(published, build_time=BUILD_2)
+    skipped = set(build.SKIPPED)
+    assert "panels/risky_choice_framing__wording__v0.json" in skipped and "open-lane/2026.jsonl" in skipped
+    assert "coverage.csv" not in skipped and "index.html" not in skipped     # new bytes: searched
+    assert "archive.db" not in skipped                                        # the database: searched whole
+
+
+def test_a_changed_check_searches_every_file_again(published, monkeypatch):
+    from publish.boundary import memo
+    from publish.pipeline import build
+
+    publish_all(published, build_time=BUILD_2)
+    assert build.SKIPPED
+    monkeypatch.setattr(memo, "VERSION", memo.VERSION + 1)     # as a change to the checks' code does
+    publish_all(published, build_time=BUILD_2)
+    assert build.SKIPPED == []

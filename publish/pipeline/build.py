@@ -38,7 +38,7 @@ from typing import Callable, Iterator, Optional
 from llmarchive.archive import ArchivePaths, DateError, fsync_dir, lock_file, parse_timestamp, utc_now
 from measure.canonical import sha256_hex
 from publish.data import croissant, database, files as published, open_lane, panels, protocols, sources, status
-from publish.boundary import sealed, sealed_text_check, value_check
+from publish.boundary import memo as scan_memo, sealed, sealed_text_check, value_check
 from publish.pipeline import checks, report
 from publish.site import render as site
 from publish.errors import PublishError
@@ -46,6 +46,11 @@ from publish.errors import PublishError
 
 STAGE_SECONDS: dict[str, float] = {}
 """Wall seconds per stage of the last build in this process (``bench/publish_bench.py`` prints the split)."""
+
+
+SKIPPED: list[str] = []
+"""The files the last build in this process did not search: their names and bytes, under the same checks, were
+found clean by an earlier build (:mod:`publish.boundary.memo`)."""
 
 
 @contextlib.contextmanager
@@ -128,6 +133,7 @@ def publish_all(paths: ArchivePaths, build_time: Optional[str] = None) -> dict:
 def _build(paths: ArchivePaths, build_time: str) -> dict:
     STAGE_SECONDS.clear()
     checks.REVERIFIED.clear()
+    SKIPPED.clear()
     reads: dict = {}      # every complete run's log, read and verified once by the check, published from
     with _stage("checks"):
         blocking = checks.blocking_problems(paths, build_time, reads)
@@ -140,6 +146,7 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
         panel_files = panels.files(paths, inputs.headers)
     with _stage("boundary checks (build)"):
         sealed_check, values_check = sealed_text_check(inputs), value_check(paths, inputs, panel_files)
+        scanned = scan_memo.load(paths, sealed_check, values_check)   # files found clean before, same checks
 
     staging = paths.home / f".publish-staging-{os.getpid()}"
     if staging.exists():
@@ -149,7 +156,7 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
     # (its bytes, before they are written), one thread writes and fsyncs the files, and this one renders the rest.
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="publish-write")
     try:
-        with sealed.TreeScan(sealed_check, also=values_check) as scan:
+        with sealed.TreeScan(sealed_check, also=values_check, memo=scanned) as scan:
             files = _data_files(inputs, panel_files, build_time, scan.data)
             writes = [writer.submit(_write_all, staging, dict(files))]
             with _stage("database"):
@@ -174,6 +181,8 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
         # passed, or nothing would have been swapped in.
         report.record(paths, build_time, {**files, **rendered}, {name: [] for name in checks.CHECKS},
                       checks.REVERIFIED)
+        scan_memo.save(paths, scanned)
+        SKIPPED[:] = scanned.skipped
     finally:
         writer.shutdown(wait=True, cancel_futures=True)   # never remove the folder under a write
         if staging.exists():
