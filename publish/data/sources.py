@@ -209,10 +209,14 @@ def _count_trials(path: Path) -> int:
     return count
 
 
-def read_logs(paths: ArchivePaths) -> dict[str, list[dict]]:
-    """Every bookkeeping record publication uses, each log's chain verified."""
+def read_logs(paths: ArchivePaths, verified_logs: Optional[dict[str, list[dict]]] = None) -> dict[str, list[dict]]:
+    """Every bookkeeping record publication uses, each log's chain verified (a log in ``verified_logs``, read
+    and verified moments before by the same build's check, is taken as it was read)."""
     out = {}
     for kind in read_kinds():
+        if verified_logs and kind in verified_logs:
+            out[kind] = verified_logs[kind]
+            continue
         try:
             found = record_logs.read(paths, kind)
         except RecordFileError as exc:
@@ -225,11 +229,13 @@ def read_logs(paths: ArchivePaths) -> dict[str, list[dict]]:
     return out
 
 
-def gather(paths: ArchivePaths, checked: Optional[dict[str, CheckedRead]] = None) -> Inputs:
+def gather(paths: ArchivePaths, checked: Optional[dict[str, CheckedRead]] = None,
+           logs: Optional[dict[str, list[dict]]] = None) -> Inputs:
     """Read and check every input of a build.
 
     ``checked`` holds, by run id, the logs the blocking check read and verified moments before in the same
-    build (:func:`publish.pipeline.checks.blocking_problems`): those are taken as read, not read a second time.
+    build (:func:`publish.pipeline.checks.blocking_problems`): those are taken as read, not read a second time;
+    ``logs`` the record logs it read and verified, by kind.
     """
     headers = list_headers(paths)
     lanes = {h["protocol_id"]: h.get("lane") for h in headers}
@@ -288,4 +294,4 @@ def gather(paths: ArchivePaths, checked: Optional[dict[str, CheckedRead]] = None
     measurements.sort(key=measurement_sort_key)
     runs.sort(key=lambda r: measurement_sort_key(r.measurement))
     open_runs.sort(key=lambda r: (r.run_date, r.run_id))
-    return Inputs(measurements, runs, open_runs, headers, texts, read_logs(paths), cells)
+    return Inputs(measurements, runs, open_runs, headers, texts, read_logs(paths, logs), cells)

@@ -135,13 +135,14 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
     checks.REVERIFIED.clear()
     SKIPPED.clear()
     reads: dict = {}      # every complete run's log, read and verified once by the check, published from
+    logs: dict = {}       # and every record log, by kind
     with _stage("checks"):
-        blocking = checks.blocking_problems(paths, build_time, reads)
+        blocking = checks.blocking_problems(paths, build_time, reads, logs)
     if blocking:
         raise PublishError(checks.refusal(blocking))
     with _stage("gather"):
-        inputs = sources.gather(paths, reads)
-    del reads
+        inputs = sources.gather(paths, reads, logs)
+    del reads, logs
     with _stage("panels"):
         panel_files = panels.files(paths, inputs.headers)
     with _stage("boundary checks (build)"):

@@ -36,7 +36,7 @@ from llmarchive.schedule import coverage
 from measure.errors import ArchiveError
 from measure import chain, jsonl
 from measure.schema import GAP_CAUSES
-from publish.data import CheckedRead, list_headers, modal_cells, panels, sources, verified
+from publish.data import CheckedRead, list_headers, modal_cells, panels, protocols, sources, verified
 from publish.boundary import BoundaryError, sealed_text_check, value_check
 from publish.errors import LeakError, PublishError
 from publish.pipeline import report
@@ -142,19 +142,19 @@ def chain_problems(paths: ArchivePaths, reads: Optional[dict[str, CheckedRead]] 
 
 @contextlib.contextmanager
 def _verifying_logs(paths: ArchivePaths, reads: Optional[dict[str, CheckedRead]],
-                    headers: Optional[list[dict]] = None) -> Iterator[Callable[[], list[str]]]:
+                    logs: Optional[dict[str, list[dict]]] = None) -> Iterator[Callable[[], list[str]]]:
     """:func:`chain_problems` started: the workers verify the trial logs while the caller does other work in
     the body, then calls what this yields for the problems (the record logs are verified in this process
     meanwhile).
 
     A build (``reads`` given) records the entries of every run that verified clean for the next build and
-    names, in :data:`REVERIFIED`, the runs whose logs were read from their first record."""
+    names, in :data:`REVERIFIED`, the runs whose logs were read from their first record; with ``logs``, every
+    record log that verified is put in it by kind (the build publishes from them without reading them again)."""
     folders = [str(folder) for folder in _run_folders(paths)]
     known = verified.load(paths)
     tasks = [(folder, known.get(Path(folder).name)) for folder in folders]
     if reads is not None:
-        headers = list_headers(paths) if headers is None else headers
-        open_ids = frozenset(h["protocol_id"] for h in headers if h.get("lane") == "open")
+        open_ids = frozenset(h["protocol_id"] for h in list_headers(paths) if h.get("lane") == "open")
         task = partial(_check_log, open_ids=open_ids)
     else:
         task = partial(_check_log, keep=False)
@@ -164,9 +164,13 @@ def _verifying_logs(paths: ArchivePaths, reads: Optional[dict[str, CheckedRead]]
         for kind in records.KINDS:
             log = paths.record_log(kind)
             try:
-                chain.verify(read_jsonl(log))
+                found_records = read_jsonl(log)
+                chain.verify(found_records)
             except (chain.ChainError, RecordFileError) as exc:
                 record_problems.append(f"{log}: {exc}")
+                continue
+            if logs is not None:
+                logs[kind] = found_records
         found = list(found)
         if reads is not None:
             names = [Path(folder).name for folder in folders]
@@ -258,15 +262,17 @@ def leak_problems(paths: ArchivePaths) -> list[str]:
 
 
 def blocking_problems(paths: ArchivePaths, build_time: Optional[str] = None,
-                      reads: Optional[dict[str, CheckedRead]] = None) -> dict[str, list[str]]:
+                      reads: Optional[dict[str, CheckedRead]] = None,
+                      logs: Optional[dict[str, list[dict]]] = None) -> dict[str, list[str]]:
     """The checks that must pass before anything is published, by name (only the failing ones).
 
     :func:`publish.publish_all` runs them, so ``llmarchive publish`` and the
     Dagster asset publish under one rule; the fourth check, the sealed-text check
     with the value check, runs inside the build on the staging folder.
-    ``build_time`` is the instant coverage is judged at (default: now).  ``reads``: see :func:`chain_problems`.
+    ``build_time`` is the instant coverage is judged at (default: now).  ``reads``: see :func:`chain_problems`;
+    ``logs``: every record log that verified, by kind (:func:`_verifying_logs`).
     """
-    with _verifying_logs(paths, reads) as chains:       # the logs are verified by workers meanwhile
+    with _verifying_logs(paths, reads, logs) as chains:       # the logs are verified by workers meanwhile
         found = {"no_flagged_measurement_on_curve": flagged_on_curve(paths),
                  "coverage_gaps_have_causes": unexplained_gaps(paths) + unexplained_periods(paths, build_time)}
         found = {"trial_log_chains": chains(), **found}
@@ -297,10 +303,11 @@ def after_build(paths: ArchivePaths) -> tuple[dict[str, list[str]], Optional[str
 
 
 def run_all(paths: ArchivePaths) -> dict[str, list[str]]:
-    """Every check by name."""
-    return {
-        "trial_log_chains": chain_problems(paths),
-        "no_flagged_measurement_on_curve": flagged_on_curve(paths),
-        "coverage_gaps_have_causes": unexplained_gaps(paths) + unexplained_periods(paths),
-        "leak_guard": leak_problems(paths),
-    }
+    """Every check by name (each protocol file read once for all of them)."""
+    with protocols.read_once(paths):
+        return {
+            "trial_log_chains": chain_problems(paths),
+            "no_flagged_measurement_on_curve": flagged_on_curve(paths),
+            "coverage_gaps_have_causes": unexplained_gaps(paths) + unexplained_periods(paths),
+            "leak_guard": leak_problems(paths),
+        }
