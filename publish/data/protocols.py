@@ -70,12 +70,10 @@ def _registry(paths: ArchivePaths) -> Optional[_Registry]:
         return None
     if found is None or found.home != paths.home:
         try:
-            built, sealed = registry.load_all(paths), registry.sealed_records(paths)
+            full = {pid: registry.load_protocol(paths, pid) for pid in registry.known_ids(paths)}
         except ValueError as exc:  # a protocol file that fails its own hashes, a bad guard seed …
             raise PublishError(f"cannot read the protocols: {exc}") from None
-        full = {p["protocol_id"]: p for p in built}
-        full.update((r.get("protocol_id"), dict(r)) for r in sealed if r.get("protocol_id") not in full)
-        found = _Registry(paths.home, full, [registry.header(p) for p in built] + [registry.header(r) for r in sealed])
+        found = _Registry(paths.home, full, [registry.header(p) for p in full.values()])
         _READ.set(found)
     return found
 
