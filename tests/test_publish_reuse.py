@@ -128,3 +128,15 @@ def test_a_changed_check_searches_every_file_again(published, monkeypatch):
     monkeypatch.setattr(memo, "VERSION", memo.VERSION + 1)     # as a change to the checks' code does
     publish_all(published, build_time=BUILD_2)
     assert build.SKIPPED == []
+
+
+def test_a_measurement_put_on_the_curve_with_a_flag_after_a_build_is_refused_by_the_next(published):
+    import json
+
+    file = published.run_dir("c-2026-10-sunk-order") / "measurement.json"
+    m = json.loads(file.read_text())
+    m["on_curve"], m["flags"] = True, ["drop_confounded"]
+    file.write_text(json.dumps(m, indent=1, sort_keys=True) + "\n")
+    with pytest.raises(PublishError, match=r"no_flagged_measurement_on_curve: .*c-2026-10-sunk-order"):
+        publish_all(published, build_time=BUILD_2)
+    assert checks.REVERIFIED == ["c-2026-10-sunk-order"]

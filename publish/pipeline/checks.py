@@ -64,10 +64,11 @@ def _log_lines(raw: bytes, log: Path) -> list[jsonl.Line]:
         raise RecordFileError(str(exc)) from None
 
 
-Checked = tuple[Optional[str], Optional[CheckedRead], Optional[dict], bool]
+Checked = tuple[Optional[str], Optional[CheckedRead], Optional[dict], bool, Optional[str]]
 """One run checked: its problem, what publication keeps of its log, the entry that vouches for it
-(:mod:`publish.data.verified`; None when nothing may be kept) and whether its log was verified from its
-first record in this pass (False: its bytes were the ones an entry vouches for)."""
+(:mod:`publish.data.verified`; None when nothing may be kept), whether its log was verified from its
+first record in this pass (False: its bytes were the ones an entry vouches for), and its measurement's
+problem for :func:`flagged_on_curve` (from the entry, for a measurement whose bytes it vouches for)."""
 
 
 def _check_log(task: tuple[str, Optional[dict]], open_ids: frozenset = frozenset(), keep: bool = True) -> Checked:
@@ -80,14 +81,38 @@ def _check_log(task: tuple[str, Optional[dict]], open_ids: frozenset = frozenset
     folder, known = task
     raw, digests = verified.read_folder(Path(folder))
     vouched, read = verified.reuse(known, digests, raw, open_ids)
-    if vouched:
-        return None, (read if keep else None), known, False
+    if vouched and isinstance(known.get("flags_on_curve"), list):
+        return None, (read if keep else None), known, False, _flag_words(Path(folder), known["flags_on_curve"])
+    flagged, flags = _measurement_flags(Path(folder))
+    if vouched:       # an entry kept without the flags: the verdict stands, and the flags are kept from now on
+        return None, (read if keep else None), known if flags is None else {**known, "flags_on_curve": flags}, \
+            False, flagged
     problem, read, lines, protocol_id = _verify_log(Path(folder), raw, open_ids)
     if problem:
-        return problem, None, None, True
+        return problem, None, None, True, flagged
     kept = None if read is None else (read[0][1] if read[0] is not None else None, read[1], read[2])
     entry = verified.entry(digests, protocol_id, kept, lines, raw)
-    return None, (read if keep else None), entry, True
+    if entry is not None and flags is not None:
+        entry["flags_on_curve"] = flags
+    return None, (read if keep else None), entry, True, flagged
+
+
+def _flag_words(folder: Path, flags: list) -> Optional[str]:
+    return f"{store.measurement_file(folder)}: on_curve with flags {', '.join(flags)}" if flags else None
+
+
+def _measurement_flags(folder: Path) -> tuple[Optional[str], Optional[list]]:
+    """A run's problem for :func:`flagged_on_curve` (None when it has none), and the flags it carries on the
+    curve ([] for none; None when there is no readable measurement, so nothing is kept)."""
+    file = store.measurement_file(folder)
+    if not file.exists():
+        return None, None
+    try:
+        m = read_json(file)
+    except RecordFileError as exc:
+        return str(exc), None
+    flags = list(m["flags"]) if m.get("on_curve") and m.get("flags") else []
+    return _flag_words(folder, flags), flags
 
 
 def _verify_log(folder: Path, raw: bytes, open_ids: frozenset
@@ -142,14 +167,16 @@ def chain_problems(paths: ArchivePaths, reads: Optional[dict[str, CheckedRead]] 
 
 @contextlib.contextmanager
 def _verifying_logs(paths: ArchivePaths, reads: Optional[dict[str, CheckedRead]],
-                    logs: Optional[dict[str, list[dict]]] = None) -> Iterator[Callable[[], list[str]]]:
+                    logs: Optional[dict[str, list[dict]]] = None,
+                    flagged: Optional[list[str]] = None) -> Iterator[Callable[[], list[str]]]:
     """:func:`chain_problems` started: the workers verify the trial logs while the caller does other work in
     the body, then calls what this yields for the problems (the record logs are verified in this process
     meanwhile).
 
     A build (``reads`` given) records the entries of every run that verified clean for the next build and
     names, in :data:`REVERIFIED`, the runs whose logs were read from their first record; with ``logs``, every
-    record log that verified is put in it by kind (the build publishes from them without reading them again)."""
+    record log that verified is put in it by kind (the build publishes from them without reading them again);
+    with ``flagged``, the problems of :func:`flagged_on_curve` found by the same pass are put in it."""
     folders = [str(folder) for folder in _run_folders(paths)]
     known = verified.load(paths)
     tasks = [(folder, known.get(Path(folder).name)) for folder in folders]
@@ -174,12 +201,14 @@ def _verifying_logs(paths: ArchivePaths, reads: Optional[dict[str, CheckedRead]]
         found = list(found)
         if reads is not None:
             names = [Path(folder).name for folder in folders]
-            reads.update((name, read) for name, (_, read, _, _) in zip(names, found) if read is not None)
-            REVERIFIED[:] = [name for name, (_, _, _, fresh) in zip(names, found) if fresh]
-            entries = {name: entry for name, (_, _, entry, _) in zip(names, found) if entry is not None}
+            reads.update((name, read) for name, (_, read, _, _, _) in zip(names, found) if read is not None)
+            REVERIFIED[:] = [name for name, (_, _, _, fresh, _) in zip(names, found) if fresh]
+            entries = {name: entry for name, (_, _, entry, _, _) in zip(names, found) if entry is not None}
             if entries != known:
                 verified.save(paths, entries)
-        return [problem for problem, _, _, _ in found if problem] + record_problems
+        if flagged is not None:
+            flagged.extend(words for *_, words in found if words)
+        return [problem for problem, *_ in found if problem] + record_problems
 
     if len(folders) < 64:
         yield lambda: collect(task(t) for t in tasks)
@@ -195,19 +224,9 @@ REVERIFIED: list[str] = []
 
 
 def flagged_on_curve(paths: ArchivePaths) -> list[str]:
-    problems = []
-    for folder in _run_folders(paths):
-        file = store.measurement_file(folder)
-        if not file.exists():
-            continue
-        try:
-            m = read_json(file)
-        except RecordFileError as exc:
-            problems.append(str(exc))
-            continue
-        if m.get("on_curve") and m.get("flags"):
-            problems.append(f"{file}: on_curve with flags {', '.join(m['flags'])}")
-    return problems
+    """Every measurement that is on the curve with a flag, and every one that cannot be read (a build learns
+    the same from its pass over the runs: :func:`blocking_problems`)."""
+    return [problem for problem in (_measurement_flags(folder)[0] for folder in _run_folders(paths)) if problem]
 
 
 def unexplained_gaps(paths: ArchivePaths) -> list[str]:
@@ -272,10 +291,11 @@ def blocking_problems(paths: ArchivePaths, build_time: Optional[str] = None,
     ``build_time`` is the instant coverage is judged at (default: now).  ``reads``: see :func:`chain_problems`;
     ``logs``: every record log that verified, by kind (:func:`_verifying_logs`).
     """
-    with _verifying_logs(paths, reads, logs) as chains:       # the logs are verified by workers meanwhile
-        found = {"no_flagged_measurement_on_curve": flagged_on_curve(paths),
-                 "coverage_gaps_have_causes": unexplained_gaps(paths) + unexplained_periods(paths, build_time)}
-        found = {"trial_log_chains": chains(), **found}
+    flagged: list[str] = []
+    with _verifying_logs(paths, reads, logs, flagged) as chains:       # the logs are verified by workers meanwhile
+        gaps = unexplained_gaps(paths) + unexplained_periods(paths, build_time)
+        found = {"trial_log_chains": chains(), "no_flagged_measurement_on_curve": flagged,
+                 "coverage_gaps_have_causes": gaps}
     return {name: problems for name, problems in found.items() if problems}
 
 
