@@ -11,7 +11,10 @@ then swaps the staging folder into place.  A refused build leaves
 Where a ten-year build's time goes (``bench/publish_bench.py`` prints the
 split, :data:`STAGE_SECONDS`): each run's trial log is read and verified
 once, by the blocking check, which hands what publication keeps of it to
-:func:`publish.data.sources.gather`; the boundary checks search every file's bytes in
+:func:`publish.data.sources.gather` — and only when its files' bytes are not the ones a clean verdict
+was recorded for (:mod:`publish.data.verified`; the others are hashed, not parsed); a file both
+boundary checks found clean in an earlier build is not searched again (:mod:`publish.boundary.memo`);
+the asset checks after a build report its verdicts (:mod:`publish.pipeline.report`); the boundary checks search every file's bytes in
 worker processes while the CSVs, the database and the site are still
 being built (:class:`publish.boundary.sealed.TreeScan`), and one thread writes and fsyncs the files
 meanwhile, so no stage waits on another that does not need its result.
