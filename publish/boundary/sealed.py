@@ -38,6 +38,7 @@ from typing import Iterable, Optional
 
 from publish.errors import LeakError
 from publish.data import ProtocolText
+from publish.boundary.memo import key as memo_key
 from publish.boundary.texts import SQLITE_SUFFIXES, data_texts, file_texts, row_sql, sqlite_parts, sqlite_texts
 from publish.workers import pool
 
@@ -217,11 +218,15 @@ class TreeScan:
     does.  Use it as a context manager: leaving it stops the workers.
     """
 
-    def __init__(self, check: "SealedTextCheck", also=None, workers: int = 2) -> None:
+    def __init__(self, check: "SealedTextCheck", also=None, workers: int = 2, memo=None) -> None:
         self._check, self._also = check, also
         self._executor = pool(workers, initializer=_adopt, initargs=(check, also))
         self._futures: list = []
         self._searched: set[str] = set()
+        # publish.boundary.memo.ScanMemo: a file handed over whose name and bytes both checks found clean before,
+        # under the same checks, is not searched again; one found clean now is kept for the next build.
+        self._memo = memo
+        self._remembered: list = []
 
     def __enter__(self) -> "TreeScan":
         return self
@@ -230,9 +235,12 @@ class TreeScan:
         self._executor.shutdown(wait=not any(exc_info), cancel_futures=True)
 
     def data(self, name: str, data: bytes) -> None:
-        """Search ``data``, the bytes the build is about to publish as ``name``."""
+        """Search ``data``, the bytes the build is about to publish as ``name`` (unless the memo vouches for them)."""
         self._searched.add(name)
-        self._futures.append(self._executor.submit(_check_data, name, data))
+        if self._memo is None:
+            self._futures.append(self._executor.submit(_check_data, name, data))
+        elif self._memo.clean(name, data) is None:
+            self._remembered.append((memo_key(name, data), self._executor.submit(_check_data_looking, name, data)))
 
     def file(self, path: Path, name: str) -> None:
         """Search the file at ``path``, published as ``name`` (a database in parts, and its raw bytes)."""
@@ -255,6 +263,10 @@ class TreeScan:
             found = future.result()
             if found:
                 _raise(found, self._also)
+        for k, future in self._remembered:
+            found, looked = future.result()
+            _raise(found, self._also)
+            self._memo.found_clean(k, looked)
 
 
 def _check_data(name: str, data: bytes) -> Optional[tuple[str, bool]]:
@@ -262,7 +274,15 @@ def _check_data(name: str, data: bytes) -> Optional[tuple[str, bool]]:
     return _first_refusal(data_texts(data, name), _WORKER_CHECK, _WORKER_ALSO)
 
 
-def _first_refusal(texts: Iterable[tuple[str, str]], check: "SealedTextCheck", also) -> Optional[tuple[str, bool]]:
+def _check_data_looking(name: str, data: bytes) -> tuple[Optional[tuple[str, bool]], bool]:
+    """:func:`_check_data`, and whether the value check looked closer at any text (then the file's verdict
+    depends on its money rules: :mod:`publish.boundary.memo`)."""
+    looked: list[bool] = []
+    return _first_refusal(data_texts(data, name), _WORKER_CHECK, _WORKER_ALSO, looked), bool(looked)
+
+
+def _first_refusal(texts: Iterable[tuple[str, str]], check: "SealedTextCheck", also,
+                   looked: Optional[list] = None) -> Optional[tuple[str, bool]]:
     """``(message, is_leak)`` for the first text, in order, that either check refuses, else None.
 
     Texts are taken in batches (:data:`BATCH_TEXTS`), each searched first as
@@ -281,15 +301,15 @@ def _first_refusal(texts: Iterable[tuple[str, str]], check: "SealedTextCheck", a
         batch.append((where, text))
         size += len(text)
         if len(batch) >= BATCH_TEXTS or size >= BATCH_CHARS:
-            found = _batch_refusal(batch, check, also)
+            found = _batch_refusal(batch, check, also, looked=looked)
             if found:
                 return found
             batch, size = [], 0
-    return _batch_refusal(batch, check, also) if batch else None
+    return _batch_refusal(batch, check, also, looked=looked) if batch else None
 
 
 def _batch_refusal(batch: list[tuple[str, str]], check: "SealedTextCheck", also, leaks: Optional[bool] = None,
-                   money: Optional[bool] = None) -> Optional[tuple[str, bool]]:
+                   money: Optional[bool] = None, looked: Optional[list] = None) -> Optional[tuple[str, bool]]:
     """The first refusal in ``batch``; ``leaks`` and ``money`` say which check found the batch worth a look
     when the caller already searched it whole (None: search it here first)."""
     if leaks is None and (check.separator is None or len(batch) < 2):
@@ -303,6 +323,8 @@ def _batch_refusal(batch: list[tuple[str, str]], check: "SealedTextCheck", also,
         money = also is not None and (also.may_refuse(ascii_joined) or also.may_refuse(other_joined))
         if not leaks and not money:
             return None
+    if money and looked is not None:
+        looked.append(True)
     for where, text in batch:
         leak = check.scan_text(text, where) if leaks else None
         if leak:

@@ -12,8 +12,10 @@ draws:
   that has no lane yet — must not appear in any published byte
   (:attr:`ProtocolTexts.private`, from :func:`collect_texts`).
 """
+import contextlib
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Iterator, Optional
 
 from llmarchive.protocols import registry
 from llmarchive.archive import ArchivePaths
@@ -31,11 +33,57 @@ class ProtocolText:
     text: str
 
 
+@dataclass(frozen=True)
+class _Registry:
+    """Every protocol of one home as read once: the full ones by id (sealed ones hash-only) and the headers."""
+
+    home: object
+    full: dict[str, dict]
+    headers: list[dict]
+
+
+_OUTSIDE = object()     # no read_once block is open: every ask reads the registry
+_READ: ContextVar = ContextVar("publish_protocols_read", default=_OUTSIDE)
+
+
+@contextlib.contextmanager
+def read_once(paths: ArchivePaths) -> Iterator[None]:
+    """Within the block, every protocol of ``paths`` is read and hash-checked once, on first use.
+
+    A build asks for the headers in its check, its inputs and its panel
+    files, and for each full protocol in its texts and its panel files;
+    without this each ask read and hash-checked the files again (about three
+    times per protocol per publication).  What the block sees is the registry
+    as it was at the first ask, which is what one build publishes from.
+    """
+    token = _READ.set(None)
+    try:
+        yield
+    finally:
+        _READ.reset(token)
+
+
+def _registry(paths: ArchivePaths) -> Optional[_Registry]:
+    """The memo of :func:`read_once` for ``paths`` (read now if this is the first ask), or None outside one."""
+    found = _READ.get()
+    if found is _OUTSIDE:
+        return None
+    if found is None or found.home != paths.home:
+        try:
+            full = {pid: registry.load_protocol(paths, pid) for pid in registry.known_ids(paths)}
+        except ValueError as exc:  # a protocol file that fails its own hashes, a bad guard seed …
+            raise PublishError(f"cannot read the protocols: {exc}") from None
+        found = _Registry(paths.home, full, [registry.header(p) for p in full.values()])
+        _READ.set(found)
+    return found
+
+
 def list_headers(paths: ArchivePaths) -> list[dict]:
     """Every protocol's header (sealed ones included, hash-only), sorted by id."""
     headers = []
+    memo = _registry(paths)
     try:
-        records = registry.list_protocols(paths)
+        records = memo.headers if memo is not None else registry.list_protocols(paths)
     except ValueError as exc:  # a protocol file that fails its own hashes, a bad guard seed …
         raise PublishError(f"cannot read the protocols: {exc}") from None
     for record in records:
@@ -47,8 +95,10 @@ def list_headers(paths: ArchivePaths) -> list[dict]:
 
 def load_full(paths: ArchivePaths, protocol_id: str) -> Optional[dict]:
     """The full protocol with its panel, or ``None`` when only its hashes exist here (sealed)."""
+    memo = _registry(paths)
     try:
-        protocol = registry.load_protocol(paths, protocol_id)
+        protocol = memo.full[protocol_id] if memo is not None and protocol_id in memo.full \
+            else registry.load_protocol(paths, protocol_id)
     except ValueError as exc:
         raise PublishError(f"cannot read protocol {protocol_id}: {exc}") from None
     panel = protocol.get("panel")

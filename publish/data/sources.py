@@ -33,7 +33,7 @@ from measure import chain, jsonl
 from measure.records import Measurement
 from measure.schema import MEASUREMENT_FIELD_NAMES, SERIES
 from publish.data.changes import beside_fields, modal_cells, modal_cells_of_log
-from publish.data import csvs
+from publish.data import csvs, verified
 from publish.errors import PublishError
 from publish.data.open_lane import OpenRun, label_of
 from publish.data.protocols import ProtocolTexts, collect_texts, list_headers
@@ -209,10 +209,14 @@ def _count_trials(path: Path) -> int:
     return count
 
 
-def read_logs(paths: ArchivePaths) -> dict[str, list[dict]]:
-    """Every bookkeeping record publication uses, each log's chain verified."""
+def read_logs(paths: ArchivePaths, verified_logs: Optional[dict[str, list[dict]]] = None) -> dict[str, list[dict]]:
+    """Every bookkeeping record publication uses, each log's chain verified (a log in ``verified_logs``, read
+    and verified moments before by the same build's check, is taken as it was read)."""
     out = {}
     for kind in read_kinds():
+        if verified_logs and kind in verified_logs:
+            out[kind] = verified_logs[kind]
+            continue
         try:
             found = record_logs.read(paths, kind)
         except RecordFileError as exc:
@@ -225,13 +229,14 @@ def read_logs(paths: ArchivePaths) -> dict[str, list[dict]]:
     return out
 
 
-def gather(paths: ArchivePaths, checked: Optional[dict[str, CheckedRead]] = None) -> Inputs:
+def gather(paths: ArchivePaths, checked: Optional[dict[str, CheckedRead]] = None,
+           logs: Optional[dict[str, list[dict]]] = None) -> Inputs:
     """Read and check every input of a build.
 
     ``checked`` holds, by run id, the logs the blocking check read and verified moments before in the same
-    build (:func:`publish.pipeline.checks.blocking_problems`): those are taken as read, not read a second time.
+    build (:func:`publish.pipeline.checks.blocking_problems`): those are taken as read, not read a second time;
+    ``logs`` the record logs it read and verified, by kind.
     """
-    checked = checked or {}
     headers = list_headers(paths)
     lanes = {h["protocol_id"]: h.get("lane") for h in headers}
     texts = collect_texts(paths, headers)
@@ -243,6 +248,9 @@ def gather(paths: ArchivePaths, checked: Optional[dict[str, CheckedRead]] = None
     # (review) as well: the archive's state is unknown while any record of it cannot be read.
     held = store.held_scan(paths).refuse(PublishError)
     complete = store.archive_scan(paths).refuse(PublishError).complete
+    if checked is None:     # outside a build: the runs an entry still vouches for are hashed, not parsed
+        checked = verified.known_reads(paths, [found.folder for found in complete],
+                                       {pid for pid, lane in lanes.items() if lane == "open"})
     for found in [*held.runs(), *complete]:
         if store.has_pending_marks(found.folder):   # an alarm met it unreadable: its flag may be missing (§7.4)
             raise PublishError(f"{found.folder}: an instrument alarm left a pending suspect mark while its run "
@@ -286,4 +294,4 @@ def gather(paths: ArchivePaths, checked: Optional[dict[str, CheckedRead]] = None
     measurements.sort(key=measurement_sort_key)
     runs.sort(key=lambda r: measurement_sort_key(r.measurement))
     open_runs.sort(key=lambda r: (r.run_date, r.run_id))
-    return Inputs(measurements, runs, open_runs, headers, texts, read_logs(paths), cells)
+    return Inputs(measurements, runs, open_runs, headers, texts, read_logs(paths, logs), cells)

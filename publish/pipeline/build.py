@@ -11,7 +11,10 @@ then swaps the staging folder into place.  A refused build leaves
 Where a ten-year build's time goes (``bench/publish_bench.py`` prints the
 split, :data:`STAGE_SECONDS`): each run's trial log is read and verified
 once, by the blocking check, which hands what publication keeps of it to
-:func:`publish.data.sources.gather`; the boundary checks search every file's bytes in
+:func:`publish.data.sources.gather` — and only when its files' bytes are not the ones a clean verdict
+was recorded for (:mod:`publish.data.verified`; the others are hashed, not parsed); a file both
+boundary checks found clean in an earlier build is not searched again (:mod:`publish.boundary.memo`);
+the asset checks after a build report its verdicts (:mod:`publish.pipeline.report`); the boundary checks search every file's bytes in
 worker processes while the CSVs, the database and the site are still
 being built (:class:`publish.boundary.sealed.TreeScan`), and one thread writes and fsyncs the files
 meanwhile, so no stage waits on another that does not need its result.
@@ -37,15 +40,20 @@ from typing import Callable, Iterator, Optional
 
 from llmarchive.archive import ArchivePaths, DateError, fsync_dir, lock_file, parse_timestamp, utc_now
 from measure.canonical import sha256_hex
-from publish.data import croissant, database, files as published, open_lane, panels, sources, status
-from publish.boundary import sealed, sealed_text_check, value_check
-from publish.pipeline import checks
+from publish.data import croissant, database, files as published, open_lane, panels, protocols, sources, status
+from publish.boundary import memo as scan_memo, sealed, sealed_text_check, value_check
+from publish.pipeline import checks, report
 from publish.site import render as site
 from publish.errors import PublishError
 
 
 STAGE_SECONDS: dict[str, float] = {}
 """Wall seconds per stage of the last build in this process (``bench/publish_bench.py`` prints the split)."""
+
+
+SKIPPED: list[str] = []
+"""The files the last build in this process did not search: their names and bytes, under the same checks, were
+found clean by an earlier build (:mod:`publish.boundary.memo`)."""
 
 
 @contextlib.contextmanager
@@ -121,24 +129,28 @@ def publish_all(paths: ArchivePaths, build_time: Optional[str] = None) -> dict:
     except DateError as exc:
         raise PublishError(str(exc)) from None
     paths.ensure()
-    with _publish_lock(paths):
+    with _publish_lock(paths), protocols.read_once(paths):    # each protocol file read and hash-checked once
         return _build(paths, build_time)
 
 
 def _build(paths: ArchivePaths, build_time: str) -> dict:
     STAGE_SECONDS.clear()
+    checks.REVERIFIED.clear()
+    SKIPPED.clear()
     reads: dict = {}      # every complete run's log, read and verified once by the check, published from
+    logs: dict = {}       # and every record log, by kind
     with _stage("checks"):
-        blocking = checks.blocking_problems(paths, build_time, reads)
+        blocking = checks.blocking_problems(paths, build_time, reads, logs)
     if blocking:
         raise PublishError(checks.refusal(blocking))
     with _stage("gather"):
-        inputs = sources.gather(paths, reads)
-    del reads
+        inputs = sources.gather(paths, reads, logs)
+    del reads, logs
     with _stage("panels"):
         panel_files = panels.files(paths, inputs.headers)
     with _stage("boundary checks (build)"):
         sealed_check, values_check = sealed_text_check(inputs), value_check(paths, inputs, panel_files)
+        scanned = scan_memo.load(paths, sealed_check, values_check)   # files found clean before, same checks
 
     staging = paths.home / f".publish-staging-{os.getpid()}"
     if staging.exists():
@@ -148,7 +160,7 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
     # (its bytes, before they are written), one thread writes and fsyncs the files, and this one renders the rest.
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="publish-write")
     try:
-        with sealed.TreeScan(sealed_check, also=values_check) as scan:
+        with sealed.TreeScan(sealed_check, also=values_check, memo=scanned) as scan:
             files = _data_files(inputs, panel_files, build_time, scan.data)
             writes = [writer.submit(_write_all, staging, dict(files))]
             with _stage("database"):
@@ -169,6 +181,12 @@ def _build(paths: ArchivePaths, build_time: str) -> dict:
                 scan.finish(staging)     # the sealed-text check and the value check, every file
         with _stage("swap"):
             _swap(staging, paths.public)
+        # What was just checked, for the publication job's asset checks (publish.pipeline.report): every check
+        # passed, or nothing would have been swapped in.
+        report.record(paths, build_time, {**files, **rendered}, {name: [] for name in checks.CHECKS},
+                      checks.REVERIFIED)
+        scan_memo.save(paths, scanned)
+        SKIPPED[:] = scanned.skipped
     finally:
         writer.shutdown(wait=True, cancel_futures=True)   # never remove the folder under a write
         if staging.exists():
