@@ -4,36 +4,49 @@ Production starts a process for every run (Dagster's ``DefaultRunLauncher``
 spawns ``dagster api execute_run``) and for every crontab line, so each
 starts with every per-process cache cold: a log's chain verification
 (``llmarchive/archive/jsonio.py``), the protocols read, the definitions
-built.  The drill's process keeps them warm across runs, so here each step
-is a fresh interpreter, as production's, started by
-:class:`scripts.drill_launcher.ProcessPerRunLauncher` and by the drill's
-outside check and monthly ``status`` (:func:`run_command`).
+built.  The drill's own process keeps them warm across runs, so with
+``--runs process`` each step is a process of its own: forked by
+:class:`Zygote`, a single-threaded server the drill starts once, which has
+imported the code and read nothing of the archive (the drill's process has
+threads: it must never fork itself).  So each step starts cold as
+production's does, without paying the interpreter's start and two seconds
+of imports again: what a step costs is its own work (the definitions are
+built in the step, as production builds them in each run's process).
 
 The drill's world lives in the drill's process; what a step needs of it
-comes in the *spec* (a JSON file named by the only argument): the moved
-clock as an offset from the real one (the drill holds its clock still while
-a step runs, and both clocks tick in real time), the scripted reference
-engine's change days, the trial log armed to fail for lack of space.  What
-the step did to the world goes back in the spec's ``result`` file: the
-back-off it counted instead of sleeping, whether the armed write failed.
-Everything else (the provider, the webhook, the archive, the Dagster
-instance) the step reaches as production does: over HTTP and on disk.
+comes in the *spec* (a JSON file): the moved clock as an offset from the
+real one (the drill holds its clock still while steps run, and both clocks
+tick in real time), the scripted reference engine's change days, the trial
+log armed to fail for lack of space.  What the step did goes back in the
+spec's ``result`` file: the back-off it counted instead of sleeping, whether
+the armed write failed, its CPU seconds (its own and its children's: the
+zygote reaps it, so they are not the drill's children).  Everything else
+(the provider, the webhook, the archive, the Dagster instance) the step
+reaches as production does: over HTTP and on disk.
 
-Usage: ``python -m scripts.drill_child SPEC.json``.
+Usage (the drill starts it): ``python -m scripts.drill_child LOG``, then one spec path a line on its input.
 """
 import contextlib
 import io
 import json
 import os
+import resource
+import select
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Optional
 
 from llmarchive.archive import REPO_ROOT
+
+PRELOAD = ("dagster", "dagster._core.execution.api", "dagster._utils.hosted_user_process", "time_machine",
+           "assets.definitions_builder", "assets.resources", "llmarchive.cli", "scripts.drill_world",
+           "scripts.drill_engine", "scripts.drill_sqlite")
+"""What the zygote imports once: the code, never the archive (importing reads nothing of it)."""
 
 
 def spec_for(kind: str, offset_s: float, reference_changes: list[str], armed: Optional[str],
@@ -50,36 +63,129 @@ def clock_offset() -> float:
     return time.time() - time_machine.escape_hatch.time.time()
 
 
-def start(spec: dict, log: Path) -> tuple[subprocess.Popen, Path]:
-    """Start a step's process; its output appended to ``log``; returns the process and its result file."""
-    folder = Path(tempfile.mkdtemp(prefix="drill-step-", dir=log.parent))
-    spec = {**spec, "result": str(folder / "result.json")}
-    (folder / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
-    with open(log, "ab") as sink:
-        process = subprocess.Popen([sys.executable, "-m", "scripts.drill_child", str(folder / "spec.json")],
-                                   stdout=sink, stderr=sink, stdin=subprocess.DEVNULL, cwd=REPO_ROOT,
-                                   env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                                       filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))})
-    return process, folder / "result.json"
+class Zygote:
+    """The fork server of the module docstring, seen from the drill: :meth:`run` a step, wait for its result.
+
+    Thread-safe: the launcher's threads run steps side by side.
+    """
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+        self._lock = threading.Lock()
+        self._done: dict[str, int] = {}
+        self._changed = threading.Condition(self._lock)
+        self._process: Optional[subprocess.Popen] = None
+
+    def __enter__(self) -> "Zygote":
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT),
+                                                                            os.environ.get("PYTHONPATH")]))}
+        with open(self.log, "ab") as sink:
+            self._process = subprocess.Popen([sys.executable, "-m", "scripts.drill_child", str(self.log)],
+                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sink,
+                                             cwd=REPO_ROOT, env=env, text=True, bufsize=1)
+        threading.Thread(target=self._read, name="drill-zygote", daemon=True).start()
+        return self
+
+    def _read(self) -> None:
+        assert self._process is not None and self._process.stdout is not None
+        for line in self._process.stdout:
+            path, _, status = line.rstrip("\n").rpartition(" ")
+            if not path.endswith("spec.json") or not status.lstrip("-").isdigit():
+                continue          # not the zygote's word: something it imported printed
+            with self._changed:
+                self._done[path] = int(status)
+                self._changed.notify_all()
+        with self._changed:
+            self._done["<closed>"] = -1
+            self._changed.notify_all()
+
+    def run(self, spec: dict) -> dict:
+        """Fork a step for ``spec``, wait for it, and return what it reported (``error`` when it failed)."""
+        folder = Path(tempfile.mkdtemp(prefix="drill-step-", dir=self.log.parent))
+        path = str(folder / "spec.json")
+        spec = {**spec, "result": str(folder / "result.json")}
+        Path(path).write_text(json.dumps(spec), encoding="utf-8")
+        with self._changed:
+            assert self._process is not None and self._process.stdin is not None
+            self._process.stdin.write(path + "\n")
+            self._process.stdin.flush()
+            self._changed.wait_for(lambda: path in self._done or "<closed>" in self._done)
+            status = self._done.pop(path, None)
+        try:
+            out = json.loads(Path(spec["result"]).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            out = {"error": f"the step's process ended ({status}) without a result"}
+        for leftover in folder.iterdir():
+            leftover.unlink()
+        folder.rmdir()
+        return out
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._process is not None and self._process.stdin is not None:
+            self._process.stdin.close()
+            self._process.wait(60)
 
 
-def finish(process: subprocess.Popen, result: Path) -> dict:
-    """Wait for a step's process (its CPU then counts in this process's children's rusage); what it reported."""
-    status = process.wait()
+def _serve(log: str) -> None:
+    """The zygote: import :data:`PRELOAD`, then fork a step for each spec path read; say when each ended."""
+    import importlib
+
+    for module in PRELOAD:
+        importlib.import_module(module)
+    if threading.active_count() != 1:
+        raise RuntimeError(f"the drill's zygote has {threading.active_count()} threads after its imports: "
+                           "it must not fork")
+    children: dict[int, str] = {}
+    pending, open_input = b"", True
+    while open_input or children:
+        if open_input and select.select([0], [], [], 0.02)[0]:
+            data = os.read(0, 65536)
+            open_input = bool(data)
+            pending += data
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                pid = os.fork()
+                if pid == 0:
+                    _child(line.decode(), log)
+                children[pid] = line.decode()
+        elif not open_input:
+            time.sleep(0.02)
+        while children:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            os.write(1, f"{children.pop(pid)} {os.waitstatus_to_exitcode(status)}\n".encode())
+
+
+def _child(spec_path: str, log: str) -> None:
+    """In the forked step: output to the steps' log, the step, then out without the zygote's exit handlers."""
+    code = 1
     try:
-        out = json.loads(result.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        out = {"error": f"the step's process exited {status} without a result"}
-    for leftover in result.parent.iterdir():
-        leftover.unlink()
-    result.parent.rmdir()
-    out["exit"] = status
-    return out
+        sink = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        os.dup2(sink, 1)
+        os.dup2(sink, 2)
+        os.close(0)
+        code = main([spec_path])
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
-def run_command(spec: dict, log: Path) -> dict:
-    """An ``llmarchive`` command (``spec['argv']``) in a process of its own; its result (``status``, ``said``)."""
-    return finish(*start(spec, log))
+def _cpu() -> float:
+    """This process's CPU seconds and its ended children's: a forked step's counters start at zero."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _stop_pools() -> None:
+    """Stop the server of publication's worker pools (``publish/workers.py``) if the step started one, and wait
+    for it: its workers' CPU then counts in this step's children's."""
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver              # type: ignore[attr-defined]
+    if getattr(server, "_forkserver_pid", None):
+        server._stop()
 
 
 def _world(spec: dict) -> tuple[Any, Any]:
@@ -136,16 +242,19 @@ def _command(spec: dict) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    """One step, for the spec file ``argv[0]`` (in a process forked by the zygote)."""
     spec = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     disk, counted = _world(spec)
     try:
         out = _execute(spec) if spec["kind"] == "run" else _command(spec)
     except BaseException as exc:        # noqa: BLE001 — reported to the drill, which keeps it for its verdicts
         out = {"error": f"{type(exc).__name__}: {exc}"}
-    out.update(backoff_s=counted.backoff_s, disk_failed=disk.failed)
+    with contextlib.suppress(Exception):
+        _stop_pools()
+    out.update(backoff_s=counted.backoff_s, disk_failed=disk.failed, cpu=_cpu())
     Path(spec["result"]).write_text(json.dumps(out), encoding="utf-8")
     return 0 if "error" not in out else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    _serve(sys.argv[1])

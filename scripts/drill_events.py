@@ -104,12 +104,11 @@ def apply(state: State, event: Event) -> None:
 
 def command(state: State, argv: list[str]) -> tuple[int, str]:
     """``llmarchive ARGV`` as an owner or the crontab runs it — in a process of its own when the drill runs its
-    steps so (``--runs process``), else in this one; its exit status and what it printed."""
-    if state.runs == "process":
-        from scripts import drill_child
-
-        assert state.step_log is not None
-        out = drill_child.run_command({**state.world_spec(), "kind": "command", "argv": argv}, state.step_log)
+    steps so (``--runs process``, :mod:`scripts.drill_child`), else in this one; its exit status and what it
+    printed."""
+    if state.zygote is not None:
+        out = state.zygote.run({**state.world_spec(), "kind": "command", "argv": argv})
+        state.absorb(out)
         if out.get("error"):
             return 1, str(out["error"])
         return int(out.get("status") or 0), str(out.get("said") or "")

@@ -1,9 +1,9 @@
 """The drill's run launchers: each run in a process of its own, as production (or in a thread of this one).
 
 :class:`ProcessPerRunLauncher` (the drill's default) starts every run in a
-fresh interpreter (:mod:`scripts.drill_child`), as Dagster's
+process of its own (:mod:`scripts.drill_child`), as Dagster's
 ``DefaultRunLauncher`` does, so every per-process cache is cold at each
-step's start and the run's CPU counts in this process's children's rusage.
+step's start; the process reports its CPU seconds back.
 :class:`ThreadedInProcessRunLauncher` (``--runs thread``, the suite's
 drills) executes each run in a thread of this process: a second and more
 saved per run, and the caches stay warm across runs.
@@ -115,29 +115,25 @@ class ThreadedInProcessRunLauncher(RunLauncher, ConfigurableClass):
 class ProcessPerRunLauncher(ThreadedInProcessRunLauncher):
     """Launch each run in a process of its own (see the module docstring); a thread of this process waits for it.
 
-    The drill's loop sets :attr:`world` (the spec of the drill's world a
-    step needs, :func:`scripts.drill_child.spec_for`), :attr:`absorb` (what
-    to do with what a step reports back) and :attr:`log` (where the steps'
-    own output goes) before the first run is launched.
+    The drill's loop sets :attr:`zygote` (:class:`scripts.drill_child.Zygote`, which forks the run's process),
+    :attr:`world` (the spec of the drill's world a step needs, :func:`scripts.drill_child.spec_for`) and
+    :attr:`absorb` (what to do with what a step reports back) before the first run is launched.
     """
 
+    zygote: Any = None
     world: Optional[Callable[[], dict]] = None
     absorb: Optional[Callable[[dict], None]] = None
-    log: Optional[Path] = None
 
     def launch_run(self, context: LaunchRunContext) -> None:
-        from scripts import drill_child
-
         run_id = context.dagster_run.run_id
-        if self.world is None or self.log is None:
-            raise RuntimeError("the drill's loop did not give the process launcher its world")
+        if self.zygote is None or self.world is None:
+            raise RuntimeError("the drill's loop did not give the process launcher its zygote and world")
         spec = {**self.world(), "kind": "run", "run_id": run_id}
         if self.profiling:
-            spec["profile"] = str(self.log.parent / f"profile-{run_id}.prof")
-        started = drill_child.start(spec, self.log)     # started here: the clock stands still until it is waited for
+            spec["profile"] = str(self.zygote.log.parent / f"profile-{run_id}.prof")
 
-        def wait() -> None:
-            out = drill_child.finish(*started)
+        def execute() -> None:
+            out = self.zygote.run(spec)
             if out.get("error"):
                 self.crashes[run_id] = RuntimeError(out["error"])
             if self.absorb is not None:
@@ -146,4 +142,4 @@ class ProcessPerRunLauncher(ThreadedInProcessRunLauncher):
                 with self._lock:
                     self.profiles.append(spec["profile"])
 
-        self._start(run_id, wait)
+        self._start(run_id, execute)

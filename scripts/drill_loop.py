@@ -152,12 +152,14 @@ class Loop:
         context = stack.enter_context(drill_dagster.workspace(instance))
         started = drill_dagster.turn_everything_on(context)
         self.state = State(self.script, paths, protocols, provider, webhook, disk, instance, context,
-                           drill_dagster.Daemon(context), turned_on=started, runs=self.runs,
-                           step_log=self.root / "steps.log")
+                           drill_dagster.Daemon(context), turned_on=started, runs=self.runs)
         if self.runs == "process":
+            from scripts.drill_child import Zygote
+
+            self.state.zygote = stack.enter_context(Zygote(self.root / "steps.log"))
             launcher = instance.run_launcher
-            launcher.world, launcher.absorb, launcher.log = self.state.world_spec, self.state.absorb, \
-                self.state.step_log
+            launcher.zygote, launcher.world, launcher.absorb = self.state.zygote, self.state.world_spec, \
+                self.state.absorb
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -185,11 +187,12 @@ class Loop:
                 month_started, month = (time.monotonic(), self.cpu() - state.check_cpu), cursor.strftime("%Y-%m")
         self._close_month(month, month_started)
 
-    @staticmethod
-    def cpu() -> float:
-        """CPU seconds so far of this process and of its children that ended (user and system)."""
+    def cpu(self) -> float:
+        """CPU seconds so far of this process, of its children that ended and of the steps' processes that did
+        (they are the zygote's children, and report their own: :mod:`scripts.drill_child`), user and system."""
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return time.process_time() + children.ru_utime + children.ru_stime
+        forked = self.state.forked_cpu if self.state is not None else 0.0
+        return time.process_time() + children.ru_utime + children.ru_stime + forked
 
     def _close_month(self, month: str, started: tuple[float, float]) -> None:
         state = self.state

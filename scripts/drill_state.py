@@ -2,11 +2,14 @@
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Iterator, Optional
+import threading
+from typing import Any, Iterator
 
 from llmarchive.archive import ArchivePaths
 from scripts.drill_script import Script
+
+
+_ABSORBING = threading.Lock()
 
 
 @dataclass
@@ -32,7 +35,8 @@ class State:
     while_running: list = field(default_factory=list)  # events that wait for runs in flight (a launch beside them)
     seconds: dict = field(default_factory=dict)         # where the wall time went, by part of the loop
     runs: str = "thread"                                # "process": every step in a process of its own
-    step_log: Optional[Path] = None                     # where the steps' processes write their own output
+    zygote: Any = None                                  # scripts.drill_child.Zygote with --runs process
+    forked_cpu: float = 0.0                             # CPU seconds the steps' processes reported
     check_cpu: float = 0.0                              # CPU seconds the drill's own checks took (not the work)
     month_cpu: dict = field(default_factory=dict)       # CPU seconds of the work, by month
     status_cpu: dict = field(default_factory=dict)      # CPU seconds of each month's `llmarchive status`
@@ -50,7 +54,9 @@ class State:
 
     def absorb(self, out: dict) -> None:
         """What a step's process did to the world: the back-off it counted, the armed write that failed."""
-        self.provider.backoff_s += float(out.get("backoff_s") or 0.0)
+        with _ABSORBING:
+            self.forked_cpu += float(out.get("cpu") or 0.0)
+            self.provider.backoff_s += float(out.get("backoff_s") or 0.0)
         if out.get("disk_failed"):
             self.disk.failed.extend(out["disk_failed"])
             self.disk.armed = None
