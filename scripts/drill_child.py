@@ -99,6 +99,10 @@ class Zygote:
             self._done["<closed>"] = -1
             self._changed.notify_all()
 
+    @property
+    def pid(self) -> Optional[int]:
+        return self._process.pid if self._process is not None else None
+
     def run(self, spec: dict) -> dict:
         """Fork a step for ``spec``, wait for it, and return what it reported (``error`` when it failed)."""
         folder = Path(tempfile.mkdtemp(prefix="drill-step-", dir=self.log.parent))
@@ -251,7 +255,7 @@ def main(argv: list[str]) -> int:
         out = {"error": f"{type(exc).__name__}: {exc}"}
     with contextlib.suppress(Exception):
         _stop_pools()
-    out.update(backoff_s=counted.backoff_s, disk_failed=disk.failed, cpu=_cpu())
+    out.update(backoff_s=counted.backoff_s, disk_failed=disk.failed, cpu=_cpu(), pid=os.getpid())
     Path(spec["result"]).write_text(json.dumps(out), encoding="utf-8")
     return 0 if "error" not in out else 1
 

@@ -12,10 +12,12 @@ After a publication run it runs the month's checks; at each month's end,
 
 Each month's cost is counted in CPU seconds of the work (:meth:`Loop.cpu`):
 this process's (the daemon's passes, the sensors, the fake provider's and
-the webhook's serving, and with ``--runs thread`` the runs) and its
-children's (with ``--runs process`` every run, outside check and ``status``
-in a process of its own, :mod:`scripts.drill_child`), less what the drill's
-own checks took.  The moved clock's wall time says nothing of it.
+the webhook's serving, and with ``--runs thread`` the runs) and that of the
+steps' processes (with ``--runs process`` every run, outside check and
+``status`` in a process of its own, :mod:`scripts.drill_child`), less what
+the drill's own checks took.  The moved clock's wall time says nothing of
+it.  With ``--runs thread``, publication's worker pools live in a server
+process that outlives the month, so their CPU is missing from the months.
 
 *Hourly days* (``--hourly-days``, by default the 1st, the 15th and the last
 of each month): the sensors are evaluated and the outside check runs every
