@@ -175,7 +175,7 @@ class Loop:
         assert state is not None
         cursor = self.script.start
         pending = sorted(self.script.events, key=lambda e: e.when)
-        month_started, month = (time.monotonic(), self.cpu() - state.check_cpu), cursor.strftime("%Y-%m")
+        month_started, month = self._mark(), cursor.strftime("%Y-%m")
         while cursor < self.end:
             horizon = min(cursor + dt.timedelta(days=1), self.end)
             hourly = self.hourly(cursor.date())
@@ -186,7 +186,7 @@ class Loop:
             if cursor.strftime("%Y-%m") != month:
                 self._status(month)
                 self._close_month(month, month_started)
-                month_started, month = (time.monotonic(), self.cpu() - state.check_cpu), cursor.strftime("%Y-%m")
+                month_started, month = self._mark(), cursor.strftime("%Y-%m")
         self._close_month(month, month_started)
 
     def cpu(self) -> float:
@@ -196,12 +196,19 @@ class Loop:
         forked = self.state.forked_cpu if self.state is not None else 0.0
         return time.process_time() + children.ru_utime + children.ru_stime + forked
 
-    def _close_month(self, month: str, started: tuple[float, float]) -> None:
+    def _mark(self) -> tuple[float, float, float]:
+        """Wall seconds, the work's CPU seconds (the drill's checks taken out) and the steps' processes' share."""
+        return time.monotonic(), self.cpu() - self.state.check_cpu, self.state.forked_cpu
+
+    def _close_month(self, month: str, started: tuple[float, float, float]) -> None:
         state = self.state
-        state.month_seconds[month] = state.month_seconds.get(month, 0.0) + time.monotonic() - started[0]
-        state.month_cpu[month] = state.month_cpu.get(month, 0.0) + self.cpu() - state.check_cpu - started[1]
+        now = self._mark()
+        state.month_seconds[month] = state.month_seconds.get(month, 0.0) + now[0] - started[0]
+        state.month_cpu[month] = state.month_cpu.get(month, 0.0) + now[1] - started[1]
+        forked = now[2] - started[2]
         print(f"  {month} simulated in {state.month_seconds[month]:.0f} s, the work's CPU "
-              f"{state.month_cpu[month]:.0f} s", file=sys.__stdout__, flush=True)
+              f"{state.month_cpu[month]:.0f} s" + (f" ({forked:.0f} s of it in the steps' processes)" if forked else ""),
+              file=sys.__stdout__, flush=True)
 
     def _status(self, month: str) -> None:
         """``llmarchive status`` once, at the month's end, as an owner runs it; its CPU seconds noted."""
