@@ -13,8 +13,8 @@ and the verdicts are printed when one does not.
 
 The suite's drill executes its runs in threads of its own process and
 samples no day hourly (``runs="thread", hourly=""``): it proves the
-verdicts, and a process per run with hourly days would make the suite's
-longest test slower by more than half; what a month costs an owner is
+verdicts, and a process per run with hourly days costs about twice the
+CPU (the suite's longest test would double); what a month costs an owner is
 ``make drill``'s to measure.
 """
 import datetime as dt
