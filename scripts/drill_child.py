@@ -7,8 +7,9 @@ starts with every per-process cache cold: a log's chain verification
 built.  The drill's own process keeps them warm across runs, so with
 ``--runs process`` each step is a process of its own: forked by
 :class:`Zygote`, a single-threaded server the drill starts once, which has
-imported the code and read nothing of the archive (the drill's process has
-threads: it must never fork itself).  So each step starts cold as
+imported the code and read nothing of the archive but the date of its
+first admission (``assets/partitions.py`` reads it at import, and it never
+changes); the drill's process has threads: it must never fork itself.  So each step starts cold as
 production's does, without paying the interpreter's start and two seconds
 of imports again: what a step costs is its own work (the definitions are
 built in the step, as production builds them in each run's process).
@@ -46,7 +47,7 @@ from llmarchive.archive import REPO_ROOT
 PRELOAD = ("dagster", "dagster._core.execution.api", "dagster._utils.hosted_user_process", "time_machine",
            "assets.definitions_builder", "assets.resources", "llmarchive.cli", "scripts.drill_world",
            "scripts.drill_engine", "scripts.drill_sqlite")
-"""What the zygote imports once: the code, never the archive (importing reads nothing of it)."""
+"""What the zygote imports once: the code (of the archive, only its first admission's date is read)."""
 
 
 def spec_for(kind: str, offset_s: float, reference_changes: list[str], armed: Optional[str],
