@@ -26,7 +26,21 @@ the alerts are posted on the day they are raised.  ``--sensor-every 600``
 visits every instant they would see.  The schedules' ticks are always
 visited, each one.
 
-Usage: ``python -m scripts.drill [--script full|short] [--root DIR] [--sensor-every SECONDS] [--profile FILE]``.
+``--runs`` and ``--hourly-days``: what a month costs an owner.  By
+default every run, every outside check and each month's ``llmarchive
+status`` run in a process of their own (:mod:`scripts.drill_child`), as
+production starts them, so every per-process cache is cold at each step's
+start; and on the 1st, the 15th and the last day of each month the sensors
+are evaluated and the outside check runs every hour, as in production.  The
+table gives each month's CPU seconds of the work
+(:meth:`scripts.drill_loop.Loop.cpu`) and a verdict holds the last month to
+1.25 times the third.  ``--runs thread`` executes the runs in threads of
+the drill's process instead (warm caches, a second or two less a run: the
+suite's drills, which prove the verdicts, not the cost) and ``--hourly-days
+""`` samples no day hourly.
+
+Usage: ``python -m scripts.drill [--script full|short] [--months N] [--root DIR] [--sensor-every SECONDS]
+[--runs process|thread] [--hourly-days DAYS] [--profile FILE]``.
 """
 import argparse
 import contextlib
@@ -41,15 +55,16 @@ from typing import Optional
 
 import time_machine
 
-from scripts.drill_loop import Loop, Outcome
+from scripts.drill_loop import HOURLY_DAYS, Loop, Outcome, hourly_days
 from scripts.drill_script import SCRIPTS, Script
 
 
 def run(script: Script, root: Path, sensor_every: dt.timedelta, months: Optional[int] = None,
-        profile: Optional[str] = None) -> Outcome:
+        profile: Optional[str] = None, runs: str = "process", hourly: str = HOURLY_DAYS) -> Outcome:
     """Drive ``script`` (its first ``months`` months when given) under ``root``; the outcome.
 
-    ``profile``: a file for the cProfile of the loop and of every run's thread, merged.
+    ``profile``: a file for the cProfile of the loop and of every run's thread or process, merged.
+    ``runs`` and ``hourly``: ``--runs`` and ``--hourly-days`` (the module docstring).
     """
     script = script.cut(months)
     started = time.monotonic()
@@ -57,7 +72,7 @@ def run(script: Script, root: Path, sensor_every: dt.timedelta, months: Optional
     coordinates = traveller.start()
     main_profile = cProfile.Profile() if profile else None
     try:
-        with Loop(script, root, sensor_every, coordinates) as loop:
+        with Loop(script, root, sensor_every, coordinates, runs, hourly_days(hourly)) as loop:
             if main_profile is not None:
                 loop.state.launcher.profiling = True
                 main_profile.enable()
@@ -83,6 +98,12 @@ def _arguments(argv: Optional[list[str]]) -> argparse.Namespace:
                                        "under /dev/shm, else the system's temp folder)")
     parser.add_argument("--sensor-every", type=int, default=12 * 3600,
                         help="seconds between two sensor evaluations at most (default 43200; 600 = every tick)")
+    parser.add_argument("--runs", choices=["process", "thread"], default="process",
+                        help="each run (and outside check, and status) in a process of its own, as production "
+                             "(default), or each run in a thread of the drill's process (warm caches, faster)")
+    parser.add_argument("--hourly-days", default=HOURLY_DAYS,
+                        help="days of each month whose sensors and outside check run hourly, as production's: "
+                             f"day numbers and 'last', comma-separated, '' for none (default {HOURLY_DAYS})")
     parser.add_argument("--profile", help="write a cProfile of the drill (the loop and every run's thread, merged) "
                                           "to this file")
     return parser.parse_args(argv)
@@ -98,13 +119,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(f"drill {args.script}: home and Dagster instance under {root}; Dagster's own output in {log}", flush=True)
     with open(log, "w", encoding="utf-8") as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
         outcome = run(SCRIPTS[args.script], root, dt.timedelta(seconds=args.sensor_every), args.months,
-                      args.profile)
+                      args.profile, args.runs, args.hourly_days)
     print(outcome.table)
     for name, ok, detail in outcome.verdicts:
         print(f"{'PASS' if ok else 'FAIL'}  {name}" + (f": {detail}" if detail else ""))
     per_month = [s for s in outcome.month_seconds.values()]
     print(f"\n{len(outcome.month_seconds)} months in {outcome.seconds / 60:.1f} min "
           f"({outcome.passes} daemon passes; a month {min(per_month, default=0):.0f}–{max(per_month, default=0):.0f} s)")
+    cpu = [outcome.month_cpu[m] for m in sorted(outcome.month_cpu)]
+    print(f"the work's CPU (--runs {args.runs}): a month {min(cpu, default=0):.0f}–{max(cpu, default=0):.0f} s; "
+          "each month " + ", ".join(f"{m} {s:.0f}" for m, s in sorted(outcome.month_cpu.items()))
+          + "; status " + ", ".join(f"{m} {s:.1f}" for m, s in sorted(outcome.status_cpu.items())))
     for part, seconds in sorted(outcome.parts.items(), key=lambda kv: -kv[1]):
         print(f"  {seconds / 60:6.1f} min  {part}")
     for note in outcome.notes:

@@ -22,6 +22,9 @@ Each check returns ``(name, passed, detail)``; ``detail`` names what failed.
 * refusals (at the end) — each refusal the script causes, on its day;
 * ticks (at the end) — no schedule or sensor tick Dagster recorded took
   :data:`TICK_BOUND_S` seconds or more (Dagster allows a sensor 60);
+* cost (at the end) — the last whole month's CPU seconds of the work within
+  :data:`COST_BOUND` times the third month's (issue 45: a month's work may not
+  grow with the archive's age; the first two months are the archive's start);
 * alarms (at the end) — instrument alarms dated exactly on the script's days,
   the bridge's alarms from the day the id appeared until it was left
   incomplete and never after, the dead-man recorded by the outside check on
@@ -284,6 +287,24 @@ def ticks_bounded(state: State, bound_s: float = TICK_BOUND_S) -> Verdict:
             _first(problems) + (f" — {said}" if problems else said))
 
 
+# -- cost ----------------------------------------------------------------------------------------------------
+
+COST_BOUND = 1.25
+"""The last month's CPU seconds may be at most this many times the third month's (issue 45's verdict)."""
+
+
+def month_cost(cpu: dict[str, float], months: list[str], bound: float = COST_BOUND) -> Verdict:
+    """The last of ``months`` that ran costs within ``bound`` × the third (``cpu``: CPU seconds by month); not
+    judged (passed, and said so) before a fourth month has run."""
+    ran = [m for m in months if m in cpu]
+    name = f"the last month's CPU seconds within {bound:.2f}× the third month's"
+    if len(ran) < 4:
+        return name, True, f"not judged: {len(ran)} whole month(s), the fourth is the first compared with the third"
+    third, last = cpu[ran[2]], cpu[ran[-1]]
+    ratio = last / third if third > 0 else float("inf")
+    return name, ratio <= bound, f"{ran[-1]} {last:.0f} s / {ran[2]} {third:.0f} s = {ratio:.2f}×"
+
+
 # -- runs --------------------------------------------------------------------------------------------------------
 
 def runs_settled(state: State) -> Verdict:
@@ -373,6 +394,7 @@ def final_checks(state: State) -> list[Verdict]:
         ("the refusals the script causes happened, each on its day", not short,
          _first(short) or ", ".join(f"{k} {v}" for k, v in sorted(by_kind.items()))),
         ticks_bounded(state),
+        month_cost(state.month_cpu, state.script.months()),
         *alarm_checks(state, now()),
         ("no daemon pass raised an error", not state.daemon.errors,
          _first([f"{when[:16]} {message.splitlines()[0][:160]}" for when, message in state.daemon.errors])),

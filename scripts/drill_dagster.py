@@ -47,17 +47,21 @@ from scripts import drill_sqlite
 LOCATION_MODULE = "scripts.drill_definitions"
 
 
-def dagster_yaml(max_concurrent_runs: int, extra: str = "") -> str:
-    """The drill instance's ``dagster.yaml``: the run queue an owner would configure, runs launched in process."""
+LAUNCHERS = {"process": "ProcessPerRunLauncher", "thread": "ThreadedInProcessRunLauncher"}
+"""The drill's ``--runs``: each run in a process of its own (as production), or in a thread of the drill's."""
+
+
+def dagster_yaml(max_concurrent_runs: int, extra: str = "", runs: str = "process") -> str:
+    """The drill instance's ``dagster.yaml``: the run queue an owner would configure, the drill's run launcher."""
     return (
         "telemetry:\n  enabled: false\n"
         "run_coordinator:\n"
         "  module: dagster._core.run_coordinator.queued_run_coordinator\n"
         "  class: QueuedRunCoordinator\n"
         f"  config:\n    max_concurrent_runs: {max_concurrent_runs}\n"
-        "run_launcher:\n  module: scripts.drill_launcher\n  class: ThreadedInProcessRunLauncher\n"
+        f"run_launcher:\n  module: scripts.drill_launcher\n  class: {LAUNCHERS[runs]}\n"
         # Capturing a run's stdout redirects the process's file descriptors: one run at a time per process.
-        # The drill's runs share a process, so their logs stay in the event log (what the UI shows) only.
+        # The threaded drill's runs share a process, so runs' logs stay in the event log (what the UI shows) only.
         "compute_logs:\n  module: dagster._core.storage.noop_compute_log_manager\n"
         "  class: NoOpComputeLogManager\n"
         # Every tick is kept (Dagster purges a sensor's skipped ticks after 7 days): the drill's verdict times
@@ -66,11 +70,11 @@ def dagster_yaml(max_concurrent_runs: int, extra: str = "") -> str:
         + extra)
 
 
-def make_instance(home: Path, max_concurrent_runs: int, extra: str = "") -> DagsterInstance:
+def make_instance(home: Path, max_concurrent_runs: int, extra: str = "", runs: str = "process") -> DagsterInstance:
     """A persistent instance of the drill's own in ``home`` (its ``dagster.yaml`` written first)."""
     drill_sqlite.install()
     home.mkdir(parents=True, exist_ok=True)
-    (home / "dagster.yaml").write_text(dagster_yaml(max_concurrent_runs, extra), encoding="utf-8")
+    (home / "dagster.yaml").write_text(dagster_yaml(max_concurrent_runs, extra, runs), encoding="utf-8")
     instance = DagsterInstance.from_config(str(home))
     # Each run's log manager asks for the python_logs handlers of dagster.yaml, and Dagster builds them with
     # logging.config.dictConfig, which closes every handler of the process: safe in a run's own subprocess,
@@ -220,6 +224,32 @@ def next_instants(context: WorkspaceProcessContext, after: dt.datetime, until: d
     return sorted(found)
 
 
+def due_soon(context: WorkspaceProcessContext, moment: dt.datetime, within: dt.timedelta,
+             finest: dt.timedelta) -> Optional[dt.datetime]:
+    """The latest instant in (moment, moment + within] at which a running sensor evaluated every ``finest`` or
+    more often falls due (a second after its interval has elapsed since its last tick began); None if none does.
+
+    Dagster evaluates a sensor once its interval has elapsed since its last
+    tick began, and a tick begins seconds into a pass, so a pass on an
+    hourly grid finds an hourly sensor a few seconds short of due and would
+    evaluate it every other hour only.
+    """
+    instance, repo = context.instance, repository(context)
+    states = {s.selector_id: s for s in instance.all_instigator_state()}
+    latest = None
+    for sensor in repo.get_sensors():
+        interval = sensor.min_interval_seconds or 30
+        state = sensor.get_current_instigator_state(states.get(sensor.selector_id))
+        data = state.instigator_data
+        if not state.is_running or interval > finest.total_seconds() or data is None:
+            continue
+        last = max(getattr(data, "last_tick_timestamp", None) or 0, getattr(data, "last_tick_start_timestamp", None) or 0)
+        due = dt.datetime.fromtimestamp(last + interval + 1, dt.timezone.utc)
+        if moment < due <= moment + within and (latest is None or due > latest):
+            latest = due
+    return latest
+
+
 def running_instigators(context: WorkspaceProcessContext) -> dict[str, str]:
     """Each schedule's and sensor's name → RUNNING or STOPPED, as the instance holds it now."""
     instance, repo = context.instance, repository(context)
@@ -232,5 +262,5 @@ def running_instigators(context: WorkspaceProcessContext) -> dict[str, str]:
     return out
 
 
-__all__ = ["Daemon", "InstigatorType", "make_instance", "next_instants", "repository", "running_instigators",
+__all__ = ["Daemon", "InstigatorType", "due_soon", "make_instance", "next_instants", "repository", "running_instigators",
            "turn_everything_on", "workspace"]

@@ -6,9 +6,12 @@ schedule and sensor, whatever the project defines when the drill runs — from
 the drill's (read from the environment the drill sets before it loads this):
 the archive home, the fake provider's URL, and the scripted reference engine
 (the webhook is read from the environment when a page is sent, as in production)
-(:mod:`scripts.drill_engine`).  Two more differences, and why: every step runs
-in this process (``in_process_executor``), because the drill's moved clock
-exists only in this interpreter; the owner's steps run as subprocesses.  And the
+(:mod:`scripts.drill_engine`).  Two more differences, and why: a run's steps
+run in the run's process (``in_process_executor``: the drill moves the clock
+of the processes it starts itself, not of those Dagster's multiprocess
+executor would start), where the owner's steps each run in a process of
+their own; with ``--runs process`` each run is one (most runs are one step
+and its checks), with ``--runs thread`` every run is in the drill's.  And the
 runs' console loggers are quiet: a drill prints its table, not two years of
 step logs (they are all in the instance's event log).
 """

@@ -102,17 +102,30 @@ def apply(state: State, event: Event) -> None:
     state.applied.append((now(), event, did))
 
 
-def outside_check(state: State) -> int:
-    """``llmarchive lease --quiet`` as the crontab runs it (here the webhook is passed in-process); its exit status."""
+def command(state: State, argv: list[str]) -> tuple[int, str]:
+    """``llmarchive ARGV`` as an owner or the crontab runs it — in a process of its own when the drill runs its
+    steps so (``--runs process``, :mod:`scripts.drill_child`), else in this one; its exit status and what it
+    printed."""
+    if state.zygote is not None:
+        out = state.zygote.run({**state.world_spec(), "kind": "command", "argv": argv})
+        state.absorb(out)
+        if out.get("error"):
+            return 1, str(out["error"])
+        return int(out.get("status") or 0), str(out.get("said") or "")
     from llmarchive.cli import main
 
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(["lease", "--quiet"])         # the webhook from LLMARCHIVE_WEBHOOK_URL, as the crontab gives it
-    said = (out.getvalue() + err.getvalue()).strip()
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        status = main(argv)
+    return int(status or 0), (stdout.getvalue() + stderr.getvalue()).strip()
+
+
+def outside_check(state: State) -> int:
+    """``llmarchive lease --quiet`` as the crontab runs it; its exit status."""
+    status, said = command(state, ["lease", "--quiet"])   # the webhook from LLMARCHIVE_WEBHOOK_URL, as in the crontab
     if said:
         state.outside.append((now(), status, said))
     return int(status or 0)
 
 
-__all__ = ["apply", "now", "outside_check", "Any"]
+__all__ = ["apply", "command", "now", "outside_check", "Any"]

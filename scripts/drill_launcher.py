@@ -1,20 +1,28 @@
-"""The drill's run launcher: each run executes in this process, in a thread of its own.
+"""The drill's run launchers: each run in a process of its own, as production (or in a thread of this one).
 
-Dagster's ``DefaultRunLauncher`` starts every run as a subprocess, and the
-``SyncInMemoryRunLauncher`` of its tests executes a run inside ``launch_run``,
-so nothing overlaps.  The drill needs both what a subprocess gives — runs
-that overlap (a queue releasing the month's partitions, a person's launch
-beside them) — and what only this process has: the moved clock
-(time-machine patches this interpreter, not a child).  So a launched run is
-executed by :func:`dagster._core.execution.api.execute_run`, exactly as the
-in-memory launcher does it, but in a thread; :meth:`wait` lets the drill
-wait for the runs in flight before it moves the clock on.  Configured in the
-drill's ``dagster.yaml`` (``run_launcher: module: scripts.drill_launcher``).
+:class:`ProcessPerRunLauncher` (the drill's default) starts every run in a
+process of its own (:mod:`scripts.drill_child`), as Dagster's
+``DefaultRunLauncher`` does, so every per-process cache is cold at each
+step's start; the process reports its CPU seconds back.
+:class:`ThreadedInProcessRunLauncher` (``--runs thread``, the suite's
+drills) executes each run in a thread of this process: a second and more
+saved per run, and the caches stay warm across runs.
+
+The threaded launcher.  Dagster's ``SyncInMemoryRunLauncher`` (its tests')
+executes a run inside ``launch_run``, so nothing overlaps; the drill needs
+runs that overlap (a queue releasing the month's partitions, a person's
+launch beside them).  So a launched run is executed by
+:func:`dagster._core.execution.api.execute_run`, exactly as the in-memory
+launcher does it, but in a thread (the process launcher's thread only waits
+for the run's process); :meth:`wait` lets the drill wait for the runs in
+flight before it moves the clock on.  Configured in the drill's
+``dagster.yaml`` (``run_launcher: module: scripts.drill_launcher``).
 """
 import cProfile
 import threading
 from collections.abc import Mapping
-from typing import Any, Optional
+from pathlib import Path
+from typing import Any, Callable, Optional
 
 from dagster._core.execution.api import execute_run
 from dagster._core.launcher import LaunchRunContext, RunLauncher
@@ -31,7 +39,7 @@ class ThreadedInProcessRunLauncher(RunLauncher, ConfigurableClass):
         self._threads: dict[str, threading.Thread] = {}
         self._lock = threading.Lock()
         self.crashes: dict[str, BaseException] = {}
-        self.profiles: list[cProfile.Profile] = []
+        self.profiles: list[Any] = []      # cProfile.Profile objects, or the files a run's process wrote
         self.profiling = False       # the drill's --profile: each run's thread is profiled too
         super().__init__()
 
@@ -49,6 +57,15 @@ class ThreadedInProcessRunLauncher(RunLauncher, ConfigurableClass):
         return cls(inst_data=inst_data)
 
     def launch_run(self, context: LaunchRunContext) -> None:
+        self._start(context.dagster_run.run_id, self._in_thread(context))
+
+    def _start(self, run_id: str, execute: Callable[[], None]) -> None:
+        thread = threading.Thread(target=execute, name=f"run-{run_id[:8]}", daemon=True)
+        with self._lock:
+            self._threads[run_id] = thread
+        thread.start()
+
+    def _in_thread(self, context: LaunchRunContext) -> Callable[[], None]:
         recon_job = recon_job_from_origin(context.job_code_origin)  # type: ignore[arg-type]
         run, instance = context.dagster_run, self._instance
 
@@ -65,11 +82,7 @@ class ThreadedInProcessRunLauncher(RunLauncher, ConfigurableClass):
                     profile.disable()
                     with self._lock:
                         self.profiles.append(profile)
-
-        thread = threading.Thread(target=execute, name=f"run-{run.run_id[:8]}", daemon=True)
-        with self._lock:
-            self._threads[run.run_id] = thread
-        thread.start()
+        return execute
 
     def in_flight(self) -> list[str]:
         """Run ids whose thread is still executing."""
@@ -97,3 +110,36 @@ class ThreadedInProcessRunLauncher(RunLauncher, ConfigurableClass):
     @property
     def supports_check_run_worker_health(self) -> bool:
         return False
+
+
+class ProcessPerRunLauncher(ThreadedInProcessRunLauncher):
+    """Launch each run in a process of its own (see the module docstring); a thread of this process waits for it.
+
+    The drill's loop sets :attr:`zygote` (:class:`scripts.drill_child.Zygote`, which forks the run's process),
+    :attr:`world` (the spec of the drill's world a step needs, :func:`scripts.drill_child.spec_for`) and
+    :attr:`absorb` (what to do with what a step reports back) before the first run is launched.
+    """
+
+    zygote: Any = None
+    world: Optional[Callable[[], dict]] = None
+    absorb: Optional[Callable[[dict], None]] = None
+
+    def launch_run(self, context: LaunchRunContext) -> None:
+        run_id = context.dagster_run.run_id
+        if self.zygote is None or self.world is None:
+            raise RuntimeError("the drill's loop did not give the process launcher its zygote and world")
+        spec = {**self.world(), "kind": "run", "run_id": run_id}
+        if self.profiling:
+            spec["profile"] = str(self.zygote.log.parent / f"profile-{run_id}.prof")
+
+        def execute() -> None:
+            out = self.zygote.run(spec)
+            if out.get("error"):
+                self.crashes[run_id] = RuntimeError(out["error"])
+            if self.absorb is not None:
+                self.absorb(out)
+            if spec.get("profile") and Path(spec["profile"]).exists():
+                with self._lock:
+                    self.profiles.append(spec["profile"])
+
+        self._start(run_id, execute)

@@ -7,15 +7,33 @@ each instant it applies the script's events that are due
 (:mod:`scripts.drill_events`), runs one daemon pass when the daemon is up
 (:class:`scripts.drill_dagster.Daemon`) and waits for the runs that pass
 launched, then the outside dead-man check when the crontab's line is due.
-After a publication run it runs the month's checks.
+After a publication run it runs the month's checks; at each month's end,
+``llmarchive status`` as an owner runs it, once.
+
+Each month's cost is counted in CPU seconds of the work (:meth:`Loop.cpu`):
+this process's (the daemon's passes, the sensors, the fake provider's and
+the webhook's serving, and with ``--runs thread`` the runs) and that of the
+steps' processes (with ``--runs process`` every run, outside check and
+``status`` in a process of its own, :mod:`scripts.drill_child`), less what
+the drill's own checks took.  The moved clock's wall time says nothing of
+it.  With ``--runs thread``, publication's worker pools live in a server
+process that outlives the month, so their CPU is missing from the months.
+
+*Hourly days* (``--hourly-days``, by default the 1st, the 15th and the last
+of each month): the sensors are evaluated and the outside check runs every
+hour, as production runs both, instead of every ``--sensor-every`` and
+every :data:`OUTSIDE_CHECK_EVERY`; so a sample of days costs what an
+owner's day costs.
 """
+import calendar
 import contextlib
 import datetime as dt
+import resource
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from dagster import DagsterRunStatus, RunsFilter
 from dagster._core.execution.backfill import BulkActionsFilter, BulkActionStatus
@@ -30,20 +48,41 @@ OUTSIDE_CHECK_MINUTE = 17          # deploy/crontab: `17 * * * * … llmarchive 
 # it falls due, on the same day for the script's outages) — 24 checks a simulated day would cost a quarter hour
 # over two years.
 OUTSIDE_CHECK_EVERY = dt.timedelta(hours=6)
+HOUR = dt.timedelta(hours=1)
+
+
+def hourly_days(spec: str) -> Callable[[dt.date], bool]:
+    """``--hourly-days``: days of the month, comma-separated, ``last`` for the last (``""``: none); the test."""
+    words = [w.strip() for w in spec.split(",") if w.strip()]
+    for word in words:
+        if word != "last" and not (word.isdigit() and 1 <= int(word) <= 31):
+            raise ValueError(f"--hourly-days: {word!r} is neither a day of the month (1-31) nor 'last'")
+
+    def hourly(day: dt.date) -> bool:
+        last = calendar.monthrange(day.year, day.month)[1]
+        return any((w == "last" and day.day == last) or (w != "last" and int(w) == day.day) for w in words)
+    return hourly
+
+
+HOURLY_DAYS = "1,15,last"
 
 
 def instants(context: Any, after: dt.datetime, until: dt.datetime, sensor_every: dt.timedelta,
-              extra: list[dt.datetime]) -> list[tuple[dt.datetime, bool]]:
+              extra: list[dt.datetime], hourly: bool = False) -> list[tuple[dt.datetime, bool]]:
     """The instants to visit in (after, until], each with whether the daemon makes a pass then.
 
     A pass at every schedule tick, every sensor evaluation (no finer than
     ``sensor_every``, on a grid from midnight) and every scripted instant;
     the outside check at minute 17 every :data:`OUTSIDE_CHECK_EVERY`, without a pass.
+    On an ``hourly`` day, both grids are hourly.
     """
+    if hourly:
+        sensor_every = min(sensor_every, HOUR)
     passes = set(drill_dagster.next_instants(context, after, until, coarsest=sensor_every))
     midnight = after.replace(hour=0, minute=0, second=0, microsecond=0)
     passes.update(_grid(midnight, until, sensor_every))
-    outside = {t + dt.timedelta(minutes=OUTSIDE_CHECK_MINUTE) for t in _grid(midnight, until, OUTSIDE_CHECK_EVERY)}
+    outside = {t + dt.timedelta(minutes=OUTSIDE_CHECK_MINUTE)
+               for t in _grid(midnight, until, HOUR if hourly else OUTSIDE_CHECK_EVERY)}
     passes.update(extra)
     every = {t: True for t in passes if after < t <= until}
     every.update({t: every.get(t, False) for t in outside if after < t <= until})
@@ -66,6 +105,8 @@ class Outcome:
     table: str = ""
     seconds: float = 0.0
     month_seconds: dict = field(default_factory=dict)
+    month_cpu: dict = field(default_factory=dict)       # CPU seconds of the work, by month (Loop.cpu)
+    status_cpu: dict = field(default_factory=dict)      # CPU seconds of the month's `llmarchive status`
     passes: int = 0
     notes: list = field(default_factory=list)
     parts: dict = field(default_factory=dict)          # wall seconds by part of the loop
@@ -78,9 +119,16 @@ class Outcome:
 class Loop:
     """One drill (see the module docstring)."""
 
-    def __init__(self, script: Script, root: Path, sensor_every: dt.timedelta, coordinates: Any) -> None:
-        """``script`` whole, or cut to its first months (:meth:`Script.cut`): the drill ends at its end."""
+    def __init__(self, script: Script, root: Path, sensor_every: dt.timedelta, coordinates: Any,
+                 runs: str = "process", hourly: Callable[[dt.date], bool] = hourly_days(HOURLY_DAYS)) -> None:
+        """``script`` whole, or cut to its first months (:meth:`Script.cut`): the drill ends at its end.
+
+        ``runs``: ``process`` (each run, outside check and ``status`` in a
+        process of its own) or ``thread``; ``hourly``: the days whose
+        sensors and outside check run hourly.
+        """
         self.script, self.root, self.sensor_every, self.coordinates = script, root, sensor_every, coordinates
+        self.runs, self.hourly = runs, hourly
         self.end = script.end
         self._stack = contextlib.ExitStack()
         self.state: Optional[State] = None
@@ -99,13 +147,21 @@ class Loop:
         REFERENCE.changes.clear()
         paths, protocols, patch = drill_home.fresh_home(self.script.budget, self.script.start.date().isoformat())
         stack.callback(patch.undo)
-        instance = drill_dagster.make_instance(self.root / "dagster", self.script.max_concurrent_runs)
+        instance = drill_dagster.make_instance(self.root / "dagster", self.script.max_concurrent_runs,
+                                               runs=self.runs)
         stack.callback(instance.dispose)
         stack.enter_context(drill_dagster.fresh_modules())
         context = stack.enter_context(drill_dagster.workspace(instance))
         started = drill_dagster.turn_everything_on(context)
         self.state = State(self.script, paths, protocols, provider, webhook, disk, instance, context,
-                           drill_dagster.Daemon(context), turned_on=started)
+                           drill_dagster.Daemon(context), turned_on=started, runs=self.runs)
+        if self.runs == "process":
+            from scripts.drill_child import Zygote
+
+            self.state.zygote = stack.enter_context(Zygote(self.root / "steps.log"))
+            launcher = instance.run_launcher
+            launcher.zygote, launcher.world, launcher.absorb = self.state.zygote, self.state.world_spec, \
+                self.state.absorb
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -119,24 +175,53 @@ class Loop:
         assert state is not None
         cursor = self.script.start
         pending = sorted(self.script.events, key=lambda e: e.when)
-        month_started, month = time.monotonic(), cursor.strftime("%Y-%m")
+        month_started, month = self._mark(), cursor.strftime("%Y-%m")
         while cursor < self.end:
             horizon = min(cursor + dt.timedelta(days=1), self.end)
+            hourly = self.hourly(cursor.date())
             for moment, daemon_pass in instants(state.context, cursor, horizon, self.sensor_every,
-                                                [e.when for e in pending]):
-                self._visit(moment, pending, daemon_pass)
+                                                [e.when for e in pending], hourly):
+                self._visit(moment, pending, daemon_pass, hourly)
             cursor = horizon
             if cursor.strftime("%Y-%m") != month:
+                self._status(month)
                 self._close_month(month, month_started)
-                month_started, month = time.monotonic(), cursor.strftime("%Y-%m")
+                month_started, month = self._mark(), cursor.strftime("%Y-%m")
         self._close_month(month, month_started)
 
-    def _close_month(self, month: str, started: float) -> None:
-        state = self.state
-        state.month_seconds[month] = state.month_seconds.get(month, 0.0) + time.monotonic() - started
-        print(f"  {month} simulated in {state.month_seconds[month]:.0f} s", file=sys.__stdout__, flush=True)
+    def cpu(self) -> float:
+        """CPU seconds so far of this process, of its children that ended and of the steps' processes that did
+        (they are the zygote's children, and report their own: :mod:`scripts.drill_child`), user and system."""
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        forked = self.state.forked_cpu if self.state is not None else 0.0
+        return time.process_time() + children.ru_utime + children.ru_stime + forked
 
-    def _visit(self, moment: dt.datetime, pending: list, daemon_pass: bool) -> None:
+    def _mark(self) -> tuple[float, float, float]:
+        """Wall seconds, the work's CPU seconds (the drill's checks taken out) and the steps' processes' share."""
+        return time.monotonic(), self.cpu() - self.state.check_cpu, self.state.forked_cpu
+
+    def _close_month(self, month: str, started: tuple[float, float, float]) -> None:
+        state = self.state
+        now = self._mark()
+        state.month_seconds[month] = state.month_seconds.get(month, 0.0) + now[0] - started[0]
+        state.month_cpu[month] = state.month_cpu.get(month, 0.0) + now[1] - started[1]
+        forked = now[2] - started[2]
+        print(f"  {month} simulated in {state.month_seconds[month]:.0f} s, the work's CPU "
+              f"{state.month_cpu[month]:.0f} s" + (f" ({forked:.0f} s of it in the steps' processes)" if forked else ""),
+              file=sys.__stdout__, flush=True)
+
+    def _status(self, month: str) -> None:
+        """``llmarchive status`` once, at the month's end, as an owner runs it; its CPU seconds noted."""
+        state = self.state
+        self.settle()
+        before = self.cpu()
+        with state.timed("llmarchive status (monthly)"):
+            status, said = drill_events.command(state, ["status"])
+        state.status_cpu[month] = self.cpu() - before
+        if status:
+            state.notes.append(f"{month}: llmarchive status exited {status}: {said.splitlines()[-1:]}")
+
+    def _visit(self, moment: dt.datetime, pending: list, daemon_pass: bool, hourly: bool = False) -> None:
         """The events due, then the daemon's pass, then the runs they launched; the outside check; the checks.
 
         An event and a tick at the same instant meet in the same queue: a
@@ -146,6 +231,10 @@ class Loop:
         """
         state = self.state
         assert state is not None
+        if daemon_pass and hourly:
+            # An hourly sensor's last tick began seconds into the last pass: an hour later it is seconds short.
+            due = drill_dagster.due_soon(state.context, moment, dt.timedelta(minutes=5), HOUR)
+            moment = max(moment, due or moment)
         if moment > drill_events.now():
             self.coordinates.move_to(moment)
         with state.timed("events"):
@@ -163,9 +252,11 @@ class Loop:
             with state.timed("outside dead-man check"):
                 drill_events.outside_check(state)
         with state.timed("monthly checks"):
+            before = self.cpu()
             published = drill_checks.new_publications(state)
             if published:
                 state.monthly.append(drill_checks.month_checks(state, published))
+            state.check_cpu += self.cpu() - before
 
     def settle(self, limit_s: float = 900.0) -> None:
         """Wait for the runs in flight and let the queue and the backfills move until nothing is left to move."""
@@ -228,4 +319,5 @@ class Loop:
         parts = dict(state.seconds)
         parts.update({f"  of which {job} runs (summed: runs overlap)": seconds for job, seconds in drill_report.run_seconds(state).items()})
         return Outcome(verdicts=verdicts, table=table, month_seconds=dict(state.month_seconds),
+                       month_cpu=dict(state.month_cpu), status_cpu=dict(state.status_cpu),
                        passes=state.daemon.passes, notes=list(state.notes), parts=parts)

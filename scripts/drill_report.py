@@ -11,6 +11,7 @@ One line per month of the drill:
 ``owed``      the outbox's pages recorded and not yet delivered at the month's end
 ``alerts``    the pages the webhook took, by kind (lease, bridge, failed check, failed run), and instrument alarms
 ``events``    the script's events of the month, in short
+``cpu s``     the month's CPU seconds of the work (:meth:`scripts.drill_loop.Loop.cpu`), and of it ``status``'s
 """
 import datetime as dt
 from collections import Counter
@@ -110,13 +111,14 @@ def table(state: State) -> str:
                                                    _money(state), _alerts(state), _events(state))
     pages = _pages(state, months)
     lines = [f"{'month':8} {'runs ok/failed':>14}  {'sweep (full_sweep rows)':28} {'refused':30} {'€':>7} "
-             f"{'calls':>6} {'pages':>5} {'owed':>4}  {'alerts':40} events"]
+             f"{'calls':>6} {'pages':>5} {'owed':>4} {'cpu s':>6} {'status':>6}  {'alerts':40} events"]
     for month in months:
         r = runs.get(month, Counter())
         calls = state.provider.billed_by_month.get(month, 0)
         lines.append(
             f"{month:8} {r['SUCCESS']:>7}/{r['FAILURE']:<6}  {sweep.get(month, '-'):28.28} "
-            f"{_counter(refused.get(month)):30.30} {money.get(month, 0.0):7.2f} {calls:6} {pages[month][0]:5} {pages[month][1]:4}  "
+            f"{_counter(refused.get(month)):30.30} {money.get(month, 0.0):7.2f} {calls:6} {pages[month][0]:5} {pages[month][1]:4} "
+            f"{state.month_cpu.get(month, 0.0):6.0f} {state.status_cpu.get(month, 0.0):6.1f}  "
             f"{_counter(alerts.get(month)):40.40} {'; '.join(events.get(month, []))}")
     return "\n".join(lines)
 

@@ -2,10 +2,14 @@
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+import threading
 from typing import Any, Iterator
 
 from llmarchive.archive import ArchivePaths
 from scripts.drill_script import Script
+
+
+_ABSORBING = threading.Lock()
 
 
 @dataclass
@@ -30,10 +34,32 @@ class State:
     run_month: dict = field(default_factory=dict)       # run id → the month it was first seen in
     while_running: list = field(default_factory=list)  # events that wait for runs in flight (a launch beside them)
     seconds: dict = field(default_factory=dict)         # where the wall time went, by part of the loop
+    runs: str = "thread"                                # "process": every step in a process of its own
+    zygote: Any = None                                  # scripts.drill_child.Zygote with --runs process
+    forked_cpu: float = 0.0                             # CPU seconds the steps' processes reported
+    check_cpu: float = 0.0                              # CPU seconds the drill's own checks took (not the work)
+    month_cpu: dict = field(default_factory=dict)       # CPU seconds of the work, by month
+    status_cpu: dict = field(default_factory=dict)      # CPU seconds of each month's `llmarchive status`
 
     @property
     def launcher(self) -> Any:
         return self.instance.run_launcher
+
+    def world_spec(self) -> dict:
+        """What a step in a process of its own needs of the drill's world (:mod:`scripts.drill_child`)."""
+        from scripts import drill_child
+        from scripts.drill_engine import REFERENCE
+
+        return drill_child.spec_for("run", drill_child.clock_offset(), REFERENCE.changes, self.disk.armed)
+
+    def absorb(self, out: dict) -> None:
+        """What a step's process did to the world: the back-off it counted, the armed write that failed."""
+        with _ABSORBING:
+            self.forked_cpu += float(out.get("cpu") or 0.0)
+            self.provider.backoff_s += float(out.get("backoff_s") or 0.0)
+        if out.get("disk_failed"):
+            self.disk.failed.extend(out["disk_failed"])
+            self.disk.armed = None
 
     @contextmanager
     def timed(self, part: str) -> Iterator[None]:

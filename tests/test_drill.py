@@ -10,8 +10,15 @@ daemon down over the 1st and the 2nd, the provider overloaded for eight
 hours during the sweep, the successor declared and the old id withdrawn, a
 backfill of a past month from the UI.  Every verdict must pass: the table
 and the verdicts are printed when one does not.
+
+The suite's drill executes its runs in threads of its own process and
+samples no day hourly (``runs="thread", hourly=""``): it proves the
+verdicts, and a process per run with hourly days costs about twice the
+CPU (the suite's longest test would double); what a month costs an owner is
+``make drill``'s to measure.
 """
 import datetime as dt
+import os
 
 import pytest
 
@@ -34,12 +41,37 @@ def drill_root(tmp_path_factory, monkeypatch):
 
 
 def test_three_months_under_dagsters_scheduler_pass_every_verdict(drill_root):
-    outcome = run(SHORT, drill_root, dt.timedelta(hours=12))
+    outcome = run(SHORT, drill_root, dt.timedelta(hours=12), runs="thread", hourly="")
     report = outcome.table + "\n" + "\n".join(f"{'PASS' if ok else 'FAIL'} {name}: {detail}"
                                               for name, ok, detail in outcome.verdicts)
     assert outcome.verdicts, "the drill checked nothing"
     assert outcome.passed, report
     assert len(outcome.month_seconds) >= 3
+
+
+def test_each_step_of_the_drill_runs_in_a_process_of_its_own_forked_cold_on_the_moved_clock(tmp_path, monkeypatch):
+    """``make drill``'s ``--runs process``: a step (here ``llmarchive lease`` as the crontab runs it) is a new
+    process forked by the zygote, never the drill's nor the previous step's, and sees the drill's moved clock."""
+    import json
+    import time_machine
+
+    from llmarchive.archive import ArchivePaths
+    from scripts.drill_child import Zygote, clock_offset, spec_for
+
+    monkeypatch.setenv("LLMARCHIVE_HOME", str(tmp_path / "home"))
+    ArchivePaths.from_env().ensure()
+    moved = dt.datetime(2027, 5, 31, 7, 17, tzinfo=dt.timezone.utc)
+    with Zygote(tmp_path / "steps.log") as zygote:
+        with time_machine.travel(moved, tick=True):
+            offset = clock_offset()
+        seen = [zygote.run(spec_for("command", offset, [], None, argv=["lease", "--json"])) for _ in range(2)]
+    assert [out.get("error") for out in seen] == [None, None], (tmp_path / "steps.log").read_text()
+    pids = {out["pid"] for out in seen}
+    assert len(pids) == 2 and zygote.pid not in pids and os.getpid() not in pids
+    for out in seen:
+        now = dt.datetime.fromisoformat(json.loads(out["said"])["now"].replace("Z", "+00:00"))
+        assert moved <= now < moved + dt.timedelta(minutes=5), "the step reads the drill's moved clock"
+        assert out["cpu"] > 0, "and reports its own CPU seconds (the zygote's child, not the drill's)"
 
 
 def test_a_drill_cut_short_expects_only_what_its_months_can_show():

@@ -6,9 +6,9 @@ fingerprints together (scripts/drill_script.py ``FULL``); the three-month
 drill of the suite (tests/test_drill.py) keeps its time and has none of
 them.  Here: the ``webhook`` event does what each mode says, over real HTTP;
 and each new verdict — every page delivered exactly once, no tick over its
-bound, billed calls equal to the ledger's in every month — passes on what
-is right and fails on a planted fault (a verdict that cannot fail proves
-nothing).
+bound, billed calls equal to the ledger's in every month, the last month's
+CPU within 1.25 times the third's — passes on what is right and fails on a
+planted fault (a verdict that cannot fail proves nothing).
 """
 import datetime as dt
 import threading
@@ -23,7 +23,8 @@ from llmarchive.archive import ArchivePaths, read_jsonl
 from llmarchive.schedule import outbox, webhook
 from scripts import drill_events
 from scripts.drill_alarms import page_problems
-from scripts.drill_checks import calls_by_month_problems, ledger_calls_by_month, tick_problems
+from scripts.drill_checks import calls_by_month_problems, ledger_calls_by_month, month_cost, tick_problems
+from scripts.drill_loop import hourly_days
 from scripts.drill_script import FULL, SHORT, Event, Refusal, at
 from scripts.drill_world import Webhook
 
@@ -237,6 +238,34 @@ def test_the_money_verdict_fails_on_a_billed_call_the_ledger_lacks_or_one_writte
         "the totals agree (2 = 2): only the month by month count sees it"
 
 
+# -- a month's cost flat with the archive's age --------------------------------------------------------------
+
+MONTHS = [f"2027-{m:02d}" for m in range(1, 7)]
+
+
+def test_the_cost_verdict_passes_a_last_month_within_a_quarter_of_the_third_and_fails_one_that_costs_more():
+    flat = {"2027-01": 150.0, "2027-02": 70.0, "2027-03": 80.0, "2027-04": 85.0, "2027-05": 90.0, "2027-06": 99.0}
+    name, ok, detail = month_cost(flat, MONTHS + ["2027-07"])
+    assert ok and detail == "2027-06 99 s / 2027-03 80 s = 1.24×", "the last month that ran against the third"
+    assert "1.25×" in name
+    # planted: the last month costs 30 % more than the third (a month's work grew with the archive's age)
+    grown = {**flat, "2027-06": 104.0}
+    assert month_cost(grown, MONTHS) == (name, False, "2027-06 104 s / 2027-03 80 s = 1.30×")
+    assert not month_cost({**flat, "2027-03": 0.0}, MONTHS)[1], "a third month that cost nothing cannot be the base"
+    three = {m: flat[m] for m in MONTHS[:3]}
+    assert month_cost(three, MONTHS)[1:] == (True, "not judged: 3 whole month(s), the fourth is the first compared "
+                                                   "with the third")
+
+
+def test_hourly_days_are_the_days_of_the_month_named_and_the_last_whatever_its_length():
+    hourly = hourly_days("1,15,last")
+    days = [d for d in (dt.date(2028, 2, 1) + dt.timedelta(days=n) for n in range(30)) if hourly(d)]
+    assert days == [dt.date(2028, 2, 1), dt.date(2028, 2, 15), dt.date(2028, 2, 29), dt.date(2028, 3, 1)]
+    assert not any(hourly_days("")(dt.date(2028, 2, 1) + dt.timedelta(days=n)) for n in range(31))
+    with pytest.raises(ValueError, match="'32' is neither"):
+        hourly_days("1,32")
+
+
 # -- the faults under Dagster's own sensors ------------------------------------------------------------------
 
 @pytest.mark.slow
@@ -253,7 +282,7 @@ def test_a_month_of_the_webhooks_faults_under_dagsters_sensors_passes_every_verd
     root = tmp_path_factory.mktemp("drill-faults")
     monkeypatch.setattr(webhook, "READ_TIMEOUT_S", 10.0)           # the drill's own: a hung post costs 10 s
     monkeypatch.setattr(webhook, "CONNECT_TIMEOUT_S", 5.0)
-    outcome = run(FAULTS, root, dt.timedelta(hours=12))
+    outcome = run(FAULTS, root, dt.timedelta(hours=12), runs="thread", hourly="")   # the suite's pace: tests/test_drill.py
     report = outcome.table + "\n" + "\n".join(f"{'PASS' if ok else 'FAIL'} {name}: {detail}"
                                               for name, ok, detail in outcome.verdicts)
     assert outcome.passed, report
