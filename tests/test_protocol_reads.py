@@ -16,8 +16,9 @@ PID = "risky_choice_framing__wording__v0"
 
 
 def test_reading_an_unbuilt_protocol_names_it_and_the_build_command_and_builds_nothing(paths):
+    assert registry.sweep_protocols(paths) == [], "nothing admitted: nothing to sweep, and nothing to read"
     for read in (lambda: registry.load_protocol(paths, PID), lambda: registry.load_all(paths),
-                 lambda: registry.sweep_protocols(paths)):
+                 lambda: registry.list_protocols(paths)):
         with pytest.raises(registry.ProtocolNotBuilt) as refused:
             read()
         message = str(refused.value)

@@ -202,10 +202,15 @@ def sweep_protocols(paths: ArchivePaths, series: str = "v0", headers: Optional[S
 
     The sweep and the bridge choose their work from it and coverage audits the same list, so it lives
     with the protocols rather than with either.  ``headers``: :func:`list_protocols` already read by the
-    caller (the month's plan), so no protocol file is read twice.
+    caller (the month's plan), so no protocol file is read twice.  With no admission at all no protocol
+    is admitted, so the list is empty without a file read: an archive not yet built has nothing to sweep
+    (and ``status`` or coverage on it do not stop at :class:`ProtocolNotBuilt`).
     """
+    admissions = lanes.read_admissions(paths)
+    if not admissions:
+        return []
     admitted_on: dict[str, str] = {}
-    for row in lanes.read_admissions(paths):
+    for row in admissions:
         when = str(row.get("reviewed_at") or "")[:10]
         if row.get("protocol_id") and when:
             admitted_on.setdefault(row["protocol_id"], when)
