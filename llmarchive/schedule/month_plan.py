@@ -101,7 +101,10 @@ def make_plan(paths: ArchivePaths, month: str, series: str, inputs: str) -> Mont
     prereg = {h["protocol_id"]: preregistration(paths, by_id[h["protocol_id"]]) for h in headers}
     body = {"version": PLAN_VERSION, "month": month, "series": series, "inputs": inputs, "headers": headers,
             "all_headers": [h for h in all_headers if h.get("n")], "preregistration": prereg}
-    jsonio.write_digested(plan_file(paths, month), body)
+    try:
+        jsonio.write_digested(plan_file(paths, month), body)
+    except OSError:     # a full disk: this pass goes on with the plan in hand (its run records the write failure)
+        pass
     stored = json.loads(json.dumps(body))     # the plan as every later pass reads it back, to the type
     return MonthPlan(month, inputs, stored["headers"], stored["all_headers"], stored["preregistration"], made=True,
                      protocols=by_id)
