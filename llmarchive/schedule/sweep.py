@@ -88,8 +88,8 @@ class _Pass:
     headers: list[dict]
     done: dict[str, str]                 # protocol_id → run_id of the month's complete sweep runs
     only: Optional[Collection[str]]
+    plan: MonthPlan                      # the month's plan (llmarchive.schedule.month_plan): made once a month
     busy: Collection[str] = ()           # protocols whose run another process is calling (an earmark is live)
-    plan: Optional[MonthPlan] = None     # the month's plan (llmarchive.schedule.month_plan): made once a month
 
     def mine(self, pid: str) -> bool:
         """Is ``pid`` this pass's to run and to record skips for (``only``: one Dagster partition)?"""
@@ -107,7 +107,7 @@ class _Pass:
     def protocol(self, pid: str) -> dict:
         """The protocol, loaded (and its hashes checked) once per pass."""
         if pid not in self.out.protocols:
-            planned = self.plan.protocols.get(pid) if self.plan is not None else None
+            planned = self.plan.protocols.get(pid)     # read while planning, when this pass made the plan
             self.out.protocols[pid] = planned if planned is not None else registry.load_protocol(self.paths, pid)
         return self.out.protocols[pid]
 
@@ -118,7 +118,10 @@ def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
           only: Optional[Collection[str]] = None, protocols: Optional[Mapping[str, dict]] = None) -> SweepOutcome:
     """One sweep pass for the month of ``day``: the steps of the module docstring, in its order.
 
-    1. the model and a pre-flight of its subject (:func:`_open_pass`);
+    1. the model, a pre-flight of its subject and the month's plan — its
+       protocols and their pre-registration, worked out by the month's first
+       pass and read back by the others (:func:`_open_pass`,
+       :mod:`llmarchive.schedule.month_plan`);
     2. the month taken away whole — a closed series, a bridge, an unreachable
        provider (:func:`_month_preempted`);
     3. the pre-registration guard (:func:`_preregistered`);
@@ -165,7 +168,7 @@ def _open_pass(paths: ArchivePaths, day: str, config: SubjectModels, subject_fac
     if only is not None and busy & set(only):
         raise budget_mod.RunBusy(f"the {day[:7]} sweep run of {', '.join(sorted(busy & set(only)))} is being worked "
                                  "on by another process: a second launch of it is refused. Nothing was spent.")
-    return _Pass(paths, day, config, out, headers, done, only, busy, plan)
+    return _Pass(paths, day, config, out, headers, done, only, plan, busy)
 
 
 def _month_preempted(p: _Pass, provider_check: Optional[Callable[[], None]]) -> bool:
