@@ -33,8 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from llmarchive.archive import ArchivePaths, jsonio
-from llmarchive.archive.cadence import CADENCE_FILE
+from llmarchive.archive import ArchivePaths, jsonio, load_cadence
 from llmarchive.protocols import registry
 from llmarchive.run import preregistration
 from panels.build import all_protocol_ids
@@ -72,14 +71,14 @@ def _input_files(paths: ArchivePaths) -> list[Path]:
     for folder in (paths.sealed, paths.timestamps):
         if folder.is_dir():
             files += sorted(f for f in folder.iterdir() if f.is_file())
-    return files + [paths.admissions, paths.budget_file, CADENCE_FILE]
+    return files + [paths.admissions, paths.budget_file]
 
 
 def inputs_digest(paths: ArchivePaths, month: str, series: str) -> str:
-    """The digest of everything a month's plan is made from: the month, the series and the input files' bytes."""
-    named = {str(f.relative_to(paths.home) if f.is_relative_to(paths.home) else f.name): _digest(f)
-             for f in _input_files(paths)}
-    text = json.dumps({"version": PLAN_VERSION, "month": month, "series": series, "files": named}, sort_keys=True)
+    """The digest of everything a month's plan is made from: month, series, the input files' bytes, the cadence."""
+    named = {str(f.relative_to(paths.home)): _digest(f) for f in _input_files(paths)}
+    text = json.dumps({"version": PLAN_VERSION, "month": month, "series": series, "files": named,
+                       "cadence": load_cadence().raw}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
