@@ -12,6 +12,7 @@ import pytest
 
 from llmarchive import budget as budget_mod
 from llmarchive.archive import jsonio, record_logs as records, utc_today
+from llmarchive.protocols import registry
 from llmarchive.schedule import month_plan
 from llmarchive.schedule.sweep import sweep
 from llmarchive.subjects import make_subject
@@ -47,12 +48,16 @@ def plan_inode(paths) -> int:
     return month_plan.plan_file(paths, utc_today()[:7]).stat().st_ino
 
 
-def test_the_first_partition_plans_the_month_and_the_next_ones_read_its_plan(paid_paths, fake, plans):
+def test_the_first_partition_plans_the_month_and_the_next_ones_read_its_plan(paid_paths, fake, plans, monkeypatch):
     preregister(paid_paths, [FIRST, SECOND])
     assert partition(paid_paths, fake, FIRST).ran == [FIRST]
     assert plans == [utc_today()[:7]]
     written = plan_inode(paid_paths)
+    read: list[str] = []
+    real_read = registry._read_protocol_file
+    monkeypatch.setattr(registry, "_read_protocol_file", lambda file: read.append(file.name) or real_read(file))
     second = partition(paid_paths, fake, SECOND)
+    assert read == [f"{SECOND}.json"], "a partition reading the month's plan reads its own protocol, once"
     refused = partition(paid_paths, fake, UNLISTED)
     assert plans == [utc_today()[:7]], "a later partition of the month planned the sweep again"
     assert plan_inode(paid_paths) == written, "the plan file was rewritten"

@@ -39,7 +39,7 @@ from llmarchive.run import preregistration
 from panels.build import all_protocol_ids
 
 PLAN_VERSION = 1
-"""Raised when the plan's fields change, so a plan written by older code is replanned, not misread."""
+"""Part of the inputs' digest: raise it when the plan's fields change, so an older plan is replanned, not misread."""
 
 
 @dataclass
@@ -51,8 +51,8 @@ class MonthPlan:
     headers: list[dict]              # registry.sweep_protocols: the month's protocols, with admission date
     all_headers: list[dict]          # every protocol with an n: what the ladder ranks a run among
     preregistration: dict[str, dict]   # protocol_id → {"listed", "reason"}
-    made: bool = False               # this process planned it (False: read back from the plan file)
-    protocols: dict[str, dict] = field(default_factory=dict)   # the protocols read while planning, by id
+    # The protocols read while planning, by id (empty when the plan was read back): the pass need not read them again.
+    protocols: dict[str, dict] = field(default_factory=dict)
 
 
 def plan_file(paths: ArchivePaths, month: str) -> Path:
@@ -105,5 +105,5 @@ def make_plan(paths: ArchivePaths, month: str, series: str, inputs: str) -> Mont
     except OSError:     # a full disk: this pass goes on with the plan in hand (its run records the write failure)
         pass
     stored = json.loads(json.dumps(body))     # the plan as every later pass reads it back, to the type
-    return MonthPlan(month, inputs, stored["headers"], stored["all_headers"], stored["preregistration"], made=True,
+    return MonthPlan(month, inputs, stored["headers"], stored["all_headers"], stored["preregistration"],
                      protocols=by_id)
