@@ -87,6 +87,8 @@ def commercial_trials(context: AssetExecutionContext, archive: ArchiveResource, 
         raise refusal("run_busy", str(exc), protocol_id=protocol_id, month=month,
                       what_to_do="nothing: the launch already working on this partition goes on; look at that run"
                       ) from None
+    except registry.ProtocolNotBuilt as exc:   # a person's step, not an expected refusal: reading never builds
+        raise Failure(description=f"{exc}. Nothing was spent.", metadata={"protocol_id": protocol_id}) from None
     metadata = {
         "month": month,
         "protocol_id": protocol_id,

@@ -192,14 +192,14 @@ def test_a_call_is_charged_once_even_across_meters_and_only_when_answered(paths)
 
 # -- the CLI gate ---------------------------------------------------------------------------
 
-def test_run_refuses_a_paid_subject_without_a_budget(archive_home, monkeypatch, capsys):
+def test_run_refuses_a_paid_subject_without_a_budget(archive_home, built, monkeypatch, capsys):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-x")
     code = main(["run", "risky_choice_framing__wording__v0", "--subject", "anthropic", "--model", "claude-x",
                  "--base-url", "http://127.0.0.1:9"])
     assert code == 2 and "budget.json does not exist" in capsys.readouterr().err
 
 
-def test_run_stops_before_any_call_when_the_ladder_says_no(paths, monkeypatch, capsys):
+def test_run_stops_before_any_call_when_the_ladder_says_no(paths, built, monkeypatch, capsys):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-credential-x")
     spend(paths, 96)                     # in this month: the month the run's date falls in
     today = dates.utc_today()

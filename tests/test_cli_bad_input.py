@@ -236,7 +236,7 @@ def test_budget_plan_lists_only_admitted_protocols(paid_paths, capsys):
     assert v1["allowed"] == [] and v1["skipped"] == []
 
 
-def test_run_passes_workers_to_the_reference_subject_and_refuses_them_for_an_api(monkeypatch, archive_home,
+def test_run_passes_workers_to_the_reference_subject_and_refuses_them_for_an_api(monkeypatch, archive_home, built,
                                                                                  capsys):
     from llmarchive.cli import run as run_cli
     from measure.errors import ArchiveError

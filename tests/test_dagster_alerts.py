@@ -256,8 +256,8 @@ def test_an_alert_the_webhook_did_not_take_stays_owed_and_is_posted_when_it_answ
     assert [(p["event"], p["asset"]) for p in posted] == [("failed", "runtime_fingerprint")]
 
 
-def test_the_run_failure_sensor_pages_a_run_that_needs_a_person_and_not_an_expected_refusal(paths, instance, tmp_path,
-                                                                                            monkeypatch):
+def test_the_run_failure_sensor_pages_a_run_that_needs_a_person_and_not_an_expected_refusal(paths, built, instance,
+                                                                                            tmp_path, monkeypatch):
     bad = tmp_path / "subject_models.yaml"
     bad.write_text("model_family: [unclosed\n", encoding="utf-8")
     with webhook_server() as (hook, posted):

@@ -132,7 +132,7 @@ def test_the_cli_lists_the_row(toy, capsys):
     assert "toy_check" in capsys.readouterr().out
 
 
-def test_a_toy_record_is_published_in_the_instrument_table_status_json_and_the_site(toy, paths, tmp_path,
+def test_a_toy_record_is_published_in_the_instrument_table_status_json_and_the_site(toy, paths, built, tmp_path,
                                                                                   monkeypatch):
     from llmarchive.archive import cadence
     from publish import publish_all

@@ -102,7 +102,7 @@ def test_the_readme_verifies_the_published_copy_where_the_archive_keeps_it_and_p
 
 
 @pytest.mark.time_machine("2026-12-03T06:00:00Z")
-def test_croissant_describes_coverage_csv_and_names_no_internal_constant(paths):
+def test_croissant_describes_coverage_csv_and_names_no_internal_constant(paths, built):
     import mlcroissant as mlc
 
     from llmarchive.schedule.coverage import record_coverage

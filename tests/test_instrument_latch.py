@@ -85,10 +85,10 @@ def test_a_measurement_made_on_a_clean_day_of_a_latch_is_published_off_the_curve
     assert status["instrument_alarm"]["alarm_count"] == 1 and "fp02" in status["instrument_alarm"]["reason"]
 
 
-def test_status_json_has_a_null_instrument_alarm_when_nothing_is_latched(archive_home, monkeypatch):
+def test_status_json_has_a_null_instrument_alarm_when_nothing_is_latched(built):
     from publish import publish_all
 
-    paths = ArchivePaths.from_env().ensure()
+    paths = built.ensure()     # publication reads the protocols; it never builds them
     _clean_start(paths)
     publish_all(paths, build_time="2026-11-03T00:00:00Z")
     status = json.loads((paths.public / "status.json").read_text())
@@ -109,9 +109,10 @@ def test_status_json_reads_the_acknowledgement_from_the_core_change_log(paths):
     assert status.instrument_alarm(inputs) is None
 
 
-def test_the_published_alarm_clears_once_a_person_has_acknowledged_it(paths):
+def test_the_published_alarm_clears_once_a_person_has_acknowledged_it(built):
     from publish import publish_all
 
+    paths = built.ensure()     # publication reads the protocols; it never builds them
     _clean_start(paths)
     runtime_fingerprint(paths, "2026-11-03", lambda: PromptEngine(tamper=("fp02", 0)))
     publish_all(paths, build_time="2026-11-03T12:00:00Z")

@@ -193,7 +193,7 @@ def test_a_failed_run_page_is_not_lost_when_the_webhook_is_down_under_the_daemon
     assert pages[0].taken and pages[0].key == f"run|{run_id}" and "refusal no_key" in pages[0].body["text"]
 
 
-def test_a_publication_check_page_says_what_failed_and_what_to_do(paths, instance):
+def test_a_publication_check_page_says_what_failed_and_what_to_do(paths, built, instance):
     from publish.pipeline import checks
 
     result = run(["public_archive"], resources(paths), instance, raise_on_error=False)

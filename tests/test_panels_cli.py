@@ -33,7 +33,14 @@ def test_list_json_gives_one_text_free_object_per_protocol(built, capsys):
     assert {r["status"] for r in rows} == {"candidate"}
 
 
-def test_list_builds_on_first_use(archive_home, capsys):
+def test_list_on_an_unbuilt_home_names_the_build_command_and_builds_nothing(archive_home, capsys):
+    """Reading never builds (issue 45): ``panels build`` is the one command that writes protocol files."""
+    assert main(["panels", "list"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "is not built" in err and "`llmarchive panels build`" in err
+    assert not list(ArchivePaths.from_env().protocols.glob("*.json"))
+    assert main(["panels", "build"]) == 0
+    capsys.readouterr()
     assert main(["panels", "list"]) == 0
     assert len(capsys.readouterr().out.strip().splitlines()) == 24
 

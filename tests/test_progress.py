@@ -86,7 +86,7 @@ def test_both_calls_each_callback_once_per_trial():
     assert progress.both(None, only) is only and progress.both(only, None) is only
 
 
-def test_llmarchive_run_on_a_non_terminal_writes_no_progress(archive_home, capsys):
+def test_llmarchive_run_on_a_non_terminal_writes_no_progress(archive_home, built, capsys):
     from llmarchive.cli import main
     from tests.fake_provider import FakeProvider, decide_by_hash
 

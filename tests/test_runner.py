@@ -326,7 +326,7 @@ def test_run_json_is_readable_by_the_measure_command(paths, fake, capsys):
     assert json.loads(capsys.readouterr().out) == result.measurement
 
 
-def test_the_cli_runs_a_built_protocol_on_an_openai_compatible_server_unbudgeted(paths, fake, capsys):
+def test_the_cli_runs_a_built_protocol_on_an_openai_compatible_server_unbudgeted(paths, built, fake, capsys):
     from llmarchive.cli import main
     fake.require_key = None
     code = main(["run", "base_rate_neglect__wording__v0", "--subject", "openai", "--model", "local-llama",
@@ -348,7 +348,7 @@ def test_the_cli_runs_a_built_protocol_on_an_openai_compatible_server_unbudgeted
 
 
 def test_the_cli_says_a_run_was_interrupted_by_an_outage_and_resumes_it_when_the_provider_is_back(
-        paths, fake, capsys):
+        paths, built, fake, capsys):
     from llmarchive.cli import main
     fake.require_key = None
     respond = decide_by_hash()

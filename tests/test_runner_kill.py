@@ -16,6 +16,7 @@ import pytest
 
 from llmarchive.archive import ArchivePaths, read_json, read_jsonl, utc_today
 from llmarchive import budget as budget_mod
+from llmarchive.protocols import registry
 from measure import chain
 from tests.fake_provider import FakeProvider, decide_by_hash
 
@@ -37,6 +38,7 @@ def identities(trials: list[dict]) -> list[tuple]:
 def test_a_killed_run_resumes_to_the_same_trials_as_an_uninterrupted_one(tmp_path):
     home = tmp_path / "archive"
     paths = ArchivePaths.from_env(home).ensure()
+    registry.build_all(paths)      # a run reads its protocol; it never builds one
     budget_mod.write_budget(paths, budget_mod.Budget(20.0, 6.5, 1.0, {"scenario": 0.01, "fingerprint": 0.001}))
     env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "LLMARCHIVE_HOME": str(home)}
     log = paths.run_dir("killed") / "trials.jsonl"

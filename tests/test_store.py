@@ -77,7 +77,7 @@ def test_an_unreadable_run_folder_no_period_claims_fails_coverage_after_writing_
     assert records.read(paths, "coverage"), "the explained rows are written first"
 
 
-def test_publication_refuses_an_unreadable_run_folder_even_an_open_one(paths):
+def test_publication_refuses_an_unreadable_run_folder_even_an_open_one(paths, built):
     from publish.errors import PublishError
     from publish.data import gather as publish_gather
 
@@ -131,7 +131,7 @@ def test_the_producers_of_runs_never_import_the_auditor():
     assert importing == []
 
 
-def test_an_unreadable_run_held_for_review_fails_coverage_and_refuses_publication(paths):
+def test_an_unreadable_run_held_for_review_fails_coverage_and_refuses_publication(paths, built):
     """Held runs (review) live outside experiments/; a torn record there is named, never left out."""
     from publish.errors import PublishError
     from publish.data import gather as publish_gather

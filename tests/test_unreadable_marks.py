@@ -71,7 +71,7 @@ def test_review_list_names_every_unreadable_held_folder_in_text_and_json(paths, 
 
 
 @pytest.fixture
-def day_of_runs(paths, monkeypatch):
+def day_of_runs(paths, built, monkeypatch):
     """Two passing fingerprints and two complete runs: one made on 2026-11-02, one on 2026-11-01."""
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     runtime_fingerprint(paths, "2026-11-01", lambda: PromptEngine())

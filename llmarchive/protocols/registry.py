@@ -13,12 +13,13 @@ The functions below are a contract (``/tmp/protocol_contract.md`` in the
 issue that introduced them): the runner, publication, the instrument and the
 Dagster assets call exactly these.
 """
+import hashlib
 import json
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
 from llmarchive.protocols import admissions as lanes
-from llmarchive.archive import ArchivePaths, RecordFileError, check_id, read_json, utc_now, write_json
+from llmarchive.archive import ArchivePaths, check_id, read_json, utc_now, write_json
 from llmarchive.protocols.panel_seed import guard_seed
 from measure.canonical import canonical_sha256
 from measure.measurement import option_roles
@@ -41,6 +42,15 @@ class UnknownProtocol(ArchiveError, ValueError):
 
 class ProtocolFileError(ArchiveError, ValueError):
     """A protocol file whose content does not match its own hashes."""
+
+
+class ProtocolNotBuilt(ArchiveError, ValueError):
+    """A built protocol's file is missing: reading never builds (``llmarchive panels build`` does)."""
+
+    def __init__(self, protocol_id: str, file: Path) -> None:
+        super().__init__(f"protocol {protocol_id} is not built ({file} does not exist): build the protocols with "
+                         "`llmarchive panels build` (or materialise the Dagster `protocols` asset)")
+        self.protocol_id = protocol_id
 
 
 class SealedProtocolError(ArchiveError, ValueError):
@@ -67,24 +77,61 @@ def build_all(paths: ArchivePaths) -> list[dict]:
     return [apply_admission(p, current_admission(admissions, p)) for p in protocols]
 
 
-def _ensure_built(paths: ArchivePaths) -> None:
-    if any(not paths.protocol_file(pid).exists() for pid in all_protocol_ids()):
-        build_all(paths)
+def _require_built(paths: ArchivePaths, protocol_ids: Sequence[str]) -> None:
+    """Refuse, naming the first missing protocol, unless every one of ``protocol_ids`` has its file.
+
+    A read never builds: building writes every protocol file (and needs the
+    guard seed), which is ``llmarchive panels build``'s and the ``protocols``
+    asset's work, not a side effect of a paid run's or publication's read.
+    """
+    for pid in protocol_ids:
+        file = paths.protocol_file(pid)
+        if not file.exists():
+            raise ProtocolNotBuilt(pid, file)
+
+
+# (path, SHA-256 of the file's bytes) of every protocol file whose own two hashes this process has checked.
+_VERIFIED: set[tuple[str, str]] = set()
+
+
+def clear_memo() -> None:
+    """Forget which protocol files were checked (what a fresh process knows; for benches and tests)."""
+    _VERIFIED.clear()
 
 
 def _read_protocol_file(file: Path) -> dict:
+    """The protocol in ``file``; its ``panel_sha256`` and ``protocol_sha256`` checked once per process per bytes.
+
+    The check (canonical JSON of the panel and of the whole protocol, two
+    hashes) is three quarters of a read, and a month's pass reads the same
+    files again and again.  It is remembered by the file's path *and the
+    digest of its raw bytes*, taken on every read.  That is safe: a protocol
+    file is immutable once built (a rebuild is byte-identical and an edited
+    file is refused by the check), so the check is skipped only for bytes
+    already found good — and a digest, unlike size and mtime, also catches an
+    edit that keeps the size within one tick of the file system's clock.
+    Each read parses its own copy, so no caller can change another's.
+    """
     try:
-        protocol = read_json(file)
-    except RecordFileError as exc:
-        raise ProtocolFileError(str(exc)) from None
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise ProtocolFileError(f"{file}: no such file") from None
+    key = (str(file), hashlib.sha256(raw).hexdigest())
+    try:
+        protocol = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ProtocolFileError(f"{file}: not a readable JSON file ({type(exc).__name__}: {exc})") from None
     if not isinstance(protocol, dict) or "panel" not in protocol:
         raise ProtocolFileError(f"{file}: not a protocol file (no panel)")
+    if key in _VERIFIED:
+        return protocol
     if canonical_sha256(protocol["panel"]) != protocol.get("panel_sha256"):
         raise ProtocolFileError(f"{file}: panel_sha256 does not match the panel; the file was edited — rebuild it "
                                 f"with `llmarchive panels build`")
     if protocol_hash(protocol) != protocol.get("protocol_sha256"):
         raise ProtocolFileError(f"{file}: protocol_sha256 does not match the protocol; the file was edited — "
                                 f"rebuild it with `llmarchive panels build`")
+    _VERIFIED.add(key)
     return protocol
 
 
@@ -102,11 +149,12 @@ def known_ids(paths: ArchivePaths) -> list[str]:
 def load_protocol(paths: ArchivePaths, protocol_id: str) -> dict:
     """The full protocol (text included for built ones) with its admission merged.
 
-    Builds every protocol first when a file is missing.  A sealed id gives
-    its hash-only record.  Raises :class:`UnknownProtocol` for any other id.
+    A sealed id gives its hash-only record.  Raises :class:`ProtocolNotBuilt`
+    for a built protocol whose file is missing (reading never builds) and
+    :class:`UnknownProtocol` for any other id.
     """
     if protocol_id in all_protocol_ids():
-        _ensure_built(paths)
+        _require_built(paths, [protocol_id])
         protocol = _read_protocol_file(paths.protocol_file(protocol_id))
         return apply_admission(protocol, current_admission(lanes.read_admissions(paths), protocol))
     for record in sealed_records(paths):
@@ -116,8 +164,8 @@ def load_protocol(paths: ArchivePaths, protocol_id: str) -> dict:
 
 
 def load_all(paths: ArchivePaths) -> list[dict]:
-    """Every built protocol, text included, admissions merged (builds when missing)."""
-    _ensure_built(paths)
+    """Every built protocol, text included, admissions merged (:class:`ProtocolNotBuilt` when one is missing)."""
+    _require_built(paths, all_protocol_ids())
     admissions = lanes.read_admissions(paths)
     out = []
     for pid in all_protocol_ids():
@@ -149,19 +197,25 @@ def list_protocols(paths: ArchivePaths) -> list[dict]:
     return [header(p) for p in load_all(paths)] + [header(r) for r in sealed_records(paths)]
 
 
-def sweep_protocols(paths: ArchivePaths, series: str = "v0") -> list[dict]:
+def sweep_protocols(paths: ArchivePaths, series: str = "v0", headers: Optional[Sequence[Mapping]] = None) -> list[dict]:
     """Headers of the protocols a sweep runs: admitted, not sealed, of the protocol series; with admission date.
 
     The sweep and the bridge choose their work from it and coverage audits the same list, so it lives
-    with the protocols rather than with either.
+    with the protocols rather than with either.  ``headers``: :func:`list_protocols` already read by the
+    caller (the month's plan), so no protocol file is read twice.  With no admission at all no protocol
+    is admitted, so the list is empty without a file read: an archive not yet built has nothing to sweep
+    (and ``status`` or coverage on it do not stop at :class:`ProtocolNotBuilt`).
     """
+    admissions = lanes.read_admissions(paths)
+    if not admissions:
+        return []
     admitted_on: dict[str, str] = {}
-    for row in lanes.read_admissions(paths):
+    for row in admissions:
         when = str(row.get("reviewed_at") or "")[:10]
         if row.get("protocol_id") and when:
             admitted_on.setdefault(row["protocol_id"], when)
     out = []
-    for h in list_protocols(paths):
+    for h in (list_protocols(paths) if headers is None else headers):
         if h.get("status") == "admitted" and h.get("lane") in ("open", "guard") and h.get("series") == series:
             out.append({**h, "admitted_on": admitted_on.get(h["protocol_id"])})
     return sorted(out, key=lambda h: h["protocol_id"])

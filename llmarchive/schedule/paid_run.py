@@ -109,14 +109,17 @@ def check_job(job: str, bridge: Optional[Mapping] = None) -> str:
 
 
 def preregistration_guard(paths: ArchivePaths, protocol: Mapping, job: str, day: str, *,
-                          record: bool = True) -> dict:
+                          record: bool = True, known: Optional[Mapping] = None) -> dict:
     """``{"listed", "reason"}`` for ``protocol``; for a job that refuses unlisted protocols, refuse.
 
     The refusal records its ``skip`` first (``record=False`` leaves it
     unrecorded, for a sweep pass that is not responsible for that protocol).
+    ``known`` is the answer already worked out for this protocol's hashes
+    (the month's sweep plan, :mod:`llmarchive.schedule.month_plan`); then
+    ``protocol`` need only carry its ``protocol_id``.
     """
     job = paid_job(job)
-    prereg = preregistration(paths, protocol)
+    prereg = dict(known) if known is not None else preregistration(paths, protocol)
     if not prereg["listed"] and UNREGISTERED[job] == "refuse":
         reason = f"not_preregistered: {prereg['reason']}"
         if record:
@@ -201,14 +204,16 @@ def start_paid_run(paths: ArchivePaths, protocol: Mapping, subject: Any, request
                    budget: Optional[budget_mod.Budget] = None, all_headers: Optional[Sequence[Mapping]] = None,
                    run_paths: Optional[ArchivePaths] = None, config: Any = None,
                    progress: Optional[Progress] = None, say: Optional[Callable[[str], None]] = None,
-                   record_refusal: bool = True) -> RunResult:
+                   record_refusal: bool = True, preregistered: Optional[Mapping] = None) -> RunResult:
     """Start (or resume) one paid run under every rule of the module docstring, in its order.
 
     ``budget`` is the loaded ``budget.json`` (None: read it here);
     ``all_headers`` lets the ladder rank the protocol among every protocol
     it would rank (the sweep's pool); ``run_paths`` is where the run folder
     lives when not under ``paths`` (the bridge's held folders); ``config``
-    is the tracked family (default: ``subject_models.yaml``).  Raises
+    is the tracked family (default: ``subject_models.yaml``); ``preregistered`` the
+    pre-registration answer the caller already has for this protocol (the
+    month's sweep plan; None: asked here).  Raises
     :class:`PaidRunRefused` (skip recorded) or :class:`PaidRunError` before
     any call, and whatever :func:`llmarchive.run.runner.run_protocol` raises after.
     """
@@ -218,7 +223,8 @@ def start_paid_run(paths: ArchivePaths, protocol: Mapping, subject: Any, request
     billed = bool(subject.billed)
     # A free subject spends nothing: it is never refused, only marked (the rules for "manual").
     rule = UNREGISTERED[job] if billed else UNREGISTERED["manual"]
-    prereg = preregistration_guard(paths, protocol, job if billed else "manual", day, record=record_refusal)
+    prereg = preregistration_guard(paths, protocol, job if billed else "manual", day, record=record_refusal,
+                                   known=preregistered)
     authorization, earmark, ledger = None, None, None
     if billed:
         if budget is None:
@@ -279,6 +285,7 @@ class Turn:
     model: str
     request: PaidRun
     run_paths: Optional[ArchivePaths] = None     # the held folders of a bridge run kept for review
+    preregistered: Optional[Mapping] = None      # its pre-registration, when the pass already knows it
 
 
 @dataclass
@@ -322,7 +329,8 @@ def start_each(paths: ArchivePaths, turns: Iterable[Turn], subject_factory: Call
     for turn in turns:
         subject = subject_factory(turn.model, turn.protocol["generation"]["max_tokens"])
         try:
-            result = start_paid_run(paths, turn.protocol, subject, turn.request, run_paths=turn.run_paths, **options)
+            result = start_paid_run(paths, turn.protocol, subject, turn.request, run_paths=turn.run_paths,
+                                    preregistered=turn.preregistered, **options)
         except PaidRunRefused as refused:
             yield Ended(turn, refused=refused)
             continue

@@ -55,6 +55,7 @@ from llmarchive.archive import (ArchivePaths, has_run, jobs as job_table, month_
                                 sweep_run_folder, sweep_run_id)
 from llmarchive.protocols import registry
 from llmarchive.schedule.bridge import bridge_in_month
+from llmarchive.schedule.month_plan import MonthPlan, month_plan
 from llmarchive.schedule.paid_run import Ended, PaidRun, PaidRunRefused, Turn, preregistration_guard, start_each
 from llmarchive.subjects import SubjectError
 from llmarchive.succession import SubjectModels, active_model
@@ -87,6 +88,7 @@ class _Pass:
     headers: list[dict]
     done: dict[str, str]                 # protocol_id → run_id of the month's complete sweep runs
     only: Optional[Collection[str]]
+    plan: MonthPlan                      # the month's plan (llmarchive.schedule.month_plan): made once a month
     busy: Collection[str] = ()           # protocols whose run another process is calling (an earmark is live)
 
     def mine(self, pid: str) -> bool:
@@ -105,7 +107,8 @@ class _Pass:
     def protocol(self, pid: str) -> dict:
         """The protocol, loaded (and its hashes checked) once per pass."""
         if pid not in self.out.protocols:
-            self.out.protocols[pid] = registry.load_protocol(self.paths, pid)
+            planned = self.plan.protocols.get(pid)     # read while planning, when this pass made the plan
+            self.out.protocols[pid] = planned if planned is not None else registry.load_protocol(self.paths, pid)
         return self.out.protocols[pid]
 
 
@@ -115,7 +118,10 @@ def sweep(paths: ArchivePaths, day: str, config: SubjectModels, *,
           only: Optional[Collection[str]] = None, protocols: Optional[Mapping[str, dict]] = None) -> SweepOutcome:
     """One sweep pass for the month of ``day``: the steps of the module docstring, in its order.
 
-    1. the model and a pre-flight of its subject (:func:`_open_pass`);
+    1. the model, a pre-flight of its subject and the month's plan — its
+       protocols and their pre-registration, worked out by the month's first
+       pass and read back by the others (:func:`_open_pass`,
+       :mod:`llmarchive.schedule.month_plan`);
     2. the month taken away whole — a closed series, a bridge, an unreachable
        provider (:func:`_month_preempted`);
     3. the pre-registration guard (:func:`_preregistered`);
@@ -154,14 +160,15 @@ def _open_pass(paths: ArchivePaths, day: str, config: SubjectModels, subject_fac
     # mistake, not the provider's outage, and raises (SubjectSettingsError) before anything below is recorded.
     subject_factory(model, 1)
     out = SweepOutcome(day, model, protocols=dict(protocols or {}))
-    headers = registry.sweep_protocols(paths, config.protocol_series)
+    plan = month_plan(paths, day[:7], config.protocol_series)
+    headers = plan.headers
     # Only the sweep's own runs are the month's sweep (a manual or exploratory run of a protocol is not).
     done = month_sweep_runs(paths, day[:7], model)
     busy = budget_mod.busy_protocols(paths, day[:7], job_table.FULL_SWEEP) - set(done)
     if only is not None and busy & set(only):
         raise budget_mod.RunBusy(f"the {day[:7]} sweep run of {', '.join(sorted(busy & set(only)))} is being worked "
                                  "on by another process: a second launch of it is refused. Nothing was spent.")
-    return _Pass(paths, day, config, out, headers, done, only, busy)
+    return _Pass(paths, day, config, out, headers, done, only, plan, busy)
 
 
 def _month_preempted(p: _Pass, provider_check: Optional[Callable[[], None]]) -> bool:
@@ -201,8 +208,9 @@ def _preregistered(p: _Pass) -> list[dict]:
         if pid in p.busy:
             p.out.busy.append(pid)
             continue
-        try:
-            preregistration_guard(p.paths, p.protocol(pid), job_table.FULL_SWEEP, p.day, record=p.mine(pid))
+        try:   # the month's plan holds the answer: no protocol is read to ask it, no manifest read again
+            preregistration_guard(p.paths, h, job_table.FULL_SWEEP, p.day, record=p.mine(pid),
+                                  known=p.plan.preregistration.get(pid))
         except PaidRunRefused as refused:
             if p.mine(pid):
                 p.out.skipped.append((pid, refused.condition, refused.reason))
@@ -234,7 +242,7 @@ def _run_allowed(p: _Pass, allowed: list[str], budget: budget_mod.Budget, subjec
     reached yet, naming the condition, so a month left with open slots has
     its cause; the next sweep that month resumes.
     """
-    all_headers = [h for h in registry.list_protocols(p.paths) if h.get("n")]
+    all_headers = p.plan.all_headers
     turns = (_turn(p, pid, concurrency) for pid in allowed)     # each folder looked at when its turn comes
     for position, ended in enumerate(start_each(p.paths, turns, subject_factory, budget=budget,
                                                 all_headers=all_headers, config=p.config, progress=progress)):
@@ -256,7 +264,8 @@ def _turn(p: _Pass, pid: str, concurrency: int) -> Turn:
     resuming = has_run(p.paths.run_dir(run_id))
     return Turn(p.protocol(pid), p.out.model_id,
                 PaidRun(job=job_table.FULL_SWEEP, run_id=run_id, day=p.day, run_date=None if resuming else p.day,
-                        series="commercial", model_family=p.config.model_family, concurrency=concurrency))
+                        series="commercial", model_family=p.config.model_family, concurrency=concurrency),
+                preregistered=p.plan.preregistration.get(pid))
 
 
 def _stop_reason(ended: Ended) -> str:
