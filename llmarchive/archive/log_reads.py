@@ -76,6 +76,36 @@ def read_back(path: Path) -> Iterator[dict]:
             yield record
 
 
+def read_forward(path: Path) -> Iterator[dict]:
+    """The records of a chained log oldest first, read lazily from its start, each checked against its own hash
+    and its link to the one before (from :data:`measure.chain.GENESIS`).
+
+    Why: "the earliest day a log is about" is near its start; a caller stops as soon as it knows (a torn last
+    line is passed over, as by an append).
+    """
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return
+    reader = jsonl.JsonlReader(jsonl.STRICT, str(path), torn_tail=jsonl.READ)
+    with fh:
+        size, before = jsonl.complete_size(fh), chain.GENESIS
+        fh.seek(0)
+        while fh.tell() < size:
+            start = fh.tell()
+            raw = fh.readline()
+            try:
+                record = reader.parse(raw, start=start)
+            except jsonl.JsonlError as exc:
+                raise RecordFileError(f"{path}: the line at byte {start} cannot be read ({exc})") from None
+            if record is None:
+                continue
+            if record.get("record_sha256") != chain.record_hash(record) or record.get("prev_sha256") != before:
+                raise RecordFileError(f"{path}: hash chain broken at the record at byte {start} (the log was edited)")
+            before = record["record_sha256"]
+            yield record
+
+
 def records_after(path: Path, offset: int, last: str) -> Optional[tuple[list[dict], int, str]]:
     """The records after byte ``offset`` of a chained log, verified to chain onto ``last`` (the hash of the record
     ending there), with the log's size and last hash; None when the seam does not hold (the caller starts again

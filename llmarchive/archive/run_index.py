@@ -350,6 +350,17 @@ class RunIndex:
         except (IndexBroken, OSError):
             return [e for e in self.from_folders() if self._matches(e, where, args)]
 
+    def dates(self, where: str, args: tuple = ()) -> list[str]:
+        """The ``run_date`` of the rows matching ``where``, by run id, after the light refresh: no record parsed
+        (a look-back over every run's day costs a column, not every record)."""
+        def work(conn: sqlite3.Connection) -> list[str]:
+            self._refresh(conn, False)
+            return [r[0] for r in conn.execute(f"SELECT run_date FROM runs WHERE {where} ORDER BY run_id", args)]
+        try:
+            return self._use(work)
+        except (IndexBroken, OSError):
+            return [str((e.record or {}).get("run_date")) for e in self.from_folders() if self._matches(e, where, args)]
+
     @staticmethod
     def _matches(entry: Entry, where: str, args: tuple) -> bool:
         """``where`` asked of one entry read from its folder (the fallback keeps the index's answer)."""
