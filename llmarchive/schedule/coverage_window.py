@@ -100,7 +100,9 @@ def window(paths: ArchivePaths, small: dict[str, list[dict]], since: Optional[st
     def kept(rows: list[dict], key: str) -> list[dict]:
         return [r for r in rows if str(r.get(key))[:10] >= lo]
 
-    daily = {kind: tail(paths, kind, lo) for kind in job_table.record_kinds()}
+    # A window from the archive's start is the whole history: read whole, as a chain verification does not here.
+    whole = start is None or lo <= start.isoformat()
+    daily = {kind: records.read(paths, kind) if whole else tail(paths, kind, lo) for kind in job_table.record_kinds()}
     beats = times_recorded(daily.get("runtime_fingerprint", []))
     i = bisect_left(beats, datetime.fromisoformat(lo).replace(tzinfo=timezone.utc))
     logs = {kind: kept(daily[kind], "date") if kind in daily else (kept(small[kind], "date") if kind in BY_DAY
