@@ -312,7 +312,7 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
         try:
             return _compute(paths, through, gathered, (since_day, floor), summary, sealed, jobs, periods, now, today,
                             open_window)
-        except coverage_window.Reopen as reopened:
+        except coverage_window._Reopen as reopened:
             sealed -= reopened.months
 
 
@@ -399,7 +399,7 @@ def _compute(paths: ArchivePaths, through: str, facts: Facts, bounds: tuple[Opti
                 rows.append({"record_type": GAP_RECORD_TYPE, **base, "status": "gap", "cause": cause,
                              "run_id": None, "detail": f"{winner}: {found[winner]}", "condition": winner})
     if reopen:
-        raise coverage_window.Reopen(reopen)     # judged again, all at once, from facts that reach back to them
+        raise coverage_window._Reopen(reopen)     # judged again, all at once, from facts that reach back to them
     unplaced = coverage_window.unplaced(paths, facts, rows, summary, sealed, whole=periods is None and jobs is None)
     return Coverage(rows, unexplained, pending, start.isoformat(), through, unplaced, sorted(in_range),
                     begin.isoformat())

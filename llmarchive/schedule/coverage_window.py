@@ -17,7 +17,7 @@ from llmarchive.schedule.coverage_conditions import BY_DAY, GAP_RECORD_TYPE, Fac
 from llmarchive.schedule.coverage_summary import Summary, latest_rows
 
 
-class Reopen(Exception):
+class _Reopen(Exception):
     """Sealed months whose rows in the log are not whole or not in today's shape: they are judged again."""
 
     def __init__(self, months: set[str]) -> None:
