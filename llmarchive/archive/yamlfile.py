@@ -48,7 +48,7 @@ def _plain(value: Any) -> bool:
 
 
 def _cached(digest: str) -> tuple[bool, Any]:
-    """``(True, document)`` when a parsed copy of the bytes named ``digest`` is kept and whole; else ``(False, None)``."""
+    """``(True, document)`` when a whole parsed copy of the bytes named ``digest`` is kept, else ``(False, None)``."""
     try:
         kept = json.loads((cache_dir() / f"{digest}.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):

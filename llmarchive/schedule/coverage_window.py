@@ -26,7 +26,7 @@ class _Reopen(Exception):
 
 
 def opening(start: Optional[Date], since: Optional[str], sealed: set[str]) -> str:
-    """The open window's first day: the 1st of the first month, from ``since`` (else ``start``) on, not in ``sealed``."""
+    """The open window's first day: the 1st of the first month from ``since`` (else ``start``) on not in ``sealed``."""
     first = max(_day(since), start) if since and start else (start or (_day(since) if since else Date(1, 1, 1)))
     opens = first.replace(day=1)
     while f"{opens:%Y-%m}" in sealed:
