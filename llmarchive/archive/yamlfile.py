@@ -12,8 +12,9 @@ document JSON gives back unchanged (plain mappings with string keys, lists,
 strings, whole numbers, finite floats, booleans, nulls); a document with a
 date or a non-string key is parsed every time.  The cache is an
 optimisation: when it cannot be read or written, the file is parsed.
-When parsing, the C loader is used where libyaml is present (it accepts
-what the pure-Python safe loader accepts and builds the same objects).
+When parsing, the C loader is used where libyaml is present: the same
+safe constructors over libyaml's parser (its error messages differ, and the
+repository's files load to the same documents; tests/test_cadence.py).
 """
 import hashlib
 import json
