@@ -61,6 +61,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
     home = tempfile.mkdtemp(prefix="llmarchive-session-home-")
     os.environ["LLMARCHIVE_HOME"] = home
+    # Parsed YAML kept for the session only, never in the developer's cache (llmarchive.archive.yamlfile).
+    os.environ["LLMARCHIVE_YAML_CACHE"] = os.path.join(home, ".yaml-cache")
     # An owner's own webhook must never be paged by the tests: each test that posts sets its own receiver.
     for name in ("LLMARCHIVE_WEBHOOK_URL", "LLMARCHIVE_WATCH_WEBHOOK"):
         os.environ.pop(name, None)

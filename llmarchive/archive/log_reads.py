@@ -11,7 +11,7 @@ do not read is verified whole by the deep verification
 """
 import io
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import BinaryIO, Callable, Iterator, Optional
 
 from llmarchive.archive.jsonio import RecordFileError, seam_holds
 from measure import chain, jsonl
@@ -54,26 +54,60 @@ def read_back(path: Path) -> Iterator[dict]:
     bytes it did not read are the deep verification's
     (:mod:`llmarchive.archive.log_checkpoints`).
     """
+    newer: Optional[dict] = None
+    for end, record in _checked(path, lambda fh: _lines_back(fh, jsonl.complete_size(fh))):
+        if newer is not None and newer.get("prev_sha256") != record["record_sha256"]:
+            raise RecordFileError(f"{path}: the record after byte {end} does not link to the one before it "
+                                  "(the log was edited)")
+        newer = record
+        yield record
+
+
+def _lines_forward(fh) -> Iterator[tuple[int, bytes]]:
+    """The lines of a log up to its last newline, oldest first, each with where it ends."""
+    size = jsonl.complete_size(fh)
+    fh.seek(0)
+    while fh.tell() < size:
+        raw = fh.readline()
+        yield fh.tell(), raw
+
+
+def _checked(path: Path, lines: Callable[[BinaryIO], Iterator[tuple[int, bytes]]]) -> Iterator[tuple[int, dict]]:
+    """Each record of ``lines`` of the log at ``path`` (none when it does not exist), with where its line ends,
+    checked against its own ``record_sha256``."""
     try:
         fh = open(path, "rb")
     except FileNotFoundError:
         return
     reader = jsonl.JsonlReader(jsonl.STRICT, str(path), torn_tail=jsonl.READ)
     with fh:
-        newer: Optional[dict] = None
-        for end, raw in _lines_back(fh, jsonl.complete_size(fh)):
+        for end, raw in lines(fh):
             try:
                 record = reader.parse(raw)
             except jsonl.JsonlError as exc:
                 raise RecordFileError(f"{path}: the line ending at byte {end} cannot be read ({exc})") from None
+            if record is None:
+                continue
             if record.get("record_sha256") != chain.record_hash(record):
                 raise RecordFileError(f"{path}: the record ending at byte {end} does not match its record_sha256 "
                                       "(the log was edited)")
-            if newer is not None and newer.get("prev_sha256") != record["record_sha256"]:
-                raise RecordFileError(f"{path}: the record after byte {end} does not link to the one before it "
-                                      "(the log was edited)")
-            newer = record
-            yield record
+            yield end, record
+
+
+def read_forward(path: Path) -> Iterator[dict]:
+    """The records of a chained log oldest first, read lazily from its start, each checked against its own hash
+    and its link to the one before (from :data:`measure.chain.GENESIS`).
+
+    Why: "the earliest day a log is about" is near its start; a caller stops as soon as it knows (a torn last
+    line is passed over, as by an append).
+    """
+    before = chain.GENESIS
+    for end, record in _checked(path, _lines_forward):
+        if record.get("prev_sha256") != before:
+            raise RecordFileError(f"{path}: the record ending at byte {end} does not link to the one before it "
+                                  "(the log was edited)")
+        before = record["record_sha256"]
+        yield record
 
 
 def records_after(path: Path, offset: int, last: str) -> Optional[tuple[list[dict], int, str]]:

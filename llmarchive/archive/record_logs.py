@@ -28,7 +28,7 @@ from llmarchive.archive import jobs as job_table
 from llmarchive.archive.dates import parse_time, utc_now
 from llmarchive.archive.jsonio import (CHECKPOINT_EVERY, append_record, append_records, read_digested, read_jsonl,
                                        verify_log, write_digested)
-from llmarchive.archive.log_reads import read_back as _read_back, records_after
+from llmarchive.archive.log_reads import read_back as _read_back, read_forward as _read_forward, records_after
 from measure import chain
 from llmarchive.archive.paths import ArchivePaths
 from measure.schema import GAP_CAUSES, SCHEMA_VERSION
@@ -173,6 +173,14 @@ def read_back(paths: ArchivePaths, kind: str) -> Iterator[dict]:
     if kind not in KINDS:
         raise RecordError(f"unknown record kind {kind!r}")
     return _read_back(paths.record_log(kind))
+
+
+def read_forward(paths: ArchivePaths, kind: str) -> Iterator[dict]:
+    """The records of ``kind`` oldest first, read lazily from the log's start, each checked against its own hash
+    and its link to the one before (:func:`llmarchive.archive.log_reads.read_forward`)."""
+    if kind not in KINDS:
+        raise RecordError(f"unknown record kind {kind!r}")
+    return _read_forward(paths.record_log(kind))
 
 
 def latest(paths: ArchivePaths, kind: str, match: Optional[Match] = None) -> Optional[dict]:

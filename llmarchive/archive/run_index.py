@@ -204,7 +204,7 @@ def index_file(root: Path) -> Path:
     return Path(root).parent / "index" / f"{Path(root).name}.sqlite"
 
 
-class IndexBroken(Exception):
+class _IndexBroken(Exception):
     """The index file cannot be used (raised inside, answered by a rebuild or by reading the folders)."""
 
 
@@ -233,7 +233,7 @@ class RunIndex:
                     raise
                 found = None
             if found is None or found[0] != FORMAT:
-                raise IndexBroken(f"{self.file}: no index of format {FORMAT}")
+                raise _IndexBroken(f"{self.file}: no index of format {FORMAT}")
             yield conn
         finally:
             conn.close()
@@ -244,7 +244,7 @@ class RunIndex:
             try:
                 with self._connect():
                     return   # another process built it while we waited
-            except (IndexBroken, sqlite3.DatabaseError):
+            except (_IndexBroken, sqlite3.DatabaseError):
                 pass
             for suffix in ("", "-wal", "-shm", "-journal"):
                 Path(str(self.file) + suffix).unlink(missing_ok=True)
@@ -264,16 +264,16 @@ class RunIndex:
         and answers from the folders.
         """
         if not self.root.is_dir() or not (create or self.file.exists()):
-            raise IndexBroken(f"{self.file}: no run index (yet)")
+            raise _IndexBroken(f"{self.file}: no run index (yet)")
         for attempt in (1, 2):
             try:
                 with self._connect() as conn:
                     return work(conn)
-            except (IndexBroken, sqlite3.DatabaseError) as exc:
+            except (_IndexBroken, sqlite3.DatabaseError) as exc:
                 if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-                    raise IndexBroken(str(exc)) from None
+                    raise _IndexBroken(str(exc)) from None
                 if attempt == 2:
-                    raise IndexBroken(str(exc)) from None
+                    raise _IndexBroken(str(exc)) from None
                 self._create()
         raise AssertionError("unreachable")
 
@@ -332,7 +332,7 @@ class RunIndex:
             return [_entry_of(r) for r in conn.execute(f"{_ROWS} WHERE kind != 'empty' ORDER BY run_id")]
         try:
             return self._use(work)
-        except (IndexBroken, OSError):
+        except (_IndexBroken, OSError):
             return self.from_folders()
 
     def from_folders(self) -> list[Entry]:
@@ -347,8 +347,19 @@ class RunIndex:
             return [_entry_of(r) for r in conn.execute(f"{_ROWS} WHERE {where} ORDER BY run_id", args)]
         try:
             return self._use(work)
-        except (IndexBroken, OSError):
+        except (_IndexBroken, OSError):
             return [e for e in self.from_folders() if self._matches(e, where, args)]
+
+    def dates(self, where: str, args: tuple = ()) -> list[str]:
+        """The ``run_date`` of the rows matching ``where``, by run id, after the light refresh: no record parsed
+        (a look-back over every run's day costs a column, not every record)."""
+        def work(conn: sqlite3.Connection) -> list[str]:
+            self._refresh(conn, False)
+            return [r[0] for r in conn.execute(f"SELECT run_date FROM runs WHERE {where} ORDER BY run_id", args)]
+        try:
+            return self._use(work)
+        except (_IndexBroken, OSError):
+            return [str((e.record or {}).get("run_date")) for e in self.from_folders() if self._matches(e, where, args)]
 
     @staticmethod
     def _matches(entry: Entry, where: str, args: tuple) -> bool:
@@ -371,7 +382,7 @@ class RunIndex:
             return None if found is None else found[0]
         try:
             return self._use(work)
-        except (IndexBroken, OSError):
+        except (_IndexBroken, OSError):
             dates = [str((e.record or {}).get("run_date"))[:10] for e in self.from_folders() if e.measured and e.dated]
             return max(dates) if dates else None
 
@@ -388,7 +399,7 @@ class RunIndex:
             _put(conn, entry, replace=True)
             conn.execute("COMMIT")
             self._refresh(conn, False)   # a new index learns the other folders now, not at each read
-        with contextlib.suppress(IndexBroken, OSError):
+        with contextlib.suppress(_IndexBroken, OSError):
             self._use(work, create=True)
 
     def forget(self, run_id: str) -> None:
@@ -398,7 +409,7 @@ class RunIndex:
             for table in ("runs", "records"):
                 conn.execute(f"DELETE FROM {table} WHERE run_id=?", (run_id,))
             conn.execute("COMMIT")
-        with contextlib.suppress(IndexBroken, OSError):
+        with contextlib.suppress(_IndexBroken, OSError):
             self._use(work)
 
     def disagreements(self) -> list[str]:
@@ -407,7 +418,7 @@ class RunIndex:
             return {r["run_id"]: _entry_of(r) for r in conn.execute(f"{_ROWS} WHERE kind != 'empty'")}
         try:
             indexed = self._use(work)
-        except (IndexBroken, OSError) as exc:
+        except (_IndexBroken, OSError) as exc:
             return [f"{self.file}: the run index cannot be read ({exc})"]
         disk = {e.run_id: e for e in self.from_folders()}
         out = []

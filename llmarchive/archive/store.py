@@ -261,6 +261,7 @@ def _entry(folder: Path) -> Entry:
 
 def _index(root: Path) -> RunIndex:
     return RunIndex(Path(root), _entry, _signature)
+index_of = _index   # the run index of a root, for the index's other readers (run_reads)
 
 
 def scan(root: Path) -> RunScan:

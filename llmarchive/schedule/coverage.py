@@ -143,8 +143,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from llmarchive import budget as budget_mod
 from llmarchive.archive import (ArchivePaths, Cadence, PRECEDENCE, UNREADABLE_CONDITION, UnexplainedGap, Unreadable,
-                                cause_for, jobs as job_table, load_cadence, record_logs as records, store,
-                                times_recorded)
+                                cause_for, jobs as job_table, load_cadence, record_logs as records, store)
 from llmarchive.schedule import coverage_conditions, coverage_summary, coverage_window
 from llmarchive.schedule.coverage_summary import row_key, write_rows  # noqa: F401  (named here too)
 from llmarchive.schedule.coverage_conditions import (  # noqa: F401  (the job table and conditions, named here too)
@@ -180,17 +179,13 @@ def gather(paths: ArchivePaths, protocols: Optional[list[dict]] = None, series: 
     the ledger's tally (:func:`llmarchive.budget.read_ledger`: its checkpoint and the entries after it), not
     from the whole ledger.
     """
-    logs = {kind: records.read(paths, kind) for kind in log_kinds()}
+    small = {kind: records.read(paths, kind) for kind in log_kinds() if kind not in job_table.record_kinds()}
     if protocols is None:
         protocols = sweep_protocols(paths, series)
-    runs = store.archive_scan(paths)
-    complete = [r.record for r in runs.complete if r.run_date]
-    whole = Facts(complete, logs, protocols, rotation_order(protocols, series), cadence or load_cadence(),
-                  times_recorded(logs["runtime_fingerprint"]), [r.record for r in runs.open if r.run_date],
-                  budget_mod.budget_cuts(paths), declared_models(paths), [],
-                  [*runs.unreadable, *store.held_scan(paths).unreadable],   # held runs: no period claims them
-                  fingerprint_days=budget_mod.read_ledger(paths).tally.fingerprint_days)
-    return coverage_window.window(whole, archive_start(whole), since, set(sealed))
+    return coverage_window.window(paths, small, since, set(sealed), protocols=protocols,
+                                  guard_order=rotation_order(protocols, series), cadence=cadence or load_cadence(),
+                                  budget_cuts=budget_mod.budget_cuts(paths), declared_models=declared_models(paths),
+                                  fingerprint_days=budget_mod.read_ledger(paths).tally.fingerprint_days)
 
 
 def archive_start(facts: Facts) -> Optional[Date]:
@@ -317,7 +312,7 @@ def compute(paths: ArchivePaths, through: str, since: Optional[str] = None, *, f
         try:
             return _compute(paths, through, gathered, (since_day, floor), summary, sealed, jobs, periods, now, today,
                             open_window)
-        except coverage_window.Reopen as reopened:
+        except coverage_window._Reopen as reopened:
             sealed -= reopened.months
 
 
@@ -404,7 +399,7 @@ def _compute(paths: ArchivePaths, through: str, facts: Facts, bounds: tuple[Opti
                 rows.append({"record_type": GAP_RECORD_TYPE, **base, "status": "gap", "cause": cause,
                              "run_id": None, "detail": f"{winner}: {found[winner]}", "condition": winner})
     if reopen:
-        raise coverage_window.Reopen(reopen)     # judged again, all at once, from facts that reach back to them
+        raise coverage_window._Reopen(reopen)     # judged again, all at once, from facts that reach back to them
     unplaced = coverage_window.unplaced(paths, facts, rows, summary, sealed, whole=periods is None and jobs is None)
     return Coverage(rows, unexplained, pending, start.isoformat(), through, unplaced, sorted(in_range),
                     begin.isoformat())

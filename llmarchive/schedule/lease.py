@@ -46,8 +46,8 @@ from datetime import date as Date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Optional
 
-from llmarchive.archive import (ArchivePaths, CONDITIONS, Cadence, complete_runs, file_lock, load_cadence, parse_time,
-                                read_json, record_logs as records, write_json)
+from llmarchive.archive import (ArchivePaths, CONDITIONS, Cadence, file_lock, latest_complete_run_date, load_cadence,
+                                parse_time, read_json, record_logs as records, write_json)
 from llmarchive.schedule import outbox, webhook
 
 # Run-clock states, from the longest absence down.
@@ -99,8 +99,7 @@ def check(paths: ArchivePaths, now: Optional[datetime] = None, cadence: Optional
     cadence = cadence or load_cadence()
     now = now or datetime.now(timezone.utc)
     last_cycle = records.newest_time(paths, "runtime_fingerprint")    # the daily cycle's last heartbeat
-    runs = [str(r["run_date"])[:10] for r in complete_runs(paths)]
-    last_run = max(runs) if runs else None
+    last_run = latest_complete_run_date(paths)                       # the run index's newest complete run
     contact = records.newest_time(paths, "model_observed")    # the provider's last answer to the watch
 
     reasons: list[str] = []
