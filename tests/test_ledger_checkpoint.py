@@ -226,7 +226,9 @@ def random_appends(paths, seed: int, batches: int = 30) -> None:
             else:
                 settles = [open_ids.pop(rng.below(len(open_ids))) for _ in range(min(len(open_ids), rng.below(3)))]
                 cost = None if rng.below(10) == 0 else round(rng.uniform(), 4)
-                e = entry(B.CHARGE, run, n, month, pool, cost_eur=cost, settles=settles)
+                e = entry(B.CHARGE, run, n, month, pool, cost_eur=cost, settles=settles,
+                          basis=rng.choice(["usage", "flat"]), answered=rng.below(3) > 0,
+                          category=rng.choice(["scenario", "fingerprint"]))
             batch.append(e)
         jsonio.append_records(paths.spend_ledger, batch)
         if rng.below(4) == 0:
@@ -249,12 +251,31 @@ def assert_agrees(paths, tally) -> None:
             for pool in ("general", "bridge", "heartbeat"):
                 assert tally.committed(run, month, pool) == pytest.approx(full(run, month, pool), abs=1e-9)
     assert sorted(tally.run_ids) == sorted({e["run_id"] for e in entries})
+    for category in ("scenario", "fingerprint"):      # the degradation's measured rate (method §9.2)
+        costs = [e["cost_eur"] for e in entries if e["record_type"] == B.CHARGE and e.get("category") == category
+                 and e.get("basis") == "usage" and e.get("answered") and isinstance(e.get("cost_eur"), float)]
+        euros, calls = tally.measured(category, ["2026-10", MONTH])
+        assert calls == len(costs) and euros == pytest.approx(sum(costs), abs=1e-9)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 20261110])
 def test_totals_from_the_checkpoint_and_the_tail_equal_a_full_reading(paths, seed):
     B.write_budget(paths, BUDGET)
     random_appends(paths, seed)
+
+
+def test_the_programmes_review_reads_the_measured_rate_from_the_checkpoint_not_the_whole_ledger(paths, monkeypatch):
+    """Every paid partition reviews the programme's level; its three months' rate is the tally's, so the
+    review parses only what was appended since the checkpoint — and finds the rate a full reading finds."""
+    usage = [entry(B.CHARGE, f"r{i % 7}", i, month, basis="usage", answered=True, cost_eur=0.002 + i / 1e6,
+                   settles=[]) for i in range(300) for month in ("2026-09", "2026-10", MONTH)]
+    jsonio.append_records(paths.spend_ledger, usage)
+    B.read_ledger(paths)                                # the checkpoint an earlier start left
+    neighbour_appends(paths)
+    parsed = ledger_lines_parsed(monkeypatch)
+    euros_per_call, calls = B.measured_rate(paths, "scenario", MONTH)
+    assert len(parsed) <= TAIL + 2, f"the review parsed {len(parsed)} of {len(usage) + TAIL} ledger entries"
+    assert calls == len(usage) and euros_per_call == pytest.approx(sum(e["cost_eur"] for e in usage) / calls)
 
 
 # -- the meter's own tallies ------------------------------------------------------------------------------

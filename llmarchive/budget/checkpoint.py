@@ -66,6 +66,7 @@ class LedgerTally:
     first_offset: dict[str, int] = field(default_factory=dict)                   # run -> byte of its first entry
     count: int = 0
     fingerprint_days: dict[str, int] = field(default_factory=dict)               # day -> subject fingerprint entries
+    usage: dict[tuple[str, str], list] = field(default_factory=dict)             # (month, category) -> [euros, calls]
 
     def add(self, entry: Mapping, offset: int) -> None:
         """Fold one entry whose line starts at byte ``offset``."""
@@ -81,6 +82,10 @@ class LedgerTally:
             if isinstance(entry.get("cost_eur"), (int, float)):
                 self.charged[key] = self.charged.get(key, 0.0) + entry["cost_eur"]
                 self._count(run, key, entry["cost_eur"])
+                if is_measured_call(entry):
+                    euros_calls = self.usage.setdefault((entry["month"], entry["category"]), [0.0, 0])
+                    euros_calls[0] += entry["cost_eur"]
+                    euros_calls[1] += 1
             for rid in entry.get("settles") or ():
                 self.settle(rid)
         elif entry.get("record_type") == RESERVATION:
@@ -131,14 +136,30 @@ class LedgerTally:
         return {"count": self.count, "charged": [[*k, v] for k, v in self.charged.items()],
                 "open": [[rid, *v] for rid, v in self.open.items()],
                 "by_run": [[*k, v] for k, v in self.by_run.items()], "first_offset": self.first_offset,
-                "fingerprint_days": self.fingerprint_days}
+                "fingerprint_days": self.fingerprint_days, "usage": [[*k, *v] for k, v in self.usage.items()]}
 
     @classmethod
     def from_json(cls, data: Mapping) -> "LedgerTally":
         return cls({(m, p): v for m, p, v in data["charged"]}, {rid: (m, p, w, r) for rid, m, p, w, r in data["open"]},
                    {(r, m, p): v for r, m, p, v in data["by_run"]}, dict(data["first_offset"]), int(data["count"]),
                    # A checkpoint written before the days were tallied lacks them: KeyError, so it is not trusted.
-                   {str(d): int(n) for d, n in data["fingerprint_days"].items()})
+                   {str(d): int(n) for d, n in data["fingerprint_days"].items()},
+                   {(m, c): [float(e), int(n)] for m, c, e, n in data["usage"]})
+
+    def measured(self, category: str, months: Iterable[str]) -> tuple[float, int]:
+        """(euros, calls) of ``category``'s usage-charged answered trials in ``months`` (the degradation's rate)."""
+        euros, calls = 0.0, 0
+        for month in sorted(months):
+            month_euros, month_calls = self.usage.get((month, category), (0.0, 0))
+            euros, calls = euros + month_euros, calls + month_calls
+        return euros, calls
+
+
+def is_measured_call(entry: Mapping) -> bool:
+    """A charge that measures what a call costs (method §9.2): usage-priced, answered, a trial, with its euros."""
+    return (entry.get("record_type", CHARGE) == CHARGE and isinstance(entry.get("cost_eur"), (int, float))
+            and entry.get("basis") == "usage" and bool(entry.get("answered")) and entry.get("trial", True)
+            and isinstance(entry.get("month"), str) and isinstance(entry.get("category"), str))
 
 
 def fingerprint_day(entry: Mapping) -> Optional[str]:

@@ -28,7 +28,7 @@ from typing import Mapping, Optional, Sequence
 from llmarchive.archive import ArchivePaths, RecordFileError, record_logs as records
 from llmarchive.budget.config import EPSILON_EUR, Budget, BudgetError, eur
 from llmarchive.budget.ladder import select_protocols
-from llmarchive.budget.spend_ledger import CHARGE, ledger
+from llmarchive.budget.checkpoint import LedgerView, read_ledger
 
 
 @dataclass(frozen=True)
@@ -100,16 +100,16 @@ def _months_back(month: str, count: int) -> set[str]:
 
 
 def measured_rate(paths: ArchivePaths, category: str, month: str,
-                  entries: Optional[Sequence[Mapping]] = None) -> Optional[tuple[float, int]]:
-    """(mean euros per answered call, calls) over the last three months' usage-charged trials, if enough."""
-    months = _months_back(month, MEASURED_MONTHS)
-    costs = [e["cost_eur"] for e in (ledger(paths) if entries is None else entries)
-             if e.get("record_type", CHARGE) == CHARGE and e.get("category") == category and e.get("month") in months
-             and e.get("basis") == "usage" and e.get("answered") and e.get("trial", True)
-             and isinstance(e.get("cost_eur"), (int, float))]
-    if len(costs) < MIN_MEASURED_CALLS:
+                  view: Optional[LedgerView] = None) -> Optional[tuple[float, int]]:
+    """(mean euros per answered call, calls) over the last three months' usage-charged trials, if enough.
+
+    Read from the ledger's tally (:mod:`llmarchive.budget.checkpoint`), which folds each such charge as it is
+    read: every partition of a month asks, and re-reading the whole ledger for it grew with the archive's age.
+    """
+    euros, calls = (view or read_ledger(paths)).tally.measured(category, _months_back(month, MEASURED_MONTHS))
+    if calls < MIN_MEASURED_CALLS:
         return None
-    return sum(costs) / len(costs), len(costs)
+    return euros / calls, calls
 
 
 def projected_month_eur(level: Level, calls_per_protocol: int, scenario_eur: float, fingerprint_eur: float) -> float:
@@ -133,12 +133,12 @@ def review_degradation(paths: ArchivePaths, budget: Budget, day: str, calls_per_
     restoring the programme is a person's decision.
     """
     month = day[:7]
-    entries = ledger(paths)
-    measured = measured_rate(paths, "scenario", month, entries)
+    view = read_ledger(paths)
+    measured = measured_rate(paths, "scenario", month, view)
     if measured is None:
         return []
     scenario_eur, calls = measured
-    fingerprint = measured_rate(paths, "fingerprint", month, entries)
+    fingerprint = measured_rate(paths, "fingerprint", month, view)
     fingerprint_eur = fingerprint[0] if fingerprint else budget.rate("fingerprint")
     level = current_level(paths)
     written: list[dict] = []
