@@ -54,14 +54,14 @@ def test_the_webserver_serves_every_asset_and_paid_schedules_start_stopped_even_
         assert assets == {"protocols", "preregistration_manifest", "commercial_trials", "commercial_measurements",
                           "open_weights_trials", "open_weights_measurements", "runtime_fingerprint",
                           "guard_rotation", "subject_fingerprint", "revalidation", "coverage", "public_archive",
-                          "archive_health"}
+                          "archive_health", "log_integrity"}
         [repo] = answer["data"]["repositoriesOrError"]["nodes"]
         schedules = {s["name"]: s["scheduleState"]["status"] for s in repo["schedules"]}
         sensors = {s["name"]: s["sensorState"]["status"] for s in repo["sensors"]}
         paid = "STOPPED"   # key or no key: the owner starts paid work by hand
         assert schedules == {"daily_instrument_schedule": "RUNNING", "daily_subject_fingerprint_schedule": paid,
                              "monthly_sweep_schedule": paid, "monthly_coverage_schedule": "RUNNING",
-                             "monthly_publication_schedule": "RUNNING"}
+                             "monthly_publication_schedule": "RUNNING", "daily_log_integrity_schedule": "RUNNING"}
         assert sensors == {"model_watch": paid, "lease_on_life": "RUNNING", "preregistration_manifests": "RUNNING",
                            "failed_check_webhook": "RUNNING", "failed_run_webhook": "RUNNING"}
         assert {"commercial_job", "open_weights_job", "daily_instrument_job", "panels_job", "manifest_job",
@@ -80,10 +80,13 @@ def _answers(url: str) -> bool:
 @pytest.mark.slow
 def test_make_serve_starts_dagster_and_datasette_and_sigterm_stops_both(tmp_path):
     from llmarchive.archive import ArchivePaths
+    from llmarchive.protocols import registry
     from publish import publish_all
 
     archive = tmp_path / "archive"
-    publish_all(ArchivePaths(archive).ensure())
+    paths = ArchivePaths(archive).ensure()
+    registry.build_all(paths)          # reading never builds (method §3): what `make demo` did before serving
+    publish_all(paths)
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     env.update(LLMARCHIVE_HOME=str(archive), DAGSTER_HOME=str(tmp_path / "dagster"), NO_PROXY="127.0.0.1")
     dagster_port, datasette_port = free_port(), free_port()
