@@ -16,6 +16,10 @@ writes.  That state is what production holds then:
 * last month's publication in ``public/`` (built, untimed, by the code under
   test on the archive as it stood a month earlier, then the month's records
   added), so a publication that redoes only what changed is measured fairly;
+* the coverage of every month before last recorded by the code under test
+  (untimed, ``record_month`` as the coverage asset runs it on each 1st), so
+  a code that seals closed months is measured on sealed months, as a running
+  archive holds them, and older code on its own path;
 * the spend ledger's checkpoint as the last paid start of last month left it
   (for the month's first paid start), or as the first start of this month left
   it (for every other operation: the steady state of a month).
@@ -218,6 +222,18 @@ def child(op: str, home: str, now: str) -> dict:
         note = "; ".join(f"{k}: {len(v)}" for k, v in found.items() if v) or "all pass"
     elif op == "prime":
         budget_mod.read_ledger(paths)
+    elif op == "seal":
+        # Last month's coverage asset on its 1st: the months before it recorded (and, where the code seals
+        # months, sealed), as a running archive holds them.  ``now`` is late in last month, so the rows go
+        # to the log's end in time order.
+        _, gap = coverage.record_month(paths, previous, dt.date.fromisoformat(f"{month}-01"))
+        try:
+            from llmarchive.schedule import coverage_summary
+            sealed = sorted(coverage_summary.current(paths).sealed)
+        except ImportError:         # older code: no month is sealed, each is recomputed
+            sealed = []
+        note = (f"{len(sealed)} months sealed" + (f" ({sealed[0]}..{sealed[-1]})" if sealed else "")
+                + (f"; unexplained: {gap}" if gap is not None else ""))
     else:
         raise SystemExit(f"unknown operation {op!r}")
     seconds = _cpu() - started
@@ -299,6 +315,9 @@ def prepare(age: Age, ops: list[Operation], log) -> Path:
         copy_home(home, state, merge=True)
     else:
         copy_home(home, state)
+    sealed = run_child("seal", state, age.last_month("23:20:00"), age.base_url)
+    log(f"  {age.years:>2} y  coverage recorded through {aged_archive.month_of(age.months - 2)} (untimed): "
+        f"{sealed['note']}")
     run_child("prime", state, age.last_month("23:30:00"), age.base_url)
     return state
 
