@@ -16,6 +16,12 @@ writes.  That state is what production holds then:
 * last month's publication in ``public/`` (built, untimed, by the code under
   test on the archive as it stood a month earlier, then the month's records
   added), so a publication that redoes only what changed is measured fairly;
+* the coverage of every month before last recorded by the code under test
+  (untimed, ``record_month`` as the coverage asset runs it on each 1st), so
+  a code that seals closed months is measured on sealed months, as a running
+  archive holds them, and older code on its own path;
+* each chained log's checkpoint (where the code keeps them) at the log's end,
+  as a running archive's appends leave it;
 * the spend ledger's checkpoint as the last paid start of last month left it
   (for the month's first paid start), or as the first start of this month left
   it (for every other operation: the steady state of a month).
@@ -65,9 +71,8 @@ class Operation:
 OPERATIONS = (
     Operation("paid_start", 1, True, "the month's first paid start: the partition's permission (earmark, ladder) "
                                      "and its SpendMeter, the ledger's checkpoint from last month"),
-    Operation("coverage", 1, True, "the coverage asset on the 1st: coverage.gather (also inside status and "
-                                   "publication), compute of the month just ended, write_rows — one process, each "
-                                   "part timed"),
+    Operation("coverage", 1, True, "the coverage asset on the 1st (assets/coverage.py): record_month of the month "
+                                   "just ended — its facts gathered, its periods judged, its rows written"),
     Operation("subject_fingerprint", 30, True, "the day's subject fingerprint (24 paid calls to the fake provider "
                                                "in its own process)"),
     Operation("lease_check", 1440, True, "lease.check + record_state (the hourly sensor and the hourly timer)"),
@@ -114,6 +119,22 @@ def _sweep_pid(paths) -> str:
     return registry.sweep_protocols(paths, "v0")[0]["protocol_id"]
 
 
+def _checkpoint_logs(paths) -> str:
+    """Each chained log's checkpoint where the code keeps them, as the first append of a running archive's last
+    process left it (the builder writes logs, not the state beside them): the log verified whole once, untimed."""
+    from llmarchive.archive import jsonio
+
+    try:
+        from llmarchive.archive.log_checkpoints import chained_logs
+    except ImportError:             # older code: no checkpoints, every first append verifies its whole log
+        return "no log checkpoints in this code"
+    logs = [log for log in chained_logs(paths) if paths.experiments not in log.parents]   # closed trial logs aside
+    for log in logs:
+        jsonio.verify_log(log)
+        jsonio.write_checkpoint(log, log.stat().st_size, jsonio.tail_hash(log))
+    return f"{len(logs)} logs checkpointed"
+
+
 class PreludeDone(BaseException):
     """Raised by the subject factory when the sweep asks for its run's subject: the prelude is over."""
 
@@ -156,9 +177,6 @@ def child(op: str, home: str, now: str) -> dict:
     if op == "paid_start":
         protocol = registry.load_protocol(paths, pid)
         headers = registry.sweep_protocols(paths, "v0")
-    if op == "coverage":
-        first = dt.date.fromisoformat(f"{previous}-01")
-        last = first.replace(day=aged_archive.month_days(previous))
 
     parts: dict = {}
     started = _cpu()
@@ -172,14 +190,10 @@ def child(op: str, home: str, now: str) -> dict:
             if earmark is not None:
                 earmark.release()
     elif op == "coverage":
-        # The coverage asset's work in its order (record_month: gather, compute, write_rows), each part timed.
-        facts = coverage.gather(paths)
-        parts["coverage_gather"] = _cpu() - started
-        result = coverage.compute(paths, last.isoformat(), since=first.isoformat(), today=day, facts=facts)
-        parts["coverage_compute"] = _cpu() - started - sum(parts.values())
-        written = coverage.write_rows(paths, result.rows)
-        parts["coverage_write"] = _cpu() - started - sum(parts.values())
-        note = f"{len(result.rows)} rows, {len(result.unexplained)} unexplained, {len(written)} written"
+        # What the asset calls: the code under test gathers what it needs (the open window where months are
+        # sealed; a gather of the whole history by hand would measure a path the asset never takes).
+        result, gap = coverage.record_month(paths, previous, dt.date.fromisoformat(day))
+        note = f"{len(result.rows)} rows, {len(result.unexplained)} unexplained" + (f"; {gap}" if gap else "")
     elif op == "subject_fingerprint":
         out = subject_fingerprint(paths, day, subject)
         note = "recorded" if out.record is not None else f"no record: {out}"
@@ -218,6 +232,18 @@ def child(op: str, home: str, now: str) -> dict:
         note = "; ".join(f"{k}: {len(v)}" for k, v in found.items() if v) or "all pass"
     elif op == "prime":
         budget_mod.read_ledger(paths)
+    elif op == "seal":
+        # Last month's coverage asset on its 1st: the months before it recorded (and, where the code seals
+        # months, sealed), as a running archive holds them.  ``now`` is late in last month, so the rows go
+        # to the log's end in time order.
+        _, gap = coverage.record_month(paths, previous, dt.date.fromisoformat(f"{month}-01"))
+        try:
+            from llmarchive.schedule import coverage_summary
+            sealed = sorted(coverage_summary.current(paths).sealed)
+        except ImportError:         # older code: no month is sealed, each is recomputed
+            sealed = []
+        note = (f"{len(sealed)} months sealed" + (f" ({sealed[0]}..{sealed[-1]})" if sealed else "")
+                + (f"; unexplained: {gap}" if gap is not None else "") + f"; {_checkpoint_logs(paths)}")
     else:
         raise SystemExit(f"unknown operation {op!r}")
     seconds = _cpu() - started
@@ -299,6 +325,9 @@ def prepare(age: Age, ops: list[Operation], log) -> Path:
         copy_home(home, state, merge=True)
     else:
         copy_home(home, state)
+    sealed = run_child("seal", state, age.last_month("23:20:00"), age.base_url)
+    log(f"  {age.years:>2} y  coverage recorded through {aged_archive.month_of(age.months - 2)} (untimed): "
+        f"{sealed['note']}")
     run_child("prime", state, age.last_month("23:30:00"), age.base_url)
     return state
 
@@ -348,7 +377,7 @@ def measure(age: Age, ops: list[Operation], log) -> dict:
     return results
 
 
-PARTS = {"coverage": ("coverage_gather", "coverage_compute", "coverage_write")}
+PARTS: dict[str, tuple[str, ...]] = {}     # an operation shown as its parts, each timed by the child
 
 
 def rows_of(ops: list[Operation]) -> list[tuple[str, int]]:

@@ -99,3 +99,21 @@ def test_a_byte_changed_in_a_replicated_trial_log_is_caught(home):
     log.write_text("".join(lines), encoding="utf-8")
     problems = checks.chain_problems(ArchivePaths(home))
     assert any(log.parent.name in p for p in problems), problems[:3]
+
+
+def test_the_bench_primes_a_home_as_a_running_archive_holds_it_sealed_months_and_log_checkpoints(home):
+    """Before timing, the bench lets the code under test record last months' coverage (sealing them) and leaves
+    each chained log a checkpoint at its end: the timed operations then take the running archive's path, not a
+    first-ever whole-history one."""
+    import age_bench
+    from llmarchive.archive import ArchivePaths, jsonio
+    from llmarchive.schedule import coverage_summary
+
+    paths = ArchivePaths(home)
+    assert not coverage_summary.current(paths).sealed and jsonio.read_checkpoint(paths.record_log("coverage")) is None
+    found = age_bench.run_child("seal", home, "2027-01-31T23:20:00Z", "http://127.0.0.1:9")
+    assert found["cpu"] is not None, found["note"]
+    assert {"2026-11", "2026-12"} <= coverage_summary.current(paths).sealed, found["note"]
+    for kind in ("coverage", "runtime_fingerprint", "subject_fingerprint"):
+        log = paths.record_log(kind)
+        assert jsonio.read_checkpoint(log) == (log.stat().st_size, jsonio.tail_hash(log)), kind

@@ -110,3 +110,27 @@ def test_status_shows_the_dead_man_the_pages_owed_and_never_the_webhooks_token(a
     assert "PAGES        NOT GETTING THROUGH: 1 page(s) owed" in text
     assert "T0KEN" not in text and "T0KEN" not in json.dumps(shown)
     assert len(text.splitlines()) <= 25, "still one screen"
+
+
+def test_status_digests_the_publications_inputs_as_a_build_does_and_sees_one_changed_trial_line(archive):
+    """``status`` asks whether the publication is current with the publisher's digest over only what it digests
+    (:func:`publish.data.sources.digest_inputs`): every measurement, the open lane's trial lines, each record
+    log's chain head — the same hash as a whole build's reading, and a changed open-lane trial is seen."""
+    from llmarchive.archive import store
+    from llmarchive.cli.status import publication_inputs_current
+    from publish.data import sources, status as published
+    from tests import publish_helpers as ph
+
+    ph.populate(archive)
+    whole = sources.gather(archive)
+    assert whole.open_runs and len(whole.measurements) > len(whole.open_runs), "both lanes are in the archive"
+    assert published.inputs_digest(sources.digest_inputs(archive)) == published.inputs_digest(whole)
+    publish_all(archive)
+    assert publication_inputs_current(archive) is True
+
+    log = store.trial_log(archive.run_dir(whole.open_runs[0].run_id))
+    lines = log.read_bytes().splitlines(keepends=True)
+    trial = max(i for i, line in enumerate(lines) if b'"record_type":"trial"' in line)
+    lines[trial] = lines[trial].replace(b'"trial_index":', b'"trial_index": ', 1)   # one byte more, same record
+    log.write_bytes(b"".join(lines))
+    assert publication_inputs_current(archive) is False

@@ -162,13 +162,14 @@ def _publication_lines(pub: dict) -> list[str]:
 
 
 def publication_inputs_current(paths) -> bool:
-    """Whether ``public/render_manifest.json`` was built from the inputs as they are now (the publisher's digest)."""
+    """Whether ``public/render_manifest.json`` was built from the inputs as they are now (the publisher's digest,
+    over only what it digests: :func:`publish.data.sources.digest_inputs`, not a build's whole reading)."""
     # publish is imported in the handlers, not above: it loads sqlite_utils and pandas (~0.4 s), and the CLI
     # imports every subcommand module at start, so every command would pay for it.  Not a cycle.
     from publish.data import sources, status
 
     manifest = read_json(paths.public / status.MANIFEST_FILE)
-    return status.inputs_digest(sources.gather(paths)) == manifest.get("inputs_sha256")
+    return status.inputs_digest(sources.digest_inputs(paths)) == manifest.get("inputs_sha256")
 
 
 def do_status(args: argparse.Namespace) -> int:

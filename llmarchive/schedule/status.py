@@ -144,14 +144,14 @@ def coverage_part(paths: ArchivePaths, today: str) -> dict:
     }
 
 
-def runs_part(paths: ArchivePaths) -> dict:
+def runs_part(paths: ArchivePaths, found: Optional[store.RunScan] = None) -> dict:
     """Run folders publication would refuse: unreadable ones, and complete runs whose trial log is not the one
     their record and measurement describe (:mod:`llmarchive.archive.log_agreement`), each named with why.
 
     What each trial log and measurement hold comes from the run index (method §10.5): the scan has just
     signed every folder's files and read again any whose signature changed, so no trial log is read whole
-    here; publication verifies every log's chain itself."""
-    found = store.archive_scan(paths)
+    here; publication verifies every log's chain itself.  ``found``: that scan, when the caller made it."""
+    found = store.archive_scan(paths) if found is None else found
     problems = [{"run_id": bad.run_id, "problem": bad.problem} for bad in found.unreadable]
     for run in found.complete:
         row = run.indexed
@@ -181,15 +181,16 @@ def _last_line_time(log: Path) -> Optional[str]:
     return None if last is None else last.get("recorded_at")
 
 
-def newest_input(paths: ArchivePaths) -> Optional[dict]:
-    """The newest thing a publication would read: a record appended or a run finished, with when."""
+def newest_input(paths: ArchivePaths, found: Optional[store.RunScan] = None) -> Optional[dict]:
+    """The newest thing a publication would read: a record appended or a run finished, with when (``found``:
+    the archive's scan, when the caller made it)."""
     newest: Optional[tuple] = None
     candidates: list[tuple[Optional[str], str]] = []
     if paths.records.is_dir():
         for log in sorted(paths.records.glob("*.jsonl")):
             candidates.append((_last_line_time(log), f"record log {log.stem}"))
     # An unreadable run folder has no time to offer; coverage_part names it (store policy: never skipped).
-    found = store.archive_scan(paths)
+    found = store.archive_scan(paths) if found is None else found
     for run in sorted([*found.complete, *found.open], key=lambda r: r.run_id):
         candidates.append((run.record.get("finished_at"), f"run {run.run_id}"))
     for stamp, what in candidates:
@@ -199,9 +200,10 @@ def newest_input(paths: ArchivePaths) -> Optional[dict]:
     return None if newest is None else {"at": newest[1], "what": newest[2]}
 
 
-def publication_part(paths: ArchivePaths, inputs_current: Optional[Callable[[ArchivePaths], bool]] = None) -> dict:
+def publication_part(paths: ArchivePaths, inputs_current: Optional[Callable[[ArchivePaths], bool]] = None,
+                     found: Optional[store.RunScan] = None) -> dict:
     status_file = paths.public / "status.json"
-    newest = newest_input(paths)
+    newest = newest_input(paths, found)
     if not status_file.exists():
         return {"published": False, "build_time": None, "current": False, "newest_input": newest}
     status = read_json(status_file)
@@ -241,6 +243,13 @@ def morning_status(paths: ArchivePaths, today: Optional[str] = None,
                    webhook_url: Optional[str] = None) -> dict:
     """Every part of the morning check as one JSON-ready dict (each part may instead carry ``error``)."""
     today = today or utc_today()
+    scans: list[store.RunScan] = []
+
+    def scan() -> store.RunScan:
+        """The archive's runs signed and listed once for both parts that list them (each a few stats a run)."""
+        if not scans:
+            scans.append(store.archive_scan(paths))
+        return scans[0]
     return {
         "date": today,
         "home": str(paths.home),
@@ -250,6 +259,6 @@ def morning_status(paths: ArchivePaths, today: Optional[str] = None,
         "needs_review": _guarded(lambda: reviews_part(paths)),
         "budget": _guarded(lambda: budget_part(paths, today[:7])),
         "coverage": _guarded(lambda: coverage_part(paths, today)),
-        "runs": _guarded(lambda: runs_part(paths)),
-        "publication": _guarded(lambda: publication_part(paths, inputs_current)),
+        "runs": _guarded(lambda: runs_part(paths, scan())),
+        "publication": _guarded(lambda: publication_part(paths, inputs_current, scan())),
     }

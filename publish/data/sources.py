@@ -229,6 +229,57 @@ def read_logs(paths: ArchivePaths, verified_logs: Optional[dict[str, list[dict]]
     return out
 
 
+def _refuse_pending_marks(runs: list) -> None:
+    for found in runs:
+        if store.has_pending_marks(found.folder):   # an alarm met it unreadable: its flag may be missing (§7.4)
+            raise PublishError(f"{found.folder}: an instrument alarm left a pending suspect mark while its run "
+                               "record could not be read; apply it with `llmarchive instrument apply-marks`")
+
+
+def digest_inputs(paths: ArchivePaths) -> Inputs:
+    """Only what :func:`publish.data.status.inputs_digest` reads of the inputs, for ``llmarchive status``'s "is the
+    publication current" — which may not cost a build's reading of the archive's history.
+
+    Read as :func:`gather` reads them: every complete run folder (refused as a build refuses it), its
+    measurement checked and completed from its record, the open lane's trial lines found by their bytes
+    (:func:`publish.data.verified.trial_lines`).  Not read: the protocols' texts, every trial log of the
+    other lanes, and each record log but its last record (read from its end, checked against its own hash):
+    the digest holds only each log's chain head, and publication verifies every chain before it builds.
+    """
+    headers = list_headers(paths)
+    lanes = {h["protocol_id"]: h.get("lane") for h in headers}
+    measurements: list[dict] = []
+    open_runs: list[OpenRun] = []
+    held = store.held_scan(paths).refuse(PublishError)
+    complete = store.archive_scan(paths).refuse(PublishError).complete
+    _refuse_pending_marks([*held.runs(), *complete])
+    for found in complete:
+        folder = found.folder
+        try:
+            m = _check_measurement(store.read_measurement(folder), folder)
+            m.update(beside_fields(found.record, str(store.run_file(folder))))
+            lane = lanes.get(m["protocol_id"], m.get("lane"))
+            if "sealed" in (lane, m.get("lane")):
+                continue
+            measurements.append(m)
+            if lane == "open":
+                raw = store.trial_log(folder).read_bytes()
+                open_runs.append(OpenRun(m["run_id"], m["run_date"], verified.trial_lines(raw)))
+        except RecordFileError as exc:
+            raise PublishError(str(exc)) from None
+        except FileNotFoundError:
+            raise PublishError(f"{store.trial_log(folder)}: no trial log in a complete open-lane run") from None
+        except OSError as exc:
+            raise PublishError(f"{store.trial_log(folder)}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        heads = {kind: [last] if (last := record_logs.latest(paths, kind)) else [] for kind in read_kinds()}
+    except RecordFileError as exc:
+        raise PublishError(str(exc)) from None
+    measurements.sort(key=measurement_sort_key)
+    open_runs.sort(key=lambda r: (r.run_date, r.run_id))
+    return Inputs(measurements, [], open_runs, headers, ProtocolTexts([], [], {}), heads)
+
+
 def gather(paths: ArchivePaths, checked: Optional[dict[str, CheckedRead]] = None,
            logs: Optional[dict[str, list[dict]]] = None) -> Inputs:
     """Read and check every input of a build.
@@ -251,10 +302,7 @@ def gather(paths: ArchivePaths, checked: Optional[dict[str, CheckedRead]] = None
     if checked is None:     # outside a build: the runs an entry still vouches for are hashed, not parsed
         checked = verified.known_reads(paths, [found.folder for found in complete],
                                        {pid for pid, lane in lanes.items() if lane == "open"})
-    for found in [*held.runs(), *complete]:
-        if store.has_pending_marks(found.folder):   # an alarm met it unreadable: its flag may be missing (§7.4)
-            raise PublishError(f"{found.folder}: an instrument alarm left a pending suspect mark while its run "
-                               "record could not be read; apply it with `llmarchive instrument apply-marks`")
+    _refuse_pending_marks([*held.runs(), *complete])
     for found in complete:
         folder, run = found.folder, found.record
         try:
