@@ -38,10 +38,10 @@ import sys
 from pathlib import Path
 
 from llmarchive.cli import CommandError
-from llmarchive.archive import ArchivePaths, parse_date, store, utc_today
+from llmarchive.archive import ArchivePaths, store, utc_today
 from llmarchive.schedule import deep_rotation, webhook_from
 from llmarchive.subjects import returned_model_id_differences
-from llmarchive.cli._options import add_json, print_json
+from llmarchive.cli._options import add_date, add_json, print_json
 from measure import chain
 from measure.errors import ArchiveError
 from measure.schema import BESIDE_MEASUREMENT_FIELD_NAMES, system_fingerprints
@@ -92,7 +92,7 @@ def register(subparsers) -> None:
                         "record; a broken one is listed, paged to $LLMARCHIVE_WEBHOOK_URL, and exits 1")
     p.add_argument("--rotation", action="store_true",
                    help="with --deep: only today's slice (the logs verified longest ago; each within a week)")
-    p.add_argument("--date", help="with --rotation: the day of the slice (YYYY-MM-DD; default today, UTC)")
+    add_date(p, "with --rotation: the day of the slice")
     add_json(p, "print the differences as a JSON list")
     p.set_defaults(func=run)
 
@@ -101,7 +101,7 @@ def run_deep(args: argparse.Namespace) -> int:
     """``--deep``: the archive's chained logs verified (all, or the day's slice); 1 when one is broken."""
     if args.run_dir or args.public or args.trials:
         raise CommandError("--deep verifies the whole archive ($LLMARCHIVE_HOME): give no run or file with it")
-    day = parse_date(args.date, "--date") if args.date else utc_today()
+    day = args.date or utc_today()         # checked before any command runs (_options.check_dates)
     found, paged = deep_rotation.run(ArchivePaths.from_env(), day, webhook_from(os.environ), whole=not args.rotation)
     if args.json:
         print_json({"verified": found.verified, "broken": [{"log": log, "problem": p} for log, p in found.broken],
