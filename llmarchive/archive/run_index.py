@@ -274,7 +274,10 @@ class RunIndex:
                     raise _IndexBroken(str(exc)) from None
                 if attempt == 2:
                     raise _IndexBroken(str(exc)) from None
-                self._create()
+                try:
+                    self._create()
+                except (sqlite3.DatabaseError, OSError) as failed:     # a full disk: the folders still answer
+                    raise _IndexBroken(f"{self.file}: cannot be made ({failed})") from None
         raise AssertionError("unreachable")
 
     # ---------------------------------------------------------------- keeping it true
