@@ -172,8 +172,8 @@ def test_the_anthropic_route_reads_its_key_from_the_environment_and_sends_the_ar
         assert comparison_run(panel, fake, out, "--api", "anthropic", "--concurrency", "8") == 0
         assert {r.path for r in fake.chat_requests} == {"/v1/messages"} and len(fake.chat_requests) == CALLS
         assert all(r.body["thinking"] == {"type": "disabled"} for r in fake.chat_requests)
-    assert "outside-key" not in out.read_text() and "outside-key" not in "".join(
-        p.read_text() for p in home.rglob("*") if p.is_file())
+    assert "outside-key" not in out.read_text() and not any(      # binary files too (the run index)
+        b"outside-key" in p.read_bytes() for p in home.rglob("*") if p.is_file())
     assert lines_of(out)[0]["explicitly_set"]["thinking"] == {"type": "disabled"}
 
 
