@@ -259,13 +259,16 @@ class TreeScan:
             name = str(path.relative_to(root))
             if name not in self._searched:
                 self.file(path, name)
-        for future in as_completed(self._futures):
+        remembered = {future: k for k, future in self._remembered}
+        clean: list = []
+        for future in as_completed([*self._futures, *remembered]):     # the first refusal found, whichever task
             found = future.result()
+            if future in remembered:
+                found, looked = found
+                clean.append((remembered[future], looked))
             if found:
                 _raise(found, self._also)
-        for k, future in self._remembered:
-            found, looked = future.result()
-            _raise(found, self._also)
+        for k, looked in clean:              # remembered only once every search of the build came back clean
             self._memo.found_clean(k, looked)
 
 
