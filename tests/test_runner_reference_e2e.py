@@ -26,7 +26,7 @@ PROTOCOL = "risky_choice_framing__wording__v0"
 
 
 @pytest.mark.slow
-def test_an_open_v0_protocol_runs_end_to_end_on_the_embedded_model(archive_home, capsys):
+def test_an_open_v0_protocol_runs_end_to_end_on_the_embedded_model(built, capsys):
     paths = ArchivePaths.from_env().ensure()
     assert main(["panels", "promote", PROTOCOL, "--lane", "open", "--human-reviewed",
                  "--reviewer", "e2e-test"]) == 0

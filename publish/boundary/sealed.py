@@ -226,7 +226,6 @@ class TreeScan:
         # publish.boundary.memo.ScanMemo: a file handed over whose name and bytes both checks found clean before,
         # under the same checks, is not searched again; one found clean now is kept for the next build.
         self._memo = memo
-        self._remembered: list = []
 
     def __enter__(self) -> "TreeScan":
         return self
@@ -238,9 +237,9 @@ class TreeScan:
         """Search ``data``, the bytes the build is about to publish as ``name`` (unless the memo vouches for them)."""
         self._searched.add(name)
         if self._memo is None:
-            self._futures.append(self._executor.submit(_check_data, name, data))
+            self._futures.append((self._executor.submit(_check_data, name, data), None))
         elif self._memo.clean(name, data) is None:
-            self._remembered.append((memo_key(name, data), self._executor.submit(_check_data_looking, name, data)))
+            self._futures.append((self._executor.submit(_check_data_looking, name, data), memo_key(name, data)))
 
     def file(self, path: Path, name: str) -> None:
         """Search the file at ``path``, published as ``name`` (a database in parts, and its raw bytes)."""
@@ -251,7 +250,7 @@ class TreeScan:
                 tasks.append((str(path), name, RAW))
         else:
             tasks = [(str(path), name, None)]
-        self._futures.extend(self._executor.submit(_check_task, task) for task in tasks)
+        self._futures.extend((self._executor.submit(_check_task, task), None) for task in tasks)
 
     def finish(self, root: Path) -> None:
         """Search what is under ``root`` and was not handed over, wait for every search, raise the first refusal."""
@@ -259,13 +258,14 @@ class TreeScan:
             name = str(path.relative_to(root))
             if name not in self._searched:
                 self.file(path, name)
-        remembered = {future: k for k, future in self._remembered}
         clean: list = []
-        for future in as_completed([*self._futures, *remembered]):     # the first refusal found, whichever task
+        # Every search is waited for in the order it was handed out, so the refusal named is the same whichever
+        # worker finishes first: a published file's own, before the database's raw bytes searched after it.
+        for future, k in self._futures:
             found = future.result()
-            if future in remembered:
+            if k is not None:
                 found, looked = found
-                clean.append((remembered[future], looked))
+                clean.append((k, looked))
             if found:
                 _raise(found, self._also)
         for k, looked in clean:              # remembered only once every search of the build came back clean
