@@ -212,7 +212,7 @@ def test_the_builds_scan_refuses_twelve_private_words_handed_over_in_memory_and_
 # --------------------------------------------------------------------------
 
 def value_check(home: Path, figures=(25.4, 0.0094)) -> ValueCheck:
-    check = build_check(home, home.parent / "code", None, [], [], environ={"LLMARCHIVE_TEST_TOKEN": SECRET})
+    check = build_check(home, home.parent / "code", None, {}, [], environ={"LLMARCHIVE_TEST_TOKEN": SECRET})
     for figure in figures:
         check.add_figure(figure)
     return check
@@ -309,7 +309,7 @@ def test_a_budget_figure_is_refused_at_every_precision_it_can_be_written_with_an
 def test_an_environment_value_is_a_credential_from_eight_characters_when_its_name_says_so(
         tmp_path, name, value, found):
     assert MIN_SECRET_LENGTH == 8
-    check = build_check(tmp_path / "home", tmp_path / "code", None, [], [], environ={name: value})
+    check = build_check(tmp_path / "home", tmp_path / "code", None, {}, [], environ={name: value})
     message = check.scan_text(f"published: {value}", "status.json")
     assert (message is not None) is found, message
     if found:
@@ -324,7 +324,7 @@ def test_an_environment_value_is_a_credential_from_eight_characters_when_its_nam
 def test_a_path_of_this_machine_is_refused_as_a_whole_path_and_not_as_the_start_of_a_longer_one(
         tmp_path, tail, refused):
     home = tmp_path / "home"
-    check = build_check(home, tmp_path / "code", None, [], [], environ={})
+    check = build_check(home, tmp_path / "code", None, {}, [], environ={})
     message = check.scan_text(f"see {home}{tail}", "status.json")
     assert (message is not None) is refused, message
 

@@ -40,7 +40,7 @@ KEYS = {
 @pytest.fixture
 def check(tmp_path):
     """A value check whose environment holds no key at all (as on a machine that publishes only)."""
-    return build_check(tmp_path / "home", tmp_path / "code", None, [], [], environ={})
+    return build_check(tmp_path / "home", tmp_path / "code", None, {}, [], environ={})
 
 
 @pytest.mark.parametrize("name", list(KEYS))

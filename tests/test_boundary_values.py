@@ -104,7 +104,7 @@ def test_each_planted_leak_refuses_the_publication_naming_file_and_match(checked
 
 def test_every_kind_of_published_file_is_searched(tmp_path):
     """JSON, JSONL, CSV, HTML (as written and as read), SQLite text cells, and a database's free pages."""
-    check = build_check(tmp_path / "home", tmp_path / "code", None, [], [], environ={"X_TOKEN": SECRET})
+    check = build_check(tmp_path / "home", tmp_path / "code", None, {}, [], environ={"X_TOKEN": SECRET})
     home = str(tmp_path / "home")
     files = {
         "status.json": json.dumps({"note": "spent €3.20"}, ensure_ascii=True),

@@ -247,6 +247,11 @@ def assert_agrees(paths, tally) -> None:
         got = tally.month_totals(month)
         assert got.charged_eur == pytest.approx(want.charged_eur, abs=1e-9)
         assert got.worst_case_eur == pytest.approx(want.worst_case_eur, abs=1e-9)
+        # the figures publication's value check keeps out of public/ are the same sums (pools with an entry)
+        pools = tally.pool_totals().get(month, {})
+        for pool in want.charged_eur:
+            charged, worst = pools.get(pool, (0.0, 0.0))   # a pool with no priced entry has no figure but zero
+            assert (charged, worst) == pytest.approx((want.charged_eur[pool], want.worst_case_eur[pool]), abs=1e-9)
         for run in {e["run_id"] for e in entries}:
             for pool in ("general", "bridge", "heartbeat"):
                 assert tally.committed(run, month, pool) == pytest.approx(full(run, month, pool), abs=1e-9)

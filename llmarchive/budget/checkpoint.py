@@ -124,6 +124,19 @@ class LedgerTally:
                 worst[pool] = worst.get(pool, 0.0) + eur
         return MonthTotals(charged, worst)
 
+    def pool_totals(self) -> dict[str, dict[str, list[float]]]:
+        """month -> pool -> [charged, open worst case] for every month the ledger names: the figures the
+        publication's value check keeps out of ``public/`` (:func:`publish.boundary.values.budget_figures`),
+        the same sums the ladder reads, from the tally instead of a second reading of the whole ledger."""
+        out: dict[str, dict[str, list[float]]] = {}
+        for (month, pool), eur in self.charged.items():
+            if isinstance(month, str):
+                out.setdefault(month, {}).setdefault(str(pool), [0.0, 0.0])[0] += eur
+        for month, pool, eur, _ in self.open.values():
+            if isinstance(month, str):
+                out.setdefault(month, {}).setdefault(str(pool), [0.0, 0.0])[1] += eur
+        return out
+
     def open_eur(self, month: str, pool: str, without: Iterable[str] = ()) -> float:
         skip = set(without)
         return sum(w for rid, (m, p, w, _) in self.open.items() if (m, p) == (month, pool) and rid not in skip)

@@ -8,7 +8,8 @@ again over ``public/`` as it stands (:func:`publish.pipeline.checks.leak_problem
 so both read one definition of what is exempt.
 """
 from llmarchive import budget as budget_mod
-from llmarchive.archive import ArchivePaths, REPO_ROOT
+from llmarchive.archive import ArchivePaths, REPO_ROOT, RecordFileError
+from measure.chain import ChainError
 from panels.instruction import INSTRUCTION
 from publish.data import sources
 from publish.boundary import values
@@ -45,8 +46,10 @@ def value_check(paths: ArchivePaths, inputs: sources.Inputs, panel_files: dict[s
                if isinstance(point.get("measurement"), dict) and isinstance(point["measurement"].get("model_family"), str)]
     try:
         budget = budget_mod.load_budget(paths)
-        entries = budget_mod.ledger_entries(paths)
-    except budget_mod.BudgetError as exc:
+        # The ledger's tally (its checkpoint and the entries after it), not the whole ledger parsed again: the
+        # figures grew with every call the archive ever made, read twice a publication (the build, the checks).
+        months = budget_mod.read_ledger(paths).tally.pool_totals()
+    except (budget_mod.BudgetError, RecordFileError, ChainError) as exc:
         raise PublishError(f"the value check cannot read the budget it keeps out of public/: {exc}") from None
     seeds = []
     if paths.panel_seed_file.exists():
@@ -54,4 +57,4 @@ def value_check(paths: ArchivePaths, inputs: sources.Inputs, panel_files: dict[s
             seeds.append(paths.panel_seed_file.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
             raise PublishError(f"{paths.panel_seed_file}: cannot be read ({exc})") from None
-    return values.build(paths.home, REPO_ROOT, budget, entries, exempt, seeds=seeds)
+    return values.build(paths.home, REPO_ROOT, budget, months, exempt, seeds=seeds)

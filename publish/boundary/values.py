@@ -275,23 +275,19 @@ def secret_names(environ: Mapping[str, str]) -> list[tuple[str, str]]:
     return out
 
 
-def budget_figures(check: ValueCheck, budget, entries: Sequence[Mapping]) -> None:
-    """Every figure of ``budget.json`` and of the ledger's monthly totals, added to ``check``."""
+def budget_figures(check: ValueCheck, budget, months: Mapping[str, Mapping[str, Sequence[float]]]) -> None:
+    """Every figure of ``budget.json`` and of the ledger's monthly totals, added to ``check``.
+
+    ``months`` is month -> pool -> (charged, open worst case), as the spend
+    ledger's tally folds them (:meth:`llmarchive.budget.LedgerTally.pool_totals`):
+    the sums the ladder and ``budget show`` print, each of them, each pool's
+    remainder under its cap, and the month's total.
+    """
     if budget is not None:
         for value in (budget.monthly_ceiling_eur, budget.bridge_reserve_eur, budget.heartbeat_reserve_eur,
                       budget.general_pool_eur, *budget.rates_eur_per_call.values(),
                       *(budget.prices_eur_per_mtok or {}).values()):
             check.add_figure(value)
-    months: dict[str, dict[str, list[float]]] = {}
-    settled = {rid for e in entries if e.get("record_type", "spend") == "spend" for rid in e.get("settles") or ()}
-    for e in entries:
-        month, pool = e.get("month"), e.get("pool", "general")
-        cost = e.get("cost_eur") if e.get("record_type", "spend") == "spend" else (
-            e.get("worst_case_eur") if e.get("reservation_id") not in settled else None)
-        if not isinstance(month, str) or isinstance(cost, bool) or not isinstance(cost, (int, float)):
-            continue
-        totals = months.setdefault(month, {}).setdefault(str(pool), [0.0, 0.0])
-        totals[0 if e.get("record_type", "spend") == "spend" else 1] += cost
     caps = {} if budget is None else {"general": budget.general_pool_eur, "bridge": budget.bridge_reserve_eur,
                                       "heartbeat": budget.heartbeat_reserve_eur}
     for pools in months.values():
@@ -325,7 +321,7 @@ def document_strings(data: bytes) -> list[str]:
     return [text for _, text in texts.json_strings(value, "")]
 
 
-def build(home: Path, code_root: Path, budget, ledger_entries: Sequence[Mapping], exempt_texts: Iterable[str],
+def build(home: Path, code_root: Path, budget, months: Mapping[str, Mapping[str, Sequence[float]]], exempt_texts: Iterable[str],
           environ: Optional[Mapping[str, str]] = None, seeds: Iterable[str] = ()) -> ValueCheck:
     """The check for one build: the paths, credentials and budget figures as they are now, and the exemptions."""
     environ = os.environ if environ is None else environ
@@ -333,7 +329,7 @@ def build(home: Path, code_root: Path, budget, ledger_entries: Sequence[Mapping]
     secrets += [("the secret guard seed", s.strip()) for s in seeds
                 if len(s.strip()) >= MIN_SECRET_LENGTH and s.strip() not in (v for _, v in secrets)]
     check = ValueCheck(paths=machine_paths(home, code_root), secrets=secrets)
-    budget_figures(check, budget, ledger_entries)
+    budget_figures(check, budget, months)
     for text in exempt_texts:
         check.allow(text)
     return check
