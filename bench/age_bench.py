@@ -288,7 +288,14 @@ def copy_home(source: Path, target: Path, merge: bool = False) -> Path:
             os.link(src, dst)
         else:
             shutil.copy2(src, dst)
-    shutil.copytree(source, target, copy_function=copy, symlinks=True, dirs_exist_ok=merge)
+    def kept(folder: str, names: list[str]) -> list[str]:
+        # Merged over a published home, the newer home's own publication (the builder's template published
+        # too) must not replace what last month's build left: public/ and what it keeps beside it.
+        if not merge:
+            return []
+        where = Path(folder).relative_to(source).as_posix()
+        return [n for n in names if (where, n) in (("", "public"), (".", "public"), ("private", "publication"))]
+    shutil.copytree(source, target, copy_function=copy, symlinks=True, dirs_exist_ok=merge, ignore=kept)
     return target
 
 
@@ -321,11 +328,16 @@ def prepare(age: Age, ops: list[Operation], log) -> Path:
     home = aged_archive.home_at(age.months, log)
     state = age.work / "state-prev"
     if any(op.name in ("status", "publish", "publication_checks") for op in ops):
-        copy_home(aged_archive.home_at(age.months - 1, log), state)
-        published = run_child("publish", state, f"{aged_archive.month_of(age.months - 1)}-01T09:00:00Z",
+        # Published where the measured publication will run (the scratch copy's path): a home's path is one of
+        # the things the boundary checks search for, so a build remembers files found clean only under it.
+        scratch = copy_home(aged_archive.home_at(age.months - 1, log), age.work / "scratch")
+        published = run_child("publish", scratch, f"{aged_archive.month_of(age.months - 1)}-01T09:00:00Z",
                               age.base_url)
         if published["cpu"] is None:
             log(f"  last month's publication failed ({published['note']}); public/ left as it is")
+        if state.exists():
+            shutil.rmtree(state)
+        scratch.rename(state)
         copy_home(home, state, merge=True)
     else:
         copy_home(home, state)

@@ -321,3 +321,58 @@ def test_a_database_searched_in_batches_is_refused_exactly_as_row_by_row(tmp_pat
     for part in sqlite_parts(path):
         expected = _one_by_one(list(sqlite_texts(path, "archive.db", part)), check, also)
         assert _check_task((str(path), "archive.db", part), check, also) == expected
+
+
+def test_a_database_batch_found_clean_is_skipped_by_the_next_search_and_a_changed_one_is_searched(tmp_path):
+    """The batch memo (publish.boundary.memo): the next build's database shares most batches with the last one's;
+    those are not searched again, a batch with one changed row is, and the leak it holds is refused."""
+    from publish.boundary import ValueCheck
+    from publish.boundary.sealed import _check_task
+    from publish.boundary.texts import sqlite_parts
+
+    check = SealedTextCheck([ProtocolText("private_p", "s01", "B", _PRIVATE)], [INSTRUCTION])
+    also = ValueCheck(paths=[("the archive home", "/srv/llmarchive-home")], secrets=[])
+    path = tmp_path / "archive.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute('create table "t" ("a" text)')
+        connection.executemany('insert into "t" values (?)', [(f"row {i} of plain words",) for i in range(2000)])
+        connection.execute('create table "money" ("a" text)')
+        connection.executemany('insert into "money" values (?)', [(f"row {i} costs €{i} a call",) for i in range(600)])
+    connection.close()
+
+    def search(seen):
+        batches: list = []
+        found = [_check_task((str(path), "archive.db", part), check, also, seen, batches)
+                 for part in sqlite_parts(path) if part[0]]
+        return [f for f in found if f], batches
+
+    found, first = search({})
+    assert found == [] and len(first) == 8 + 3 and all(looked is not None for _, looked in first)
+    assert {looked for k, looked in first} == {False, True}, "the money table's batches needed the money rules"
+    seen = dict((k, bool(looked)) for k, looked in first)
+    found, again = search(seen)
+    assert found == [] and again == [(k, None) for k, _ in first], "every batch skipped, none searched"
+
+    with sqlite3.connect(path) as connection:
+        connection.execute('update "t" set "a" = ? where rowid = 700', (_PRIVATE,))
+    connection.close()
+    found, third = search(seen)
+    assert len(found) == 1 and found[0][1] is True and "private_p" in found[0][0]
+    # the money table's three batches (searched first, by name) and the two of "t" before row 700: skipped
+    assert [looked for _, looked in third] == [None] * 5
+
+
+def test_a_file_whose_skipped_batches_needed_the_money_rules_is_remembered_as_needing_them():
+    """A file is remembered as clean whatever the money rules only when none of its texts needed them — skipped
+    batches included, or a changed budget figure would never be looked for in it again."""
+    from publish.boundary import ValueCheck
+    from publish.boundary.sealed import _first_refusal
+
+    check = SealedTextCheck([ProtocolText("private_p", "s01", "B", _PRIVATE)], [INSTRUCTION])
+    also = ValueCheck(paths=[("the archive home", "/srv/llmarchive-home")], secrets=[])
+    texts = [(f"f, line {i}", f"row {i} costs €{i} a call") for i in range(600)]
+    batches: list = []
+    assert _first_refusal(iter(texts), check, also, [], {}, batches) is None
+    looked: list = []
+    assert _first_refusal(iter(texts), check, also, looked, dict((k, bool(v)) for k, v in batches), []) is None
+    assert looked and all(looked)

@@ -140,3 +140,38 @@ def test_a_measurement_put_on_the_curve_with_a_flag_after_a_build_is_refused_by_
     with pytest.raises(PublishError, match=r"no_flagged_measurement_on_curve: .*c-2026-10-sunk-order"):
         publish_all(published, build_time=BUILD_2)
     assert checks.REVERIFIED == ["c-2026-10-sunk-order"]
+
+
+def _record_log_with_records(paths):
+    from llmarchive.archive import record_logs
+
+    for kind in record_logs.KINDS:
+        log = paths.record_log(kind)
+        if log.is_file() and log.read_bytes().count(b"\n") >= 2:
+            return kind, log
+    raise AssertionError("the populated archive has a record log of two records")
+
+
+def test_a_record_log_the_last_build_verified_has_only_its_new_records_chained(published, monkeypatch):
+    from llmarchive.archive import record_logs
+    from measure import chain
+
+    kind, log = _record_log_with_records(published)
+    assert verified.load_logs(published)[kind]["offset"] == log.stat().st_size
+    record_logs.append(published, "coverage", {"period": "2026-11", "job": "full_sweep", "series": "commercial",
+                                                "protocol_id": None, "status": "gap", "cause": "budget_halted",
+                                                "run_id": None, "detail": "", "condition": "budget_refused"})
+    hashed, real = [], chain.record_hash
+    monkeypatch.setattr(chain, "record_hash", lambda record: hashed.append(record) or real(record))
+    assert checks._verify_record_logs(published, None) == []
+    assert [r["status"] for r in hashed] == ["gap"], "the one record appended since, and no other"
+
+
+def test_an_old_record_edited_at_the_same_size_is_still_refused_by_the_next_build(published):
+    _, log = _record_log_with_records(published)
+    first = log.read_bytes().split(b"\n", 1)[0]
+    at = first.index(b'"recorded_at":"') + len(b'"recorded_at":"')
+    digit = first[at:at + 1]
+    _same_size_edit(log, first, first[:at] + (b"1" if digit != b"1" else b"2") + first[at + 1:])
+    with pytest.raises(PublishError, match=log.name):
+        publish_all(published, build_time=BUILD_2)

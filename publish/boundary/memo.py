@@ -72,20 +72,52 @@ def key(name: str, data: bytes) -> str:
     return hashlib.sha256(name.encode("utf-8") + b"\0" + data).hexdigest()
 
 
-class ScanMemo:
-    """The files found clean before, and the ones this build finds clean (kept by :func:`save`)."""
+def batch_key(joined: str) -> str:
+    """A batch of texts searched as one (their texts joined by the sealed-text check's separator word)."""
+    return hashlib.sha256(b"batch\0" + joined.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def __init__(self, entries: dict, base: str, money: str) -> None:
+
+class ScanMemo:
+    """The files and batches found clean before, and the ones this build finds clean (kept by :func:`save`).
+
+    A whole-history file changes at every build — the database gains a
+    month's rows — so it is never skipped whole; but most of its batches of
+    texts (:data:`publish.boundary.sealed.BATCH_TEXTS` rows of a table, of a
+    CSV) are the batches the last build searched, and a batch is clean or
+    not by its texts alone, under the same checks, as a file is by its bytes.
+    """
+
+    def __init__(self, entries: dict, base: str, money: str, batches: Optional[dict] = None) -> None:
         self._entries = entries
+        self._batches = batches or {}
         self.base, self.money = base, money
         self.kept: dict[str, dict] = {}
+        self.kept_batches: dict[str, dict] = {}
         self.skipped: list[str] = []
+
+    def _holds(self, found: object) -> bool:
+        return isinstance(found, dict) and found.get("base") == self.base and found.get("money") in (None, self.money)
+
+    def clean_batches(self) -> dict[str, bool]:
+        """The batch keys a search may skip now, each with whether its verdict needed the money rules (what the
+        workers are given)."""
+        return {k: found.get("money") is not None for k, found in self._batches.items() if self._holds(found)}
+
+    def found_clean_batches(self, found: list[tuple[str, Optional[bool]]]) -> None:
+        """Keep batches searched clean now (``looked``: whether the money rules were needed), or skipped as
+        clean before (None)."""
+        for k, looked in found:
+            if looked is None:
+                if k in self._batches:
+                    self.kept_batches[k] = self._batches[k]
+            else:
+                self.kept_batches[k] = {"base": self.base, "money": self.money if looked else None}
 
     def clean(self, name: str, data: bytes) -> Optional[str]:
         """The file's key when it was found clean under these checks (it is then kept and not searched)."""
         k = key(name, data)
         found = self._entries.get(k)
-        if isinstance(found, dict) and found.get("base") == self.base and found.get("money") in (None, self.money):
+        if self._holds(found):
             self.kept[k] = found
             self.skipped.append(name)
             return k
@@ -99,9 +131,12 @@ def load(paths: ArchivePaths, sealed_check, value_check) -> ScanMemo:
     base, money = fingerprints(sealed_check, value_check)
     found = jsonio.read_digested(record_file(paths))
     entries = found.get("files") if found and found.get("version") == VERSION else None
-    return ScanMemo(entries if isinstance(entries, dict) else {}, base, money)
+    batches = found.get("batches") if found and found.get("version") == VERSION else None
+    return ScanMemo(entries if isinstance(entries, dict) else {}, base, money,
+                    batches if isinstance(batches, dict) else {})
 
 
 def save(paths: ArchivePaths, memo: ScanMemo) -> None:
     """Keep the files of this build found clean (the others are dropped: the record never outgrows a build)."""
-    jsonio.write_digested(record_file(paths), {"version": VERSION, "files": dict(sorted(memo.kept.items()))})
+    jsonio.write_digested(record_file(paths), {"version": VERSION, "files": dict(sorted(memo.kept.items())),
+                                               "batches": dict(sorted(memo.kept_batches.items()))})

@@ -34,11 +34,11 @@ import sqlite3
 from concurrent.futures import as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Mapping, Optional
 
 from publish.errors import LeakError
 from publish.data import ProtocolText
-from publish.boundary.memo import key as memo_key
+from publish.boundary.memo import batch_key, key as memo_key
 from publish.boundary.texts import SQLITE_SUFFIXES, data_texts, file_texts, row_sql, sqlite_parts, sqlite_texts
 from publish.workers import pool
 
@@ -220,7 +220,10 @@ class TreeScan:
 
     def __init__(self, check: "SealedTextCheck", also=None, workers: int = 2, memo=None) -> None:
         self._check, self._also = check, also
-        self._executor = pool(workers, initializer=_adopt, initargs=(check, also))
+        # The memo's batches go to each worker once: a batch of a changed file (a table's rows, a CSV's) found
+        # clean by an earlier build under the same checks is not searched again (publish.boundary.memo).
+        seen = memo.clean_batches() if memo is not None else None
+        self._executor = pool(workers, initializer=_adopt, initargs=(check, also, seen))
         self._futures: list = []
         self._searched: set[str] = set()
         # publish.boundary.memo.ScanMemo: a file handed over whose name and bytes both checks found clean before,
@@ -237,9 +240,9 @@ class TreeScan:
         """Search ``data``, the bytes the build is about to publish as ``name`` (unless the memo vouches for them)."""
         self._searched.add(name)
         if self._memo is None:
-            self._futures.append((self._executor.submit(_check_data, name, data), None))
+            self._futures.append((self._executor.submit(_search_data, name, data), None))
         elif self._memo.clean(name, data) is None:
-            self._futures.append((self._executor.submit(_check_data_looking, name, data), memo_key(name, data)))
+            self._futures.append((self._executor.submit(_search_data, name, data), memo_key(name, data)))
 
     def file(self, path: Path, name: str) -> None:
         """Search the file at ``path``, published as ``name`` (a database in parts, and its raw bytes)."""
@@ -250,7 +253,7 @@ class TreeScan:
                 tasks.append((str(path), name, RAW))
         else:
             tasks = [(str(path), name, None)]
-        self._futures.extend((self._executor.submit(_check_task, task), None) for task in tasks)
+        self._futures.extend((self._executor.submit(_search_task, task), None) for task in tasks)
 
     def finish(self, root: Path) -> None:
         """Search what is under ``root`` and was not handed over, wait for every search, raise the first refusal."""
@@ -259,33 +262,46 @@ class TreeScan:
             if name not in self._searched:
                 self.file(path, name)
         clean: list = []
+        batches: list = []
         # Every search is waited for in the order it was handed out, so the refusal named is the same whichever
         # worker finishes first: a published file's own, before the database's raw bytes searched after it.
         for future, k in self._futures:
-            found = future.result()
-            if k is not None:
-                found, looked = found
-                clean.append((k, looked))
+            found, looked, clean_batches = future.result()
             if found:
                 _raise(found, self._also)
-        for k, looked in clean:              # remembered only once every search of the build came back clean
-            self._memo.found_clean(k, looked)
+            if k is not None:
+                clean.append((k, looked))
+            batches.extend(clean_batches)
+        if self._memo is not None:           # remembered only once every search of the build came back clean
+            for k, looked in clean:
+                self._memo.found_clean(k, looked)
+            self._memo.found_clean_batches(batches)
 
 
-def _check_data(name: str, data: bytes) -> Optional[tuple[str, bool]]:
-    """``(message, is_leak)`` for the first refusal in the texts of ``data`` (published as ``name``), else None."""
-    return _first_refusal(data_texts(data, name), _WORKER_CHECK, _WORKER_ALSO)
+Searched = tuple[Optional[tuple[str, bool]], bool, list]
+"""What a worker's search found: ``(message, is_leak)`` for the first refusal (None: clean), whether the value
+check looked closer at any text (then the verdict depends on its money rules: :mod:`publish.boundary.memo`),
+and the batches it found clean or skipped as clean before (``(key, looked)``; looked None: skipped)."""
 
 
-def _check_data_looking(name: str, data: bytes) -> tuple[Optional[tuple[str, bool]], bool]:
-    """:func:`_check_data`, and whether the value check looked closer at any text (then the file's verdict
-    depends on its money rules: :mod:`publish.boundary.memo`)."""
+def _search_data(name: str, data: bytes) -> Searched:
+    """The texts of ``data`` (published as ``name``) searched by a worker."""
     looked: list[bool] = []
-    return _first_refusal(data_texts(data, name), _WORKER_CHECK, _WORKER_ALSO, looked), bool(looked)
+    batches: list = []
+    found = _first_refusal(data_texts(data, name), _WORKER_CHECK, _WORKER_ALSO, looked, _WORKER_SEEN, batches)
+    return found, bool(looked), batches
+
+
+def _search_task(task: tuple) -> Searched:
+    """One task of a file on disk (a database's part, its raw bytes, or a whole file) searched by a worker."""
+    batches: list = []
+    # (a file on disk is not remembered whole, so whether the money rules were needed is not asked: True)
+    return _check_task(task, seen=_WORKER_SEEN, batches=batches), True, batches
 
 
 def _first_refusal(texts: Iterable[tuple[str, str]], check: "SealedTextCheck", also,
-                   looked: Optional[list] = None) -> Optional[tuple[str, bool]]:
+                   looked: Optional[list] = None, seen: Optional[Mapping[str, bool]] = None,
+                   batches: Optional[list] = None) -> Optional[tuple[str, bool]]:
     """``(message, is_leak)`` for the first text, in order, that either check refuses, else None.
 
     Texts are taken in batches (:data:`BATCH_TEXTS`), each searched first as
@@ -297,6 +313,11 @@ def _first_refusal(texts: Iterable[tuple[str, str]], check: "SealedTextCheck", a
     so the refusal and the text it names are the same as one by one.  The
     per-text calls, not the searching, were most of the checks' time on a
     ten-year archive's 170,000 open-lane lines and database rows.
+
+    With ``seen`` (the batch keys an earlier build found clean under the
+    same checks, each with whether the money rules were needed:
+    :mod:`publish.boundary.memo`), a batch whose key is there is skipped;
+    every batch found clean is put in ``batches`` for the next build.
     """
     batch: list[tuple[str, str]] = []
     size = 0
@@ -304,11 +325,31 @@ def _first_refusal(texts: Iterable[tuple[str, str]], check: "SealedTextCheck", a
         batch.append((where, text))
         size += len(text)
         if len(batch) >= BATCH_TEXTS or size >= BATCH_CHARS:
-            found = _batch_refusal(batch, check, also, looked=looked)
+            found = _remembered_batch(batch, check, also, looked, seen, batches)
             if found:
                 return found
             batch, size = [], 0
-    return _batch_refusal(batch, check, also, looked=looked) if batch else None
+    return _remembered_batch(batch, check, also, looked, seen, batches) if batch else None
+
+
+def _remembered_batch(batch: list[tuple[str, str]], check: "SealedTextCheck", also, looked: Optional[list],
+                      seen: Optional[Mapping[str, bool]], batches: Optional[list]) -> Optional[tuple[str, bool]]:
+    """:func:`_batch_refusal`, skipped for a batch found clean before (``seen``), and kept in ``batches`` when clean."""
+    if seen is None or batches is None or check.separator is None or len(batch) < 2:
+        return _batch_refusal(batch, check, also, looked=looked)
+    k = batch_key(check.separator.join(text for _, text in batch))
+    if k in seen:
+        if seen[k] and looked is not None:     # its verdict needed the money rules (the same ones still)
+            looked.append(True)
+        batches.append((k, None))
+        return None
+    here: list[bool] = []
+    found = _batch_refusal(batch, check, also, looked=here)
+    if looked is not None and here:
+        looked.append(True)
+    if not found:
+        batches.append((k, bool(here)))
+    return found
 
 
 def _batch_refusal(batch: list[tuple[str, str]], check: "SealedTextCheck", also, leaks: Optional[bool] = None,
@@ -350,11 +391,12 @@ def _raise(found: Optional[tuple[str, bool]], also) -> None:
 
 _WORKER_CHECK: Optional[SealedTextCheck] = None
 _WORKER_ALSO = None
+_WORKER_SEEN: Optional[Mapping[str, bool]] = None
 
 
-def _adopt(check: "SealedTextCheck", also=None) -> None:
-    global _WORKER_CHECK, _WORKER_ALSO
-    _WORKER_CHECK, _WORKER_ALSO = check, also
+def _adopt(check: "SealedTextCheck", also=None, seen: Optional[Mapping[str, bool]] = None) -> None:
+    global _WORKER_CHECK, _WORKER_ALSO, _WORKER_SEEN
+    _WORKER_CHECK, _WORKER_ALSO, _WORKER_SEEN = check, also, seen
     # A worker never runs its caller's signal handlers; an orchestrator's
     # (Dagster installs one) would turn the pool's routine shutdown into a
     # traceback in every worker.  Workers take the defaults.
@@ -362,8 +404,10 @@ def _adopt(check: "SealedTextCheck", also=None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _check_task(task: tuple, check: Optional[SealedTextCheck] = None, also=None) -> Optional[tuple[str, bool]]:
-    """``(message, is_leak)`` for the first refusal in one task's texts, else None."""
+def _check_task(task: tuple, check: Optional[SealedTextCheck] = None, also=None, seen: Optional[Mapping[str, bool]] = None,
+                batches: Optional[list] = None) -> Optional[tuple[str, bool]]:
+    """``(message, is_leak)`` for the first refusal in one task's texts, else None (``seen``, ``batches``: the
+    batch memo, :func:`_first_refusal`)."""
     path, name, part = task
     check = check or _WORKER_CHECK
     also = also if also is not None else _WORKER_ALSO
@@ -371,11 +415,12 @@ def _check_task(task: tuple, check: Optional[SealedTextCheck] = None, also=None)
         message = also.scan_file_bytes(Path(path), name)
         return (message, False) if message else None
     if part is not None:
-        return _sqlite_refusal(Path(path), name, part, check, also)
-    return _first_refusal(file_texts(Path(path), name), check, also)
+        return _sqlite_refusal(Path(path), name, part, check, also, seen, batches)
+    return _first_refusal(file_texts(Path(path), name), check, also, seen=seen, batches=batches)
 
 
-def _sqlite_refusal(path: Path, where: str, part: tuple, check: "SealedTextCheck", also) -> Optional[tuple[str, bool]]:
+def _sqlite_refusal(path: Path, where: str, part: tuple, check: "SealedTextCheck", also,
+                    seen: Optional[Mapping[str, bool]] = None, batches: Optional[list] = None) -> Optional[tuple[str, bool]]:
     """:func:`_first_refusal` over one part of a database, its batches joined by SQLite.
 
     Each :data:`BATCH_TEXTS` rows are fetched as one text, their texts
@@ -396,6 +441,10 @@ def _sqlite_refusal(path: Path, where: str, part: tuple, check: "SealedTextCheck
             text, has_blob = connection.execute(query, (check.separator, start, end)).fetchone()
             if text is None:
                 continue
+            k = None if has_blob or seen is None or batches is None else batch_key(f"{table}\0{text}")
+            if k is not None and k in seen:
+                batches.append((k, None))
+                continue
             if has_blob:
                 leaks, money = True, also is not None
             else:
@@ -406,6 +455,8 @@ def _sqlite_refusal(path: Path, where: str, part: tuple, check: "SealedTextCheck
                                        leaks, money)
                 if found:
                     return found
+            if k is not None:
+                batches.append((k, bool(money)))
     finally:
         connection.close()
     return None

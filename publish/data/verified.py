@@ -20,6 +20,13 @@ under ``private/``: a torn or hand-edited record reads as no record, and
 every run is verified again.  :data:`VERSION` names what the entries mean;
 a change to what is derived from a log (the cells, the labels) changes it,
 and every entry of another version is ignored.
+
+The record logs (coverage, the instrument's, comparison points) are
+whole-history inputs that only grow: each is kept as the size the last
+build verified, the SHA-256 of those bytes and the hash of the record that
+ends there (:func:`load_logs`).  The next build hashes that prefix again and
+chains on only the records after it; a prefix whose bytes changed is
+verified from its first record, as the first time.
 """
 import hashlib
 from pathlib import Path
@@ -46,6 +53,23 @@ def load(paths: ArchivePaths) -> dict[str, dict]:
 
 def save(paths: ArchivePaths, runs: dict[str, dict]) -> None:
     jsonio.write_digested(record_file(paths), {"version": VERSION, "runs": dict(sorted(runs.items()))})
+
+
+def logs_file(paths: ArchivePaths) -> Path:
+    return paths.private / "publication" / "verified_logs.json"
+
+
+def load_logs(paths: ArchivePaths) -> dict[str, dict]:
+    """Each record log as the last build verified it, by kind: its verified size, the SHA-256 of those bytes and
+    the hash of the record ending there (:func:`llmarchive.archive.log_checkpoints.verify_log_deep`'s entry)."""
+    found = jsonio.read_digested(logs_file(paths))
+    if not found or found.get("version") != VERSION or not isinstance(found.get("logs"), dict):
+        return {}
+    return found["logs"]
+
+
+def save_logs(paths: ArchivePaths, logs: dict[str, dict]) -> None:
+    jsonio.write_digested(logs_file(paths), {"version": VERSION, "logs": dict(sorted(logs.items()))})
 
 
 def _digest(path: Path) -> tuple[bytes, str]:
