@@ -28,7 +28,9 @@ from dagster import (
 )
 
 from assets.definitions_builder import default_resources
-from assets.jobs import commercial_job, coverage_job, daily_instrument_job, publication_job, subject_fingerprint_job
+from assets.integrity import daily_log_integrity_schedule
+from assets.jobs import (commercial_job, coverage_job, daily_instrument_job, log_integrity_job, publication_job,
+                         subject_fingerprint_job)
 from assets.partitions import commercial, days, months
 from assets.schedules import SCHEDULES
 from assets.sensors import lease_on_life
@@ -55,6 +57,7 @@ CHEAP_JOBS = {
     commercial_job.name: _cheap_job(commercial_job.name, commercial),
     coverage_job.name: _cheap_job(coverage_job.name, months),
     publication_job.name: _cheap_job(publication_job.name, None),
+    log_integrity_job.name: _cheap_job(log_integrity_job.name, None),
 }
 
 
@@ -73,7 +76,7 @@ def _running_copy(project: ScheduleDefinition) -> ScheduleDefinition:
                               required_resource_keys=project.required_resource_keys)
 
 
-SCHEDULE_COPIES = [_running_copy(s) for s in SCHEDULES]
+SCHEDULE_COPIES = [_running_copy(s) for s in [*SCHEDULES, daily_log_integrity_schedule]]
 
 PROBE_SENSOR = "lease_on_life_probe"
 

@@ -71,7 +71,8 @@ time.sleep = _sleep
 
 DAILY, FINGERPRINT, SWEEP = "daily_instrument_schedule", "daily_subject_fingerprint_schedule", "monthly_sweep_schedule"
 COVERAGE, PUBLICATION = "monthly_coverage_schedule", "monthly_publication_schedule"
-SCHEDULE_NAMES = (DAILY, FINGERPRINT, SWEEP, COVERAGE, PUBLICATION)
+INTEGRITY = "daily_log_integrity_schedule"     # the deep verification's daily slice (method §10.1.1)
+SCHEDULE_NAMES = (DAILY, FINGERPRINT, SWEEP, COVERAGE, PUBLICATION, INTEGRITY)
 
 
 def at(text: str) -> dt.datetime:
@@ -90,18 +91,21 @@ EXPECTED: list[tuple[str, dt.datetime, dict[str, tuple[str, dict[str, int]]]]] =
     ("the rest of the 1st at once: 04:30, coverage of November at 08:00, publication at 09:00",
      at("2026-12-01 09:00:00"),
      {FINGERPRINT: ("2026-12-01T04:30:00+00:00", {"2026-12-01": 1}),
+      INTEGRITY: ("2026-12-01T05:30:00+00:00", {"": 1}),
       COVERAGE: ("2026-12-01T08:00:00+00:00", {"2026-11-01": 1}),
       PUBLICATION: ("2026-12-01T09:00:00+00:00", {"": 1})}),
     ("two months skipped under a running daemon: the latest tick of each schedule, nothing before it",
      at("2027-01-31 23:00:00"),
      {DAILY: ("2027-01-31T04:00:00+00:00", {"2027-01-31": 1}),
       FINGERPRINT: ("2027-01-31T04:30:00+00:00", {"2027-01-31": 1}),
+      INTEGRITY: ("2027-01-31T05:30:00+00:00", {"": 1}),
       SWEEP: ("2027-01-02T06:00:00+00:00", {"2027-01-01": SWEEP_RUNS}),
       COVERAGE: ("2027-01-01T08:00:00+00:00", {"2026-12-01": 1}),
       PUBLICATION: ("2027-01-01T09:00:00+00:00", {"": 1})}),
     ("stopped at 01-31 23:00, started at 02-03 12:00: the latest missed tick of each schedule", RESTART,
      {DAILY: ("2027-02-03T04:00:00+00:00", {"2027-02-03": 1}),
       FINGERPRINT: ("2027-02-03T04:30:00+00:00", {"2027-02-03": 1}),
+      INTEGRITY: ("2027-02-03T05:30:00+00:00", {"": 1}),
       SWEEP: ("2027-02-02T06:00:00+00:00", {"2027-02-01": SWEEP_RUNS}),
       COVERAGE: ("2027-02-01T08:00:00+00:00", {"2027-01-01": 1}),
       PUBLICATION: ("2027-02-01T09:00:00+00:00", {"": 1})}),

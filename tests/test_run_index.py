@@ -99,6 +99,18 @@ def test_an_edit_that_keeps_size_and_time_is_named_by_the_deep_comparison(paths)
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     problems = store.index_disagreements(paths)
     assert len(problems) == 1 and "r1" in problems[0] and "differs" in problems[0]
+    from llmarchive.schedule import deep_rotation
+
+    found, _ = deep_rotation.run(paths, "2026-11-10", None, whole=True)      # llmarchive verify --deep
+    assert found.broken == [(deep_rotation.INDEX, problems[0])]
+    found, _ = deep_rotation.run(paths, "2026-11-10", None)                  # the daily slice reads no folder
+    assert found.broken == []
+
+
+def test_an_archive_without_a_run_index_yet_has_nothing_to_disagree_with(paths):
+    paths.experiments.mkdir(parents=True, exist_ok=True)
+    assert not index_file(paths.experiments).exists()
+    assert store.index_disagreements(paths) == []
 
 
 def test_a_torn_index_is_rebuilt_from_the_folders(paths):

@@ -416,7 +416,11 @@ class RunIndex:
             self._use(work)
 
     def disagreements(self) -> list[str]:
-        """Every way the index differs from the folders read whole now, one line each (none when it agrees)."""
+        """Every way the index differs from the folders read whole now, one line each (none when it agrees, or
+        when there is no index yet: every reading then answers from the folders)."""
+        if not self.file.exists():
+            return []
+
         def work(conn: sqlite3.Connection) -> dict[str, Entry]:
             return {r["run_id"]: _entry_of(r) for r in conn.execute(f"{_ROWS} WHERE kind != 'empty'")}
         try:

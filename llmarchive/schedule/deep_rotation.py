@@ -2,7 +2,9 @@
 
 The verification itself is :mod:`llmarchive.archive.log_checkpoints`; this
 step adds the outbox's own log (which that floor does not know) and pages
-the owner through the outbox (:mod:`llmarchive.schedule.outbox`): one page
+the owner through the outbox (:mod:`llmarchive.schedule.outbox`); the whole
+verification (``llmarchive verify --deep``) also compares the run index
+with every run folder read whole (:func:`llmarchive.archive.store.index_disagreements`).  One page
 per broken log, keyed by the log and the words of what does not hold, so
 the rotation finding the same break again tomorrow records nothing new, and
 a different break of the same log is a new page.  It is not a coverage job
@@ -13,10 +15,11 @@ import hashlib
 from datetime import datetime
 from typing import Optional
 
-from llmarchive.archive import ArchivePaths, log_checkpoints
+from llmarchive.archive import ArchivePaths, log_checkpoints, store
 from llmarchive.schedule import outbox, webhook
 
 KIND = "deep_verify"
+INDEX = "the run index"
 
 
 def page_of(log: str, problem: str) -> outbox.Page:
@@ -42,6 +45,8 @@ def run(paths: ArchivePaths, day: str, url: Optional[str], whole: bool = False,
     extra = extra_logs(paths)
     found = (log_checkpoints.verify_all(paths, day, extra) if whole
              else log_checkpoints.rotate(paths, day, extra))
+    if whole:      # the run index against every folder read whole: an edit that kept a file's size and time
+        found.broken += [(INDEX, problem) for problem in store.index_disagreements(paths)]
     pages = [page_of(log, problem) for log, problem in found.broken]
     if not url or not pages:
         return found, []
