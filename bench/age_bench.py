@@ -122,7 +122,7 @@ def _sweep_pid(paths) -> str:
 def _checkpoint_logs(paths) -> str:
     """Each chained log's checkpoint where the code keeps them, as the first append of a running archive's last
     process left it (the builder writes logs, not the state beside them): the log verified whole once, untimed."""
-    from llmarchive.archive import jsonio
+    from llmarchive.archive import jsonio, record_logs as records
 
     try:
         from llmarchive.archive.log_checkpoints import chained_logs
@@ -132,7 +132,13 @@ def _checkpoint_logs(paths) -> str:
     for log in logs:
         jsonio.verify_log(log)
         jsonio.write_checkpoint(log, log.stat().st_size, jsonio.tail_hash(log))
-    return f"{len(logs)} logs checkpointed"
+    # Each summary of "every value ever seen" kept beside a log (the model watch's ids) brought to the log's end,
+    # as the last reader in a running archive leaves it (the builder's copies end where the template's did).
+    summaries = sorted(paths.records.glob("*.jsonl.distinct-*"))
+    for summary in summaries:
+        kind, fields = summary.name.split(".jsonl.distinct-", 1)
+        records.distinct(paths, kind, tuple(fields.split("+")))
+    return f"{len(logs)} logs checkpointed, {len(summaries)} summaries brought to their log's end"
 
 
 class PreludeDone(BaseException):

@@ -110,6 +110,8 @@ def test_the_bench_primes_a_home_as_a_running_archive_holds_it_sealed_months_and
     from llmarchive.schedule import coverage_summary
 
     paths = ArchivePaths(home)
+    for checkpoint in paths.records.glob("*.jsonl.checkpoint"):     # the drill's own appends leave some behind
+        checkpoint.unlink()
     assert not coverage_summary.current(paths).sealed and jsonio.read_checkpoint(paths.record_log("coverage")) is None
     found = age_bench.run_child("seal", home, "2027-01-31T23:20:00Z", "http://127.0.0.1:9")
     assert found["cpu"] is not None, found["note"]

@@ -43,29 +43,31 @@ def record_file(paths: ArchivePaths) -> Path:
     return paths.private / "publication" / "verified_runs.json"
 
 
-def load(paths: ArchivePaths) -> dict[str, dict]:
-    """The entries by run id; none when the record is missing, torn, edited or of another version."""
-    found = jsonio.read_digested(record_file(paths))
-    if not found or found.get("version") != VERSION or not isinstance(found.get("runs"), dict):
+def logs_file(paths: ArchivePaths) -> Path:
+    return paths.private / "publication" / "verified_logs.json"
+
+
+def _load(file: Path, key: str) -> dict[str, dict]:
+    """The entries under ``key``; none when the record is missing, torn, edited or of another version."""
+    found = jsonio.read_digested(file)
+    if not found or found.get("version") != VERSION or not isinstance(found.get(key), dict):
         return {}
-    return found["runs"]
+    return found[key]
+
+
+def load(paths: ArchivePaths) -> dict[str, dict]:
+    """The runs' entries by run id."""
+    return _load(record_file(paths), "runs")
 
 
 def save(paths: ArchivePaths, runs: dict[str, dict]) -> None:
     jsonio.write_digested(record_file(paths), {"version": VERSION, "runs": dict(sorted(runs.items()))})
 
 
-def logs_file(paths: ArchivePaths) -> Path:
-    return paths.private / "publication" / "verified_logs.json"
-
-
 def load_logs(paths: ArchivePaths) -> dict[str, dict]:
     """Each record log as the last build verified it, by kind: its verified size, the SHA-256 of those bytes and
     the hash of the record ending there (:func:`llmarchive.archive.log_checkpoints.verify_log_deep`'s entry)."""
-    found = jsonio.read_digested(logs_file(paths))
-    if not found or found.get("version") != VERSION or not isinstance(found.get("logs"), dict):
-        return {}
-    return found["logs"]
+    return _load(logs_file(paths), "logs")
 
 
 def save_logs(paths: ArchivePaths, logs: dict[str, dict]) -> None:
