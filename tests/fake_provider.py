@@ -184,8 +184,9 @@ class FakeProvider:
     def __init__(self, responder: Optional[Callable[[Request], Answer]] = None, *,
                  require_key: Optional[str] = None, latency_s: float = 0.0,
                  models: Iterable[Union[str, dict]] = ("claude-sonnet-5",),
-                 system_fingerprint: Optional[str] = None) -> None:
+                 system_fingerprint: Optional[str] = None, port: int = 0) -> None:
         self._lock = threading.Lock()
+        self.port = port            # 0: any free port (the tests'); an owner's dry run names one
         self.system_fingerprint = system_fingerprint
         self.responder: Callable[[Request], Answer] = responder or (lambda request: Reply.text("DECISION: A"))
         self.require_key = require_key
@@ -252,7 +253,7 @@ class FakeProvider:
         class Handler(_Handler):
             fake = provider
 
-        self._server = _Server(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", self.port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
                                         name="fake-provider", daemon=True)
@@ -509,23 +510,42 @@ def embedded_model_responder(max_tokens: int = 128) -> Callable[[Request], Reply
 
 
 def serve(argv: Optional[Sequence[str]] = None) -> None:
-    """Run a fake provider in its own process until stdin closes.
+    """Run a fake provider in its own process: until stdin closes, or with ``--port`` until it is stopped.
 
     ``python -m tests.fake_provider --latency 0.5`` prints its base URL on
     the first line of stdout; its counters are at ``GET /_fake/stats``.
     Answers come from :func:`decide_by_hash`.  Used where the server must not
-    share a CPU-bound interpreter with the code under test (benchmarks).
+    share a CPU-bound interpreter with the code under test (benchmarks), and
+    by an owner's dry run: ``--port 8089`` serves on that port until Ctrl-C or
+    SIGTERM, whatever its stdin (a background job's is closed or not its own).
     """
     import argparse
+    import signal
     import sys
 
     parser = argparse.ArgumentParser(description="a fake model provider on 127.0.0.1")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before every chat answer")
     parser.add_argument("--require-key", help="answer 401 unless this key is sent")
+    parser.add_argument("--port", type=int, help="serve on this port until interrupted (Ctrl-C, SIGTERM), not "
+                                                 "until stdin closes: an owner's dry run")
     args = parser.parse_args(argv)
-    with FakeProvider(decide_by_hash(), latency_s=args.latency, require_key=args.require_key) as fake:
+    try:
+        fake = FakeProvider(decide_by_hash(), latency_s=args.latency, require_key=args.require_key,
+                            port=args.port or 0).__enter__()
+    except OSError as exc:
+        raise SystemExit(f"the fake provider cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}")
+    try:
         print(fake.base_url, flush=True)
-        sys.stdin.read()
+        if args.port is None:
+            sys.stdin.read()
+        else:
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+            try:
+                threading.Event().wait()
+            except KeyboardInterrupt:
+                pass
+    finally:
+        fake.__exit__(None, None, None)
 
 
 if __name__ == "__main__":

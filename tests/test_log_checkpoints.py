@@ -214,3 +214,16 @@ def test_the_daily_log_integrity_asset_pages_a_broken_log_once_and_does_not_fail
     shown = runs[0].asset_materializations_for_node("log_integrity")[0].metadata
     assert [b["log"] for b in shown["broken"].data] == ["private/records/skip.jsonl"]
     assert len(hook.taken_keys()) == 1 and hook.taken_keys()[0].startswith("deep_verify|private/records/skip.jsonl|")
+
+
+def test_the_bytes_a_caller_read_are_the_bytes_verified_whatever_was_appended_since(paths, monkeypatch):
+    """Publication verifies a log and publishes its records from one reading: a record appended (or broken) on
+    disk after that reading is neither verified into the entry nor published unverified."""
+    log = old_month(paths, monkeypatch, n=20)
+    raw = log.read_bytes()
+    with open(log, "ab") as fh:
+        fh.write(b'{"record_type":"skip","prev_sha256":"0","record_sha256":"0"}\n')     # breaks the chain on disk
+    entry = log_checkpoints.verify_log_deep(log, None, "2026-11-03", raw)
+    assert entry["offset"] == len(raw) and entry["records"] == 21      # the old month and one more
+    with pytest.raises(log_checkpoints.LogChanged):
+        log_checkpoints.verify_log_deep(log, entry, "2026-11-03")

@@ -51,6 +51,31 @@ def test_the_fake_provider_runs_in_its_own_process_with_counters_over_http():
     assert server.returncode == 0
 
 
+def test_the_fake_provider_serves_a_named_port_with_its_stdin_closed_until_it_is_stopped():
+    """An owner's dry run: ``--port`` and a background job's closed stdin; it serves until SIGTERM, and a port
+    in use is one line, not a traceback."""
+    import signal
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "tests.fake_provider", "--port", str(port)], cwd=ROOT,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout.readline().strip() == f"http://127.0.0.1:{port}"
+        assert httpx.get(f"http://127.0.0.1:{port}/_fake/stats").json()["requests"] == 0
+        assert server.poll() is None, "still serving with its stdin closed"
+        taken = subprocess.run([sys.executable, "-m", "tests.fake_provider", "--port", str(port)], cwd=ROOT,
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        assert taken.returncode == 1 and len(taken.stderr.strip().splitlines()) == 1
+        assert f"cannot listen on 127.0.0.1:{port}" in taken.stderr
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=10)
+    assert server.returncode == 0
+
+
 @pytest.mark.slow
 def test_the_fake_provider_can_answer_with_the_embedded_model(monkeypatch):
     from llmarchive.subjects.anthropic import AnthropicSubject

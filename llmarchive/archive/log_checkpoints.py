@@ -28,6 +28,7 @@ entry, so it is found again each day under the same words, and the owner's
 page for it (keyed by them) is recorded once.
 """
 import hashlib
+import io
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -118,10 +119,11 @@ def _hash_prefix(fh, size: int):
     return digest
 
 
-def verify_log_deep(log: Path, known: Optional[dict], day: str) -> dict:
+def verify_log_deep(log: Path, known: Optional[dict], day: str, data: Optional[bytes] = None) -> dict:
     """Verify ``log`` whole (from its last deep verification ``known``, when its bytes are unchanged); return its
-    new entry.  Raises :class:`LogChanged` naming what does not hold."""
-    with open(log, "rb") as fh:
+    new entry.  Raises :class:`LogChanged` naming what does not hold.  ``data``: the log's bytes as the caller
+    read them (then exactly those bytes are verified, not the file as it is a moment later)."""
+    with (io.BytesIO(data) if data is not None else open(log, "rb")) as fh:
         size = jsonl.complete_size(fh)
         if known is not None and known.get("offset", 0) > size:
             raise LogChanged(f"is {known['offset'] - size} bytes shorter than when it was verified on "

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional
 
 from llmarchive.archive import (ArchivePaths, RecordFileError, log_checkpoints, log_disagreement, measured_trials,
-                                parse_time, read_json, read_jsonl, record_logs as records, state_of_records, store)
+                                parse_time, read_json, record_logs as records, state_of_records, store)
 from llmarchive.schedule import coverage
 from measure.errors import ArchiveError
 from measure import chain, jsonl
@@ -228,15 +228,17 @@ def _verify_record_logs(paths: ArchivePaths, logs: Optional[dict[str, list[dict]
     for kind in records.KINDS:
         log = paths.record_log(kind)
         try:
-            if log.is_file():
+            # One reading: the records published are the bytes verified, even while a job appends to the log.
+            raw = log.read_bytes() if log.is_file() else None
+            if raw is not None:
                 try:
-                    kept[kind] = log_checkpoints.verify_log_deep(log, known.get(kind), day)
+                    kept[kind] = log_checkpoints.verify_log_deep(log, known.get(kind), day, raw)
                 except log_checkpoints.LogChanged:
                     if known.get(kind) is None:
                         raise
-                    kept[kind] = log_checkpoints.verify_log_deep(log, None, day)
+                    kept[kind] = log_checkpoints.verify_log_deep(log, None, day, raw)
             if logs is not None:
-                logs[kind] = read_jsonl(log)
+                logs[kind] = [] if raw is None else [line.record for line in _log_lines(raw, log)]
         except (log_checkpoints.LogChanged, RecordFileError, OSError) as exc:
             kept.pop(kind, None)
             problems.append(f"{log}: {exc}")
