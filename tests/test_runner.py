@@ -319,6 +319,15 @@ def test_progress_reports_every_recorded_trial(paths, fake):
     assert [s[0] for s in seen] == list(range(1, 9)) and {s[1] for s in seen} == {8}
 
 
+def test_progress_counts_each_trial_once_when_a_batch_is_recorded_together(paths, fake):
+    """Trials answered together are recorded in one batch: each is reported with its own count, 1, 2, … —
+    not the batch's last count repeated (a CLI sweep printed 100/120 four times and started at 80/120)."""
+    seen = []
+    run(paths, make_protocol(n_items=2, n_per_scenario=4), anthropic(fake), concurrency=8,
+        progress=lambda done, total, trial: seen.append(done))
+    assert seen == list(range(1, len(seen) + 1)) and len(seen) > 8
+
+
 def test_run_json_is_readable_by_the_measure_command(paths, fake, capsys):
     from llmarchive.cli import main
     result = run(paths, make_protocol(n_items=2, n_per_scenario=1), anthropic(fake))

@@ -205,12 +205,13 @@ class _Run(CallLoop):
     def _record(self, batch: list[tuple[PlannedTrial, CallResult]]) -> list[dict]:
         """Make trials durable (one fsync for the whole batch) and report them."""
         written = self.log.extend([self._trial(planned, result) for planned, result in batch])
+        before = len(self.done)
         for (planned, _), trial in zip(batch, written):
             self.done[planned.identity] = trial
         self.called += len(written)
-        if self.progress:
-            for trial in written:
-                self.progress(len(self.done), len(self.plan), trial)
+        if self.progress:     # each trial counted once, in order: a batch is not its last count repeated
+            for n, trial in enumerate(written, start=before + 1):
+                self.progress(n, len(self.plan), trial)
         return written
 
     def _cost_facts(self, trial: Mapping) -> dict:
