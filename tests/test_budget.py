@@ -320,6 +320,9 @@ def test_budget_show_splits_charged_worst_case_and_the_reserves(paths, capsys):
     assert "general pool: €0.0030 charged + €0.0120 worst case" in out and "of €100.00" in out
     assert ("bridge reserve: €0.0000 charged + €0.0000 worst case (calls of unknown fate) = €0.0000 of €5.00"
             in out)
+    # the programme's level is a cap, shown beside what is admitted (an owner read "12 protocols" as the plan)
+    assert "programme: level 0, at most 12 protocols, monthly" in out
+    assert "this month's sweep: the 0 admitted protocol(s) of series v0" in out
     assert main(["budget", "show", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["charged_eur"]["general"] == pytest.approx(0.003)

@@ -5,8 +5,9 @@ import sys
 from llmarchive import budget as budget_mod
 from llmarchive.budget import eur
 from llmarchive.cli import CommandError, archive
-from llmarchive.cli._options import add_json, print_json
+from llmarchive.cli._options import add_json, print_json, subject_models
 from llmarchive.protocols import registry, sweep_protocols
+from llmarchive.succession import SubjectModelsError
 
 ORDER = 45
 
@@ -111,7 +112,16 @@ def do_show(args: argparse.Namespace) -> int:
     print(f"ladder: {state.describe()}")
     cuts = budget_mod.budget_cuts(paths)
     level = budget_mod.current_level(paths)
-    print(f"programme: {level.describe()}" + (f" (budget_cut of {cuts[-1]['date']})" if cuts else ""))
+    # The level is a cap, not a plan: say so beside what is admitted, so "12 protocols" is not read as what runs.
+    print(f"programme: level {level.level}, " + (level.describe() if level.tier_drop else f"at most {level.describe()}")
+          + (f" (budget_cut of {cuts[-1]['date']})" if cuts else ""))
+    try:
+        series = subject_models(args).protocol_series
+    except SubjectModelsError:
+        return 0        # no tracked model declared yet: nothing is swept, and `status` says why
+    admitted = sweep_protocols(paths, series)
+    print(f"this month's sweep: the {len(admitted)} admitted protocol(s) of series {series}, within the programme "
+          f"and the ladder (`llmarchive budget plan --series {series}` names each and why)")
     return 0
 
 
