@@ -37,7 +37,7 @@ from typing import Any, Iterator, Optional
 from dagster import DagsterInstance, Failure, materialize
 
 from scripts import demo_console as console
-from assets.dagster_home import ensure_dagster_home
+from llmarchive.schedule import ensure_dagster_home
 from assets.definitions_builder import ASSETS, CHECKS, default_resources
 from assets.partitions import MANIFESTS
 from llmarchive.archive import ArchivePaths, load_run, open_weights_run_id, utc_today
@@ -53,7 +53,7 @@ from publish.data import panels as panel_files
 
 
 def dagster_instance(paths: ArchivePaths) -> DagsterInstance:
-    """The persistent instance ``make serve`` shows (see :mod:`assets.dagster_home`)."""
+    """The persistent instance ``make serve`` shows (see :mod:`llmarchive.schedule.dagster_home`)."""
     ensure_dagster_home(paths)
     return DagsterInstance.get()
 

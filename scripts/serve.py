@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from assets.dagster_home import ensure_dagster_home
+from llmarchive.schedule import ensure_dagster_home
 from llmarchive.archive import ArchivePaths, REPO_ROOT
 
 GRACE_S = 20.0

@@ -120,7 +120,7 @@ def instance_yaml(one_event_log: Optional[Path] = None) -> str:
     ``one_event_log``: every run's events in one SQLite file there, not a file per run — creating a run's
     own file costs about a second, which the in-process test need not spend on 36 runs.
     """
-    from assets.dagster_home import DAGSTER_YAML
+    from llmarchive.schedule import DAGSTER_YAML
 
     config = yaml.safe_load(DAGSTER_YAML) or {}
     config.setdefault("run_queue", {})["max_concurrent_runs"] = 0

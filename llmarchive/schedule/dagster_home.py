@@ -4,6 +4,12 @@ Without a persistent home, ``dagster dev`` works in a temporary folder and
 forgets every run, sensor cursor and generation partition on exit.  The
 default is ``$LLMARCHIVE_HOME/dagster`` (so ``var/dagster``), with telemetry
 off: this archive runs where the network is not ours to spend.
+
+Dagster's own command opens the instance before it imports
+``definitions.py``, so the definitions cannot make the folder in time:
+``make demo``, ``make serve``, the systemd units and ``llmarchive dagster …``
+(the owner's door to Dagster's CLI, :mod:`llmarchive.cli.orchestrator`) make
+it first.  Pure filesystem work, no Dagster import: the CLI may call it.
 """
 import os
 from pathlib import Path
