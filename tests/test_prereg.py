@@ -188,9 +188,13 @@ def test_stamping_through_a_reachable_calendar_writes_a_proof_the_guard_accepts(
 
 def test_with_no_reachable_calendar_stamp_says_so_and_writes_nothing(paths, capsys):
     assert main(["prereg", "manifest"]) == 0
+    capsys.readouterr()
     assert main(["prereg", "stamp", "--calendar", _closed_port(), "--timeout", "2"]) == 1
     out = capsys.readouterr().out
     assert "NOT STAMPED" in out and "no OpenTimestamps calendar could be reached" in out
+    # what follows (the sweep skips its protocols, spending nothing) and what to do (again later, or --calendar)
+    assert "the monthly sweep skips the protocols it lists (not_preregistered" in out
+    assert "llmarchive prereg stamp" in out and "--calendar URL" in out and len(out.strip().splitlines()) == 1
     (manifest,) = prereg.manifests(paths)
     assert not prereg.proof_path(manifest).exists()
     assert main(["prereg", "check"]) == 1

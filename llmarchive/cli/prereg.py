@@ -73,7 +73,11 @@ def cmd_stamp(args: argparse.Namespace) -> int:
     try:
         proof, answered = prereg.stamp(manifest, args.calendar or prereg.DEFAULT_CALENDARS, timeout=args.timeout)
     except prereg.NoCalendar as exc:
-        print(f"NOT STAMPED: {exc}")
+        # What follows and what to do, not only what failed: an owner met this line and did not know either.
+        print(f"NOT STAMPED: {exc}. Until {manifest.name} is stamped, the monthly sweep skips the protocols it "
+              f"lists (not_preregistered, cause protocol_confounded) and spends nothing on them. Run "
+              f"`llmarchive prereg stamp {manifest}` again when a calendar answers, or name one you can reach "
+              "with --calendar URL (repeatable).")
         return 1
     print(f"stamped {manifest.name}: pending proof {proof} from {len(answered)} calendar(s) "
           f"({', '.join(answered)}). Run `ots upgrade {proof}` in a few hours for the Bitcoin attestation.")
