@@ -84,6 +84,9 @@ def test_the_first_run_establishes_the_expectation_says_so_and_is_not_a_passing_
     assert len(list(expectations_dir(paths).glob("*.json"))) == 1
     verdict = day_verdict(paths, "2026-11-01")
     assert verdict.suspect and "status: established" in verdict.reason
+    # the owner is told what turns the day to passing; the published words stay the record's own
+    assert "run `llmarchive instrument fingerprint` again" in verdict.reason
+    assert "again" not in verdict.instrument_suspect()
 
 
 def test_an_identical_fingerprint_passes(paths):

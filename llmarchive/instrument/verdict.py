@@ -204,6 +204,9 @@ def day_verdict(paths: ArchivePaths, date: str) -> DayVerdict:
         statuses = ", ".join(sorted({str(r.get("status")) for r in prints}))
         reasons.append(f"no passing runtime fingerprint on {date} (status: {statuses})")
         public.append(reasons[-1])
+        if statuses == "established":     # the owner's first day: say what turns it to passing (not published)
+            reasons[-1] += (" — a first fingerprint only establishes the expectation; run `llmarchive instrument "
+                            "fingerprint` again (or let tomorrow's daily run do it) to check the model against it")
     earlier = [a for a in open_alarms if str(a.get("date")) < date]
     if earlier:
         latch = latched_from(earlier, [])
