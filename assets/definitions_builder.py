@@ -10,6 +10,7 @@ from assets.jobs import JOBS
 from assets.resources import ArchiveResource, BudgetResource, ReferenceModelResource, SubjectResource, WebhookResource
 from assets.schedules import SCHEDULES
 from assets.sensors import SENSORS
+from llmarchive.succession import SUBJECT_MODELS_ENV, subject_base_url
 
 
 def all_assets() -> list:
@@ -45,9 +46,9 @@ def default_resources(env: Optional[Mapping[str, str]] = None) -> dict[str, Any]
             model_sha256=env.get("LLMARCHIVE_REFERENCE_MODEL_SHA256") or None,
             workers=int(env.get("LLMARCHIVE_REFERENCE_WORKERS", "2")),
         ),
-        "subject": SubjectResource(
-            subject_models_file=env.get("LLMARCHIVE_SUBJECT_MODELS") or None,
-            base_url=env.get("LLMARCHIVE_SUBJECT_BASE_URL") or None,
+        "subject": SubjectResource(     # the settings the CLI reads too (llmarchive.succession.subject_models)
+            subject_models_file=env.get(SUBJECT_MODELS_ENV) or None,
+            base_url=subject_base_url(env),
         ),
         "budget": BudgetResource(),
         "webhook": WebhookResource(),     # the name of its variable only: the URL is read when a page is sent

@@ -21,7 +21,8 @@ from typing import Any, Callable, Optional
 from llmarchive.archive import ArchivePaths, OutputFile, dates, json_safe, utc_today
 from llmarchive.cli import CommandError
 from llmarchive.subjects import list_models, make_subject, registry
-from llmarchive.succession import load_subject_models
+from llmarchive.succession import (SUBJECT_BASE_URL_ENV, SUBJECT_MODELS_ENV, load_subject_models,
+                                   subject_base_url)
 
 # Every option that holds a day, a month or a timestamp, by its dest: the flag as the user typed it and the one
 # parser of llmarchive.archive.dates that reads it.  ``main`` checks them all before any command runs, so a bad value is
@@ -155,7 +156,8 @@ def refuse_unbudgeted_with_a_budget(args: argparse.Namespace, paths, what: str) 
 
 def add_subject_models(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--subject-models", metavar="FILE",
-                        help="a subject_models.yaml other than the repository's")
+                        help=f"a subject_models.yaml other than the repository's (default: ${SUBJECT_MODELS_ENV}, "
+                             "which the Dagster definitions read too)")
 
 
 def subject_models(args: argparse.Namespace):
@@ -163,7 +165,9 @@ def subject_models(args: argparse.Namespace):
 
 
 def add_api(parser: argparse.ArgumentParser, *, timeout: bool = True) -> None:
-    parser.add_argument("--base-url", help="the provider's API (default: its public address)")
+    parser.add_argument("--base-url", default=subject_base_url(),
+                        help=f"the provider's API (default: ${SUBJECT_BASE_URL_ENV}, which the Dagster definitions "
+                             "read too, else its public address)")
     parser.add_argument("--max-attempts", type=int, default=6, help="attempts per call before it counts as "
                                                                      "unanswered (default 6)")
     if timeout:

@@ -19,11 +19,12 @@ A successor is *declared* by exactly one of two things (method §4.3):
 A model id that merely matches ``pattern`` declares nothing.
 """
 import fnmatch
+import os
 import re
 from dataclasses import dataclass
 from datetime import date as Date
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Mapping, Optional, Union
 
 from measure.errors import ArchiveError
 from llmarchive.archive import (ArchivePaths, REPO_ROOT, RecordFileError, either, latest_subject_model, read_json,
@@ -91,9 +92,26 @@ def parse_subject_models(data: Any, where: str = "subject_models.yaml") -> Subje
                          declaration.get("models_endpoint_field"), snapshot_dir)
 
 
+SUBJECT_MODELS_ENV = "LLMARCHIVE_SUBJECT_MODELS"
+"""A ``subject_models.yaml`` other than the repository's, for both doors (the CLI and the Dagster definitions)."""
+SUBJECT_BASE_URL_ENV = "LLMARCHIVE_SUBJECT_BASE_URL"
+"""Another endpoint for the tracked model's provider (a dry run's fake provider), for both doors."""
+
+
+def subject_models_file(environ: Optional[Mapping[str, str]] = None) -> Path:
+    """The subject models file both doors read: ``$LLMARCHIVE_SUBJECT_MODELS``, else the repository's."""
+    named = (os.environ if environ is None else environ).get(SUBJECT_MODELS_ENV)
+    return Path(named) if named else SUBJECT_MODELS_FILE
+
+
+def subject_base_url(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """The tracked provider's endpoint both doors use: ``$LLMARCHIVE_SUBJECT_BASE_URL``, else its public API."""
+    return (os.environ if environ is None else environ).get(SUBJECT_BASE_URL_ENV) or None
+
+
 def load_subject_models(path: Optional[Union[str, Path]] = None) -> SubjectModels:
-    """Read and check ``subject_models.yaml`` (the repository's, unless ``path`` is given)."""
-    file = Path(path) if path else SUBJECT_MODELS_FILE
+    """Read and check ``subject_models.yaml`` (``path``, else :func:`subject_models_file`)."""
+    file = Path(path) if path else subject_models_file()
     data = read_yaml(file, SubjectModelsError)
     config = parse_subject_models(data, str(file))
     return SubjectModels(**{**config.__dict__, "source": file})
